@@ -1,0 +1,183 @@
+"""The extension zip: Blender's CLI validates and builds it, and Blender installs it.
+
+The install runs in a separate Blender process (the bpy module, or the
+Blender program under pytest-blender) with its own temporary user folder, so
+the extension's registration never meets the classes the other tests
+register with ``rigport.register()``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.blender
+
+ROOT = Path(__file__).resolve().parent.parent
+REPO_MODULE = "rigport_test"  # the extension repository created for the install
+ADDON_FILES = {"__init__.py", "blender_manifest.toml"}
+NOT_IN_ZIP = {
+    ".ci",
+    ".git",
+    ".gitignore",
+    ".venv",
+    "bench",
+    "demo",
+    "dist",
+    "requirements",
+    "tests",
+    "tools",
+    "Makefile",
+    "pyproject.toml",
+}
+
+
+def _load_tools():
+    spec = importlib.util.spec_from_file_location(
+        "rigport_tools_extension", ROOT / "tools" / "extension.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tools():
+    return _load_tools()
+
+
+@pytest.fixture(scope="module")
+def built_zip(tools, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    result = tools.build(out)
+    assert result.returncode == 0, f"build failed:\n{result.stdout}\n{result.stderr}"
+    zip_path = out / tools.zip_name()
+    assert zip_path.is_file(), f"no {zip_path.name} in {sorted(p.name for p in out.iterdir())}"
+    return zip_path
+
+
+def test_manifest_validates(tools):
+    result = tools.validate(ROOT)
+    assert result.returncode == 0, f"validate failed:\n{result.stdout}\n{result.stderr}"
+
+
+def test_zip_holds_only_the_add_on(tools, built_zip):
+    with zipfile.ZipFile(built_zip) as zf:
+        names = zf.namelist()
+        assert zf.testzip() is None
+    top = {name.split("/", 1)[0] for name in names}
+    assert ADDON_FILES <= top, f"missing {ADDON_FILES - top} in {sorted(top)}"
+    assert not (top & NOT_IN_ZIP), f"should not be packaged: {sorted(top & NOT_IN_ZIP)}"
+    assert not [n for n in names if "__pycache__/" in n or n.endswith(".pyc")]
+    # The built zip passes validation as well.
+    result = tools.validate(built_zip)
+    assert result.returncode == 0, f"validate (zip) failed:\n{result.stdout}\n{result.stderr}"
+
+
+# Runs in a fresh Blender process; prints one line "RIGPORT_RESULT <json>".
+INSTALL_SCRIPT = r"""
+import json, os, sys, traceback
+
+result = {}
+try:
+    import bpy  # first: it puts Blender's script folders on sys.path
+
+    import addon_utils
+
+    zip_path = os.environ["RIGPORT_TEST_ZIP"]
+    repo_module = os.environ["RIGPORT_TEST_REPO_MODULE"]
+    addon = "bl_ext." + repo_module + ".rigport"
+    result["blender"] = bpy.app.version_string
+
+    def has_operator():
+        try:
+            bpy.ops.import_scene.urho3d_mdl.get_rna_type()
+        except Exception:
+            return False
+        return True
+
+    result["operator_before"] = has_operator()
+    repos = bpy.context.preferences.extensions.repos
+    repo = repos.new(
+        name="RigPort test",
+        module=repo_module,
+        custom_directory=os.environ["RIGPORT_TEST_REPO_DIR"],
+        source="USER",
+    )
+    result["install"] = sorted(bpy.ops.extensions.package_install_files(
+        filepath=zip_path, repo=repo_module, enable_on_install=True
+    ))
+    result["installed_files"] = sorted(os.listdir(os.path.join(repo.directory, "rigport")))
+    result["check_installed"] = list(addon_utils.check(addon))
+    result["operator_installed"] = has_operator()
+
+    addon_utils.disable(addon, default_set=True)
+    result["check_disabled"] = list(addon_utils.check(addon))
+    result["operator_disabled"] = has_operator()
+
+    repo_index = list(repos).index(repo)
+    result["uninstall"] = sorted(bpy.ops.extensions.package_uninstall(
+        repo_index=repo_index, pkg_id="rigport"
+    ))
+    result["left_after_uninstall"] = os.path.exists(os.path.join(repo.directory, "rigport"))
+    repos.remove(repo)
+except BaseException:
+    result["error"] = traceback.format_exc()
+print("RIGPORT_RESULT " + json.dumps(result), flush=True)
+sys.stderr.flush()
+os._exit(0)  # bpy 4.2 can crash at interpreter exit
+"""
+
+
+def _blender_command() -> list[str]:
+    """A command that runs INSTALL_SCRIPT in a new Blender process."""
+    import bpy
+
+    if bpy.app.binary_path:  # inside Blender (pytest-blender): start the same program
+        return [
+            bpy.app.binary_path,
+            "--background",
+            "--factory-startup",
+            "--python-exit-code",
+            "1",
+            "--python-expr",
+            INSTALL_SCRIPT,
+        ]
+    return [sys.executable, "-c", INSTALL_SCRIPT]  # the bpy module
+
+
+def test_zip_installs_and_registers_in_blender(built_zip, tmp_path):
+    env = dict(os.environ)
+    env.update(
+        BLENDER_USER_RESOURCES=str(tmp_path / "user"),
+        RIGPORT_TEST_ZIP=str(built_zip),
+        RIGPORT_TEST_REPO_MODULE=REPO_MODULE,
+        RIGPORT_TEST_REPO_DIR=str(tmp_path / "repo"),
+    )
+    proc = subprocess.run(
+        _blender_command(), env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RIGPORT_RESULT ")]
+    assert lines, f"no result (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(lines[-1].split(" ", 1)[1])
+    details = f"{json.dumps(result, indent=1)}\n--- output:\n{proc.stdout}\n{proc.stderr}"
+
+    assert "error" not in result, details
+    assert result["operator_before"] is False, details
+    assert result["install"] == ["FINISHED"], details
+    assert {"__init__.py", "blender_manifest.toml"} <= set(result["installed_files"]), details
+    # addon_utils.check -> (loaded by default, loaded now)
+    assert result["check_installed"] == [True, True], details
+    assert result["operator_installed"] is True, details
+
+    assert result["check_disabled"] == [False, False], details
+    assert result["operator_disabled"] is False, details
+    assert result["uninstall"] == ["FINISHED"], details
+    assert result["left_after_uninstall"] is False, details
