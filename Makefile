@@ -11,7 +11,8 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3.11
+# Python 3.11: python3.11 if on PATH, else python3 (checked before use).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY42 := $(VENV)/bpy42/bin/python
 PY50 := $(VENV)/bpy50/bin/python
