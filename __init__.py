@@ -1,0 +1,24 @@
+"""RigPort: skinned meshes, skeletons, shape keys and animations of game formats."""
+
+from __future__ import annotations
+
+import bpy
+
+from .operators import urho3d
+from .ui import menus
+
+_CLASSES = (*urho3d.CLASSES, *menus.CLASSES)
+
+
+def register() -> None:
+    for cls in _CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.TOPBAR_MT_file_import.append(menus.menu_import)
+    bpy.types.TOPBAR_MT_file_export.append(menus.menu_export)
+
+
+def unregister() -> None:
+    bpy.types.TOPBAR_MT_file_export.remove(menus.menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(menus.menu_import)
+    for cls in reversed(_CLASSES):
+        bpy.utils.unregister_class(cls)

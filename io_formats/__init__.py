@@ -1,0 +1,1 @@
+"""Pure-Python codecs (numpy only): never imports bpy."""

@@ -1,0 +1,146 @@
+"""The neutral scene model: where every format meets Blender.
+
+Formats convert their native data to and from these classes (in Blender's
+axes: right-handed, Z up, metres); the Blender builders read and write only
+these. Every bulk array is a numpy array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Skeleton:
+    """Bones in file order. ``parents[i]`` is -1 for a root and may be > i."""
+
+    names: list[str]
+    parents: np.ndarray  # (N,) int32
+    local_translation: np.ndarray  # (N, 3) float64, rest pose relative to the parent
+    local_rotation: np.ndarray  # (N, 4) float64, w x y z
+    local_scale: np.ndarray  # (N, 3) float64
+    inverse_bind: np.ndarray | None = None  # (N, 4, 4) float64, column-vector convention
+    extras: list[dict[str, Any]] = field(default_factory=list)  # per-bone custom properties
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def world_rest(self) -> np.ndarray:
+        """World bind matrices (N, 4, 4) from the local rest transforms."""
+        from .transforms import compose_trs, world_from_local
+
+        local = compose_trs(self.local_translation, self.local_rotation, self.local_scale)
+        return world_from_local(local, self.parents)
+
+    def bind_matrices(self) -> np.ndarray:
+        """World bind matrices that skinning uses: inverse bind matrices when present."""
+        if self.inverse_bind is not None:
+            return np.linalg.inv(self.inverse_bind)
+        return self.world_rest()
+
+
+@dataclass
+class UVSet:
+    name: str
+    uv: np.ndarray  # (C, 2) float32 per corner, Blender convention (v up)
+
+
+@dataclass
+class ColorSet:
+    name: str
+    color: np.ndarray  # (C, 4) float32 in 0..1 per corner
+    byte: bool = True  # stored as 8-bit in the file (BYTE_COLOR in Blender)
+
+
+@dataclass
+class Attribute:
+    """Data with no dedicated Blender counterpart, kept as a generic attribute."""
+
+    name: str
+    domain: str  # 'POINT', 'CORNER', 'EDGE' or 'FACE'
+    type: str  # 'FLOAT', 'INT', 'FLOAT_VECTOR', 'FLOAT_COLOR', 'FLOAT2'
+    data: np.ndarray
+
+
+@dataclass
+class Skin:
+    joints: np.ndarray  # (V, K) int32 skeleton bone indices
+    weights: np.ndarray  # (V, K) float32; 0 = unused slot
+
+
+@dataclass
+class MorphTarget:
+    name: str
+    position_offsets: np.ndarray  # (V, 3) float32
+    default_weight: float = 0.0
+
+
+@dataclass
+class Mesh:
+    name: str
+    positions: np.ndarray  # (V, 3) float32
+    corner_verts: np.ndarray  # (C,) int32
+    face_starts: np.ndarray  # (F,) int32 first corner of each face
+    face_materials: np.ndarray  # (F,) int32 material slot of each face
+    loose_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))
+    materials: list[str] = field(default_factory=list)
+    normals: np.ndarray | None = None  # (C, 3) float32 custom corner normals
+    uv_sets: list[UVSet] = field(default_factory=list)
+    colors: list[ColorSet] = field(default_factory=list)
+    skin: Skin | None = None
+    morphs: list[MorphTarget] = field(default_factory=list)
+    attributes: list[Attribute] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)  # object custom properties
+    collection: str | None = None  # a sub-collection to put the object in (LODs)
+
+    @property
+    def face_sizes(self) -> np.ndarray:
+        ends = np.append(self.face_starts[1:], len(self.corner_verts))
+        return (ends - self.face_starts).astype(np.int32)
+
+
+@dataclass
+class BoneTrack:
+    """Keys of one bone, relative to its parent (the engine's local space)."""
+
+    bone: str
+    times: np.ndarray  # (K,) float64 seconds
+    translation: np.ndarray | None = None  # (K, 3)
+    rotation: np.ndarray | None = None  # (K, 4) w x y z
+    scale: np.ndarray | None = None  # (K, 3)
+
+
+@dataclass
+class Animation:
+    name: str
+    length: float  # seconds
+    tracks: list[BoneTrack] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FloatCurve:
+    """One animated float with exact Bezier data (times in seconds)."""
+
+    target: str  # object name
+    data_path: str
+    index: int
+    co: np.ndarray  # (K, 2)
+    handle_left: np.ndarray  # (K, 2)
+    handle_right: np.ndarray  # (K, 2)
+    interpolation: np.ndarray  # (K,) str: 'BEZIER', 'LINEAR' or 'CONSTANT'
+    cycle_before: str = "NONE"  # Cycles modifier mode, NONE for no modifier
+    cycle_after: str = "NONE"
+
+
+@dataclass
+class Scene:
+    name: str
+    skeleton: Skeleton | None = None
+    meshes: list[Mesh] = field(default_factory=list)
+    animations: list[Animation] = field(default_factory=list)
+    curves: list[FloatCurve] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)  # kept on the armature/root object

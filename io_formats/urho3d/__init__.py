@@ -1,0 +1,1 @@
+"""Urho3D models (.mdl) and animations (.ani)."""

@@ -1,0 +1,43 @@
+"""Urho3D (left-handed, Y up) <-> Blender (right-handed, Z up): swap Y and Z.
+
+The swap is its own inverse and has determinant -1, so it also turns the
+engine's clockwise front faces into Blender's counter-clockwise ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_SWAP = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
+
+
+def vectors(v: np.ndarray, convert: bool) -> np.ndarray:
+    """Points, directions or scales (..., 3)."""
+    v = np.asarray(v)
+    return v[..., [0, 2, 1]] if convert else v
+
+
+def quats(q: np.ndarray, convert: bool) -> np.ndarray:
+    """w x y z rotations: a mirrored rotation turns the other way round its mirrored axis."""
+    q = np.asarray(q)
+    if not convert:
+        return q
+    out = q[..., [0, 1, 3, 2]].copy()
+    out[..., 1:] *= -1
+    return out
+
+
+def matrices(m: np.ndarray, convert: bool) -> np.ndarray:
+    """4x4 transforms (..., 4, 4), column-vector convention."""
+    m = np.asarray(m, np.float64)
+    return _SWAP @ m @ _SWAP if convert else m
+
+
+def tangents(t: np.ndarray, convert: bool) -> np.ndarray:
+    """Vector4 tangents: xyz like a direction; w (handedness) flips with the mirror."""
+    t = np.asarray(t)
+    if not convert:
+        return t
+    out = t[..., [0, 2, 1, 3]].copy()
+    out[..., 3] *= -1
+    return out

@@ -1,0 +1,56 @@
+"""The parts of an Urho3D model's layout Blender has no place for, as plain JSON.
+
+Kept on each imported object so that an unchanged mesh is exported with the
+same buffers, draw ranges, bone mappings and trailer it came with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .mdl import Model
+
+
+def model_layout(model: Model, convert: bool) -> dict[str, Any]:
+    return {
+        "magic": model.magic.decode("ascii"),
+        "axes": bool(convert),
+        "vertex_buffers": [
+            {
+                "count": vb.count,
+                "elements": [e.descriptor for e in vb.elements],
+                "legacy_mask": vb.legacy_mask,
+                "morph_start": vb.morph_start,
+                "morph_count": vb.morph_count,
+            }
+            for vb in model.vertex_buffers
+        ],
+        "index_buffers": [
+            {"count": len(ib.indices), "size": ib.index_size} for ib in model.index_buffers
+        ],
+        "geometries": [
+            {
+                "bone_mapping": [int(b) for b in g.bone_mapping],
+                "lods": [
+                    [
+                        float(d.distance),
+                        d.primitive_type,
+                        d.vertex_buffer,
+                        d.index_buffer,
+                        d.index_start,
+                        d.index_count,
+                    ]
+                    for d in g.lods
+                ],
+            }
+            for g in model.geometries
+        ],
+        "morphs": [
+            {"name": m.name, "buffers": [[mb.vertex_buffer, mb.mask] for mb in m.buffers]}
+            for m in model.morphs
+        ],
+        "bbox": [float(v) for v in (*model.bbox_min, *model.bbox_max)],
+        "centers": None
+        if model.geometry_centers is None
+        else [[float(v) for v in c] for c in model.geometry_centers],
+    }

@@ -1,0 +1,302 @@
+"""Urho3D model files (``UMDL`` and ``UMD2``): lossless read and write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..codec import FormatError, Reader, Writer
+from .vertex_layout import (
+    LEGACY_KNOWN_MASK,
+    TYPE_DTYPES,
+    VertexElement,
+    elements_from_mask,
+    mask_from_elements,
+    morph_dtype,
+    vertex_dtype,
+)
+
+MAGICS = (b"UMDL", b"UMD2")
+PRIMITIVE_TRIANGLES = 0
+PRIMITIVE_LINES = 1
+
+
+@dataclass
+class VertexBuffer:
+    elements: list[VertexElement]
+    data: np.ndarray  # structured, one record per vertex, fields in element order
+    morph_start: int = 0
+    morph_count: int = 0
+    legacy_mask: int | None = None  # the UMDL mask; None for UMD2 buffers
+
+    @property
+    def count(self) -> int:
+        return len(self.data)
+
+
+@dataclass
+class IndexBuffer:
+    indices: np.ndarray  # uint16 or uint32
+
+    @property
+    def index_size(self) -> int:
+        return self.indices.dtype.itemsize
+
+
+@dataclass
+class GeometryLod:
+    distance: float
+    primitive_type: int
+    vertex_buffer: int
+    index_buffer: int
+    index_start: int
+    index_count: int
+
+
+@dataclass
+class Geometry:
+    bone_mapping: np.ndarray  # uint32 global bone indices; empty = identity
+    lods: list[GeometryLod]
+
+
+@dataclass
+class MorphBuffer:
+    vertex_buffer: int
+    mask: int
+    data: np.ndarray  # structured: index, then position/normal/tangent by mask
+
+
+@dataclass
+class Morph:
+    name: str
+    buffers: list[MorphBuffer]
+
+
+@dataclass
+class Bone:
+    name: str
+    parent: int  # own index for a root
+    position: np.ndarray  # float32 (3,)
+    rotation: np.ndarray  # float32 (4,), w x y z
+    scale: np.ndarray  # float32 (3,)
+    offset_matrix: np.ndarray  # float32 (3, 4), row-major inverse bind
+    collision_mask: int = 0
+    radius: float = 0.0
+    bbox_min: np.ndarray = field(default_factory=lambda: np.zeros(3, np.float32))
+    bbox_max: np.ndarray = field(default_factory=lambda: np.zeros(3, np.float32))
+
+
+@dataclass
+class Model:
+    magic: bytes
+    vertex_buffers: list[VertexBuffer]
+    index_buffers: list[IndexBuffer]
+    geometries: list[Geometry]
+    morphs: list[Morph]
+    bones: list[Bone]
+    bbox_min: np.ndarray
+    bbox_max: np.ndarray
+    geometry_centers: np.ndarray | None  # (G, 3) float32, or None when the file has none
+
+
+def _read_vertex_buffer(r: Reader, legacy: bool) -> VertexBuffer:
+    count = r.u32()
+    if legacy:
+        mask = r.u32()
+        if mask & ~LEGACY_KNOWN_MASK:
+            raise r.error(
+                f"unknown legacy vertex element bits 0x{mask & ~LEGACY_KNOWN_MASK:X}", r.pos - 4
+            )
+        elements = elements_from_mask(mask)
+    else:
+        mask = None
+        n = r.count(r.u32(), 4, "vertex element")
+        elements = []
+        for _ in range(n):
+            start = r.pos
+            e = VertexElement.from_descriptor(r.u32())
+            if e.type not in TYPE_DTYPES or e.semantic > 8:
+                raise r.error(
+                    f"unknown vertex element type {e.type} / semantic {e.semantic}", start
+                )
+            elements.append(e)
+    morph_start = r.u32()
+    morph_count = r.u32()
+    dtype = vertex_dtype(elements, legacy)
+    if dtype.itemsize == 0 and count:
+        raise r.error("vertex buffer with vertices but no elements")
+    r.count(count, dtype.itemsize, "vertex")
+    data = r.array(dtype, count, "vertex data")
+    if morph_count and morph_start + morph_count > count:
+        raise r.error(f"morph range {morph_start}+{morph_count} beyond {count} vertices")
+    return VertexBuffer(elements, data, morph_start, morph_count, mask)
+
+
+def _read_index_buffer(r: Reader) -> IndexBuffer:
+    count = r.u32()
+    size = r.u32()
+    if size not in (2, 4):
+        raise r.error(f"index size {size}, expected 2 or 4", r.pos - 4)
+    r.count(count, size, "index")
+    return IndexBuffer(r.array("<u2" if size == 2 else "<u4", count, "index data"))
+
+
+def read(data: bytes) -> Model:
+    """Parse a whole ``.mdl`` file; raises :class:`FormatError` on any mismatch."""
+    r = Reader(data)
+    magic = r.bytes(4) if r.remaining >= 4 else r.rest()
+    if magic not in MAGICS:
+        if magic == b"UMD3":
+            raise FormatError("UMD3 (rbfx) models are not supported yet", 0)
+        raise FormatError(f"not an Urho3D model: magic {magic!r}, expected UMDL or UMD2", 0)
+    legacy = magic == b"UMDL"
+
+    vbs = [_read_vertex_buffer(r, legacy) for _ in range(r.count(r.u32(), 16, "vertex buffer"))]
+    ibs = [_read_index_buffer(r) for _ in range(r.count(r.u32(), 8, "index buffer"))]
+
+    geometries = []
+    for _ in range(r.count(r.u32(), 8, "geometry")):
+        mapping = r.array("<u4", r.count(r.u32(), 4, "bone mapping"), "bone mapping")
+        lods = []
+        for _ in range(r.count(r.u32(), 24, "LOD level")):
+            start = r.pos
+            lod = GeometryLod(r.f32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32())
+            _check_lod(r, lod, vbs, ibs, start)
+            lods.append(lod)
+        geometries.append(Geometry(mapping, lods))
+
+    morphs = []
+    for _ in range(r.count(r.u32(), 5, "vertex morph")):
+        name = r.cstring()
+        buffers = []
+        for _ in range(r.count(r.u32(), 12, "morph buffer")):
+            start = r.pos
+            vb, mask = r.u32(), r.u32()
+            if vb >= len(vbs):
+                raise r.error(f"morph refers to vertex buffer {vb} of {len(vbs)}", start)
+            dtype = morph_dtype(mask)
+            n = r.count(r.u32(), dtype.itemsize, "morph vertex")
+            mdata = r.array(dtype, n, "morph vertices")
+            if n and int(mdata["index"].max()) >= vbs[vb].count:
+                raise r.error(f"morph vertex index beyond vertex buffer {vb}", start)
+            buffers.append(MorphBuffer(vb, mask, mdata))
+        morphs.append(Morph(name, buffers))
+
+    bones = []
+    n_bones = r.count(r.u32(), 94, "bone")
+    for _ in range(n_bones):
+        name = r.cstring()
+        parent_at = r.pos
+        parent = r.u32()
+        if parent >= n_bones:
+            raise r.error(f"bone parent {parent} of {n_bones} bones", parent_at)
+        f = r.array("<f4", 22, "bone transform")
+        bone = Bone(name, parent, f[0:3], f[3:7], f[7:10], f[10:22].reshape(3, 4))
+        bone.collision_mask = r.u8()
+        if bone.collision_mask & 1:
+            bone.radius = r.f32()
+        if bone.collision_mask & 2:
+            box = r.array("<f4", 6, "bone bounding box")
+            bone.bbox_min, bone.bbox_max = box[:3], box[3:]
+        bones.append(bone)
+
+    box = r.array("<f4", 6, "bounding box")
+    centers = None
+    if r.remaining:
+        if r.remaining != 12 * len(geometries):
+            raise r.error(
+                f"{r.remaining} bytes after the bounding box; expected none or "
+                f"{len(geometries)} geometry centres ({12 * len(geometries)} bytes)"
+            )
+        centers = r.array("<f4", (len(geometries), 3), "geometry centres")
+    return Model(magic, vbs, ibs, geometries, morphs, bones, box[:3], box[3:], centers)
+
+
+def _check_lod(r: Reader, lod: GeometryLod, vbs: list, ibs: list, start: int) -> None:
+    if lod.primitive_type not in (PRIMITIVE_TRIANGLES, PRIMITIVE_LINES):
+        raise r.error(f"primitive type {lod.primitive_type}, expected 0 or 1", start + 4)
+    if lod.vertex_buffer >= len(vbs):
+        raise r.error(f"LOD refers to vertex buffer {lod.vertex_buffer} of {len(vbs)}", start + 8)
+    if lod.index_buffer >= len(ibs):
+        raise r.error(f"LOD refers to index buffer {lod.index_buffer} of {len(ibs)}", start + 12)
+    ib = ibs[lod.index_buffer].indices
+    if lod.index_start + lod.index_count > len(ib):
+        raise r.error(
+            f"draw range {lod.index_start}+{lod.index_count} beyond {len(ib)} indices", start + 16
+        )
+    if lod.index_count:
+        top = int(ib[lod.index_start : lod.index_start + lod.index_count].max())
+        if top >= vbs[lod.vertex_buffer].count:
+            raise r.error(
+                f"index {top} beyond {vbs[lod.vertex_buffer].count} vertices of "
+                f"vertex buffer {lod.vertex_buffer}",
+                start,
+            )
+
+
+def write(model: Model) -> bytes:
+    """Encode ``model``; ``write(read(b)) == b`` for every valid file."""
+    w = Writer()
+    if model.magic not in MAGICS:
+        raise ValueError(f"cannot write magic {model.magic!r}")
+    legacy = model.magic == b"UMDL"
+    w.bytes(model.magic)
+    w.u32(len(model.vertex_buffers))
+    for vb in model.vertex_buffers:
+        w.u32(vb.count)
+        if legacy:
+            mask = vb.legacy_mask if vb.legacy_mask is not None else mask_from_elements(vb.elements)
+            if mask is None:
+                raise ValueError("vertex elements cannot be described by a legacy UMDL mask")
+            w.u32(mask)
+        else:
+            w.u32(len(vb.elements))
+            for e in vb.elements:
+                w.u32(e.descriptor)
+        w.u32(vb.morph_start)
+        w.u32(vb.morph_count)
+        w.bytes(np.ascontiguousarray(vb.data, vertex_dtype(vb.elements, legacy)).tobytes())
+    w.u32(len(model.index_buffers))
+    for ib in model.index_buffers:
+        w.u32(len(ib.indices))
+        w.u32(ib.index_size)
+        w.array(ib.indices, ib.indices.dtype)
+    w.u32(len(model.geometries))
+    for g in model.geometries:
+        w.u32(len(g.bone_mapping))
+        w.array(g.bone_mapping, "<u4")
+        w.u32(len(g.lods))
+        for lod in g.lods:
+            w.f32(lod.distance)
+            for v in (
+                lod.primitive_type,
+                lod.vertex_buffer,
+                lod.index_buffer,
+                lod.index_start,
+                lod.index_count,
+            ):
+                w.u32(v)
+    w.u32(len(model.morphs))
+    for m in model.morphs:
+        w.cstring(m.name)
+        w.u32(len(m.buffers))
+        for mb in m.buffers:
+            w.u32(mb.vertex_buffer)
+            w.u32(mb.mask)
+            w.u32(len(mb.data))
+            w.bytes(np.ascontiguousarray(mb.data, morph_dtype(mb.mask)).tobytes())
+    w.u32(len(model.bones))
+    for b in model.bones:
+        w.cstring(b.name)
+        w.u32(b.parent)
+        w.array(np.concatenate([b.position, b.rotation, b.scale, np.ravel(b.offset_matrix)]), "<f4")
+        w.u8(b.collision_mask)
+        if b.collision_mask & 1:
+            w.f32(b.radius)
+        if b.collision_mask & 2:
+            w.array(np.concatenate([b.bbox_min, b.bbox_max]), "<f4")
+    w.array(np.concatenate([model.bbox_min, model.bbox_max]), "<f4")
+    if model.geometry_centers is not None:
+        w.array(model.geometry_centers, "<f4")
+    return w.getvalue()

@@ -1,0 +1,655 @@
+"""Neutral meshes and skeleton -> Urho3D model.
+
+An unchanged imported mesh comes back with its original buffers, draw ranges
+and bone mappings (from the layout kept on the object); anything else gets a
+fresh layout like Urho3D's AssetImporter writes: a vertex and an index buffer
+per geometry, every LOD of a geometry in its index buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..codec import FormatError
+from ..scene import Mesh, Skeleton
+from . import axes
+from .mdl import (
+    PRIMITIVE_LINES,
+    PRIMITIVE_TRIANGLES,
+    Bone,
+    Geometry,
+    GeometryLod,
+    IndexBuffer,
+    Model,
+    Morph,
+    MorphBuffer,
+    VertexBuffer,
+)
+from .model_import import (
+    GEOMETRY_ATTRIBUTE,
+    MORPH_LISTED,
+    MORPH_NORMAL,
+    MORPH_TANGENT,
+    NORMAL_ATTRIBUTE,
+    SOURCE_ATTRIBUTE,
+    TANGENT_ATTRIBUTE,
+    element_attribute,
+)
+from .vertex_layout import (
+    LEGACY_ELEMENTS,
+    MASK_NORMAL,
+    MASK_POSITION,
+    MASK_TANGENT,
+    SEM_BLENDINDICES,
+    SEM_BLENDWEIGHTS,
+    SEM_COLOR,
+    SEM_NORMAL,
+    SEM_POSITION,
+    SEM_TANGENT,
+    SEM_TEXCOORD,
+    TYPE_UBYTE4,
+    TYPE_UBYTE4_NORM,
+    TYPE_VECTOR2,
+    TYPE_VECTOR3,
+    TYPE_VECTOR4,
+    VertexElement,
+    field_names,
+    mask_from_elements,
+    morph_dtype,
+    vertex_dtype,
+)
+
+COMPUTED_TANGENT = "rigport:tangent"  # per corner, Blender's tangent space
+
+
+@dataclass
+class ExportOptions:
+    magic: bytes = b"UMD2"
+    convert_axes: bool = True
+    tangents: bool = True
+    recompute_tangents: bool = False
+    bone_limit: int = 64
+    layout: dict | None = None  # model_layout() of the imported file, when unchanged
+    lod_distances: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass
+class _Draw:
+    geometry: int
+    lod: int
+    primitive: int
+    vertex_buffer: int
+    candidates: np.ndarray  # structured vertex records (one per distinct vertex of the draw)
+    sources: np.ndarray  # (n,) original vertex index in its buffer, -1 for new
+    indices: np.ndarray  # (m,) into candidates
+    morph_rows: dict[int, np.ndarray] = field(default_factory=dict)  # morph -> (n, 10) data
+    out_index: np.ndarray | None = None  # indices into the assembled vertex buffer
+    vertex_place: np.ndarray | None = None  # candidate -> place in the vertex buffer
+
+
+def _attr(mesh: Mesh, name: str, domain: str = "POINT") -> np.ndarray | None:
+    for a in mesh.attributes:
+        if a.name == name and a.domain == domain:
+            return a.data
+    return None
+
+
+def fresh_elements(mesh: Mesh, skinned: bool, legacy: bool, tangents: bool) -> list[VertexElement]:
+    """The elements AssetImporter would write for what the mesh has."""
+    els = [VertexElement(TYPE_VECTOR3, SEM_POSITION), VertexElement(TYPE_VECTOR3, SEM_NORMAL)]
+    if mesh.colors:
+        els.append(VertexElement(TYPE_UBYTE4_NORM, SEM_COLOR))
+    n_uv = min(len(mesh.uv_sets), 2 if legacy else 4)
+    els += [VertexElement(TYPE_VECTOR2, SEM_TEXCOORD, i) for i in range(n_uv)]
+    if tangents and n_uv:
+        els.append(VertexElement(TYPE_VECTOR4, SEM_TANGENT))
+    if skinned:
+        els += [
+            VertexElement(TYPE_VECTOR4, SEM_BLENDWEIGHTS),
+            VertexElement(TYPE_UBYTE4, SEM_BLENDINDICES),
+        ]
+    if legacy:
+        els.sort(key=LEGACY_ELEMENTS.index)
+    return els
+
+
+def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.ndarray]:
+    """Per-corner values of the elements that live on corners in Blender."""
+    cols: dict[str, np.ndarray] = {}
+    cv = mesh.corner_verts
+    conv = opts.convert_axes
+    for e in elements:
+        key = e.key + f"_t{e.type}"
+        if e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
+            if mesh.normals is not None:
+                cols[key] = axes.vectors(_kept_normals(mesh), conv).astype(np.float32)
+        elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and e.index < len(mesh.uv_sets):
+            uv = mesh.uv_sets[e.index].uv.astype(np.float32).copy()
+            uv[:, 1] = 1.0 - uv[:, 1]
+            cols[key] = uv
+        elif e.semantic == SEM_COLOR and e.type in (TYPE_UBYTE4_NORM, TYPE_VECTOR4):
+            if e.index < len(mesh.colors):
+                c = mesh.colors[e.index].color
+                cols[key] = (
+                    np.clip(np.rint(c * 255), 0, 255).astype(np.uint8)
+                    if e.type == TYPE_UBYTE4_NORM
+                    else c.astype(np.float32)
+                )
+        elif e.semantic == SEM_TANGENT and e.index == 0 and e.type == TYPE_VECTOR4:
+            stored = _attr(mesh, TANGENT_ATTRIBUTE)
+            computed = _attr(mesh, COMPUTED_TANGENT, "CORNER")
+            if stored is not None and not opts.recompute_tangents:
+                cols[key] = axes.tangents(stored, conv).astype(np.float32)[cv]
+            elif computed is not None:
+                cols[key] = axes.tangents(computed, conv).astype(np.float32)
+    return cols
+
+
+def _kept_normals(mesh: Mesh) -> np.ndarray:
+    """Blender's corner normals, or the file's own where they still agree (unedited)."""
+    stored = _attr(mesh, NORMAL_ATTRIBUTE)
+    if stored is None:
+        return mesh.normals
+    per_corner = stored[mesh.corner_verts]
+    close = np.all(np.abs(per_corner - mesh.normals) <= 0.05, axis=1)
+    return np.where(close[:, None], per_corner, mesh.normals)
+
+
+def _skin_columns(mesh: Mesh, mapping: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(V, 4) weights and blend indices local to ``mapping`` (empty = global)."""
+    n = len(mesh.positions)
+    if mesh.skin is None:
+        return np.zeros((n, 4), np.float32), np.zeros((n, 4), np.uint8)
+    joints = mesh.skin.joints[:, :4]
+    weights = mesh.skin.weights[:, :4].astype(np.float32)
+    pad = 4 - joints.shape[1]
+    if pad:
+        joints = np.pad(joints, ((0, 0), (0, pad)))
+        weights = np.pad(weights, ((0, 0), (0, pad)))
+    if len(mapping):
+        lookup = np.zeros(max(int(mapping.max()), int(joints.max(initial=0))) + 1, np.int64)
+        lookup[mapping] = np.arange(len(mapping))
+        joints = lookup[joints]
+    joints = np.where(weights > 0, joints, 0)
+    return weights, joints.astype(np.uint8)
+
+
+def _vertex_value(mesh: Mesh, e: VertexElement, opts: ExportOptions) -> np.ndarray | None:
+    """Per-vertex values for elements that live on points."""
+    if e.semantic == SEM_POSITION and e.index == 0 and e.type == TYPE_VECTOR3:
+        return axes.vectors(mesh.positions, opts.convert_axes).astype(np.float32)
+    data = _attr(mesh, element_attribute(e))
+    if data is None:
+        return None
+    if e.type in (TYPE_UBYTE4, TYPE_UBYTE4_NORM):
+        return np.ascontiguousarray(data, "<i4").view(np.uint8).reshape(-1, 4)
+    return data
+
+
+def _draw_candidates(
+    mesh: Mesh,
+    lod: int,
+    g: int,
+    prim: int,
+    vb: int,
+    elements: list[VertexElement],
+    legacy: bool,
+    mapping: np.ndarray,
+    opts: ExportOptions,
+    corner_cols: dict[str, np.ndarray],
+) -> _Draw:
+    if prim == PRIMITIVE_TRIANGLES:
+        tri = np.nonzero(mesh.face_materials == g)[0]
+        corners = (tri[:, None] * 3 + np.arange(3)).reshape(-1)
+        verts = mesh.corner_verts[corners]
+    else:
+        geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
+        sel = (geo == g) if geo is not None else np.ones(len(mesh.loose_edges), bool)
+        verts = mesh.loose_edges[sel].reshape(-1)
+        corners = None
+    names = field_names(elements, legacy)
+    dtype = vertex_dtype(elements, legacy)
+    weights, joints = _skin_columns(mesh, mapping)
+    # One row of per-corner data per corner; a vertex splits where its rows differ.
+    corner_keys = [k for k in (e.key + f"_t{e.type}" for e in elements) if k in corner_cols]
+    if corners is not None and corner_keys:
+        rep_corner, rep_vert, indices = _split_corners(verts, corners, corner_keys, corner_cols)
+    else:
+        uniq, first, inverse = np.unique(verts, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        rep_vert = uniq[order]
+        rep_corner = None
+        indices = rank[inverse.reshape(-1)]
+    rec = np.zeros(len(rep_vert), dtype)
+    for name, e in zip(names, elements, strict=True):
+        key = e.key + f"_t{e.type}"
+        if e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
+            rec[name] = weights[rep_vert]
+        elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
+            rec[name] = joints[rep_vert]
+        elif rep_corner is not None and key in corner_cols:
+            rec[name] = corner_cols[key][rep_corner]
+        else:
+            value = _vertex_value(mesh, e, opts)
+            if value is not None:
+                rec[name] = value[rep_vert]
+    src = _attr(mesh, SOURCE_ATTRIBUTE)
+    sources = src[rep_vert].astype(np.int64) if src is not None else np.full(len(rep_vert), -1)
+    draw = _Draw(g, lod, prim, vb, rec, sources, indices.astype(np.int64))
+    draw.morph_rows = _morph_rows(mesh, rep_vert, opts)
+    return draw
+
+
+def _split_corners(verts, corners, keys, cols):
+    """One vertex per Blender vertex and distinct corner data.
+
+    Corners whose data is within a tolerance of the vertex's first corner (the
+    small noise of Blender's custom normal encoding) count as that corner, so
+    an unchanged mesh keeps its vertex count; real seams still split.
+    """
+    nv = int(verts.max()) + 1 if len(verts) else 0
+    first_corner = np.full(nv, len(corners), np.int64)
+    np.minimum.at(first_corner, verts, np.arange(len(corners)))
+    ref = first_corner[verts]
+    same = np.ones(len(corners), bool)
+    for k in keys:
+        a = cols[k][corners]
+        b = a[ref]
+        tol = 2e-4 if k.startswith(("normal", "tangent")) else 1e-6
+        if a.dtype.kind == "f":
+            same &= np.all(np.abs(a - b) <= tol, axis=1)
+        else:
+            same &= np.all(a == b, axis=1)
+    own = np.where(same, ref, np.arange(len(corners)))
+    blocks = [
+        np.ascontiguousarray(cols[k][corners[own]]).view(np.uint8).reshape(len(corners), -1)
+        for k in keys
+    ]
+    rows = np.concatenate([verts.astype("<i8").view(np.uint8).reshape(-1, 8), *blocks], axis=1)
+    void = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    pick = first[order]
+    return corners[own[pick]], verts[pick], rank[inverse.reshape(-1)]
+
+
+def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[int, np.ndarray]:
+    rows = {}
+    for i, m in enumerate(mesh.morphs):
+        pos = axes.vectors(m.position_offsets[rep_vert], opts.convert_axes)
+        nor = _attr(mesh, MORPH_NORMAL.format(i))
+        tan = _attr(mesh, MORPH_TANGENT.format(i))
+        listed = _attr(mesh, MORPH_LISTED.format(i))
+        nor = np.zeros_like(pos) if nor is None else axes.vectors(nor[rep_vert], opts.convert_axes)
+        tan = np.zeros_like(pos) if tan is None else axes.vectors(tan[rep_vert], opts.convert_axes)
+        flag = np.any(pos != 0, axis=1) | np.any(nor != 0, axis=1) | np.any(tan != 0, axis=1)
+        if listed is not None:
+            flag |= listed[rep_vert] != 0
+        rows[i] = np.concatenate([flag[:, None], pos, nor, tan], axis=1).astype(np.float64)
+    return rows
+
+
+def _used_bones(mesh: Mesh, verts: np.ndarray) -> np.ndarray:
+    if mesh.skin is None or not len(verts):
+        return np.zeros(0, np.int64)
+    j = mesh.skin.joints[verts]
+    w = mesh.skin.weights[verts]
+    return np.unique(j[w > 0])
+
+
+def _geometry_plan(lods: list[tuple[int, Mesh]], layout: dict | None) -> list[tuple[int, int, int]]:
+    """(geometry, lod, primitive) for every draw the meshes hold, in geometry order."""
+    plan = set()
+    for lod, mesh in lods:
+        for g in np.unique(mesh.face_materials).tolist():
+            plan.add((g, lod, PRIMITIVE_TRIANGLES))
+        if len(mesh.loose_edges):
+            geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
+            gs = np.unique(geo).tolist() if geo is not None else [0]
+            for g in gs:
+                plan.add((g, lod, PRIMITIVE_LINES))
+    return sorted(plan)
+
+
+def export_model(
+    lods: list[tuple[int, Mesh]], skeleton: Skeleton | None, opts: ExportOptions
+) -> tuple[Model, list[str]]:
+    """Build a model from the meshes of each LOD level (level, mesh)."""
+    warnings: list[str] = []
+    legacy = opts.magic == b"UMDL"
+    layout = opts.layout
+    if layout is not None and layout.get("axes", True) != opts.convert_axes:
+        layout = None
+    n_bones = len(skeleton) if skeleton is not None else 0
+    plan = _geometry_plan(lods, layout)
+    if not plan:
+        raise FormatError("nothing to export: the meshes have no faces or edges")
+    meshes = dict(lods)
+    geometry_ids = sorted({g for g, _, _ in plan})
+    skinned = n_bones > 0 and any(m.skin is not None for m in meshes.values())
+
+    # Which vertex buffer and elements each draw uses.
+    orig_draw = {}
+    if layout is not None:
+        for g, geo in enumerate(layout["geometries"]):
+            for lod, d in enumerate(geo["lods"]):
+                orig_draw[(g, lod)] = d
+    use_layout = layout is not None and all((g, lod) in orig_draw for g, lod, _ in plan)
+    if layout is not None and not use_layout:
+        warnings.append("the meshes no longer match the imported layout: writing a fresh one")
+    vb_elements: list[list[VertexElement]] = []
+    draw_vb: dict[tuple[int, int], int] = {}
+    if use_layout:
+        for vbinfo in layout["vertex_buffers"]:
+            vb_elements.append([VertexElement.from_descriptor(d) for d in vbinfo["elements"]])
+        for g, lod, _ in plan:
+            draw_vb[(g, lod)] = orig_draw[(g, lod)][2]
+        if legacy and any(mask_from_elements(els) is None for els in vb_elements):
+            raise FormatError("these vertex elements cannot be written as UMDL; choose UMD2")
+    else:
+        first = next(iter(meshes.values()))
+        els = fresh_elements(first, skinned, legacy, opts.tangents)
+        for k, g in enumerate(geometry_ids):
+            vb_elements.append(list(els))
+            for lod in meshes:
+                draw_vb[(g, lod)] = k
+
+    # Bone mappings per geometry.
+    mappings: dict[int, np.ndarray] = {}
+    for g in geometry_ids:
+        used = np.unique(
+            np.concatenate(
+                [
+                    _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
+                    for m in meshes.values()
+                ]
+                + [np.zeros(0, np.int64)]
+            )
+        )
+        old = None
+        if use_layout and g < len(layout["geometries"]):
+            old = np.array(layout["geometries"][g]["bone_mapping"], np.int64)
+        if old is not None and len(old) and np.isin(used, old).all():
+            mappings[g] = old
+        elif n_bones > opts.bone_limit:
+            if len(used) > opts.bone_limit:
+                raise FormatError(
+                    f"geometry {g} uses {len(used)} bones, more than the limit of "
+                    f"{opts.bone_limit}: split it into several material slots"
+                )
+            mappings[g] = used
+        else:
+            mappings[g] = np.zeros(0, np.int64)
+
+    draws: list[_Draw] = []
+    for g, lod, prim in plan:
+        mesh = meshes[lod]
+        vb = draw_vb[(g, lod)]
+        cols = _corner_columns(mesh, vb_elements[vb], opts)
+        draws.append(
+            _draw_candidates(
+                mesh, lod, g, prim, vb, vb_elements[vb], legacy, mappings[g], opts, cols
+            )
+        )
+
+    vertex_buffers = _assemble_vertex_buffers(
+        draws, vb_elements, legacy, layout if use_layout else None
+    )
+    index_buffers, lod_records = _assemble_index_buffers(
+        draws, vertex_buffers, layout if use_layout else None, opts
+    )
+
+    geometries = []
+    for g in range(max(geometry_ids) + 1):
+        recs = lod_records.get(g, [])
+        geometries.append(
+            Geometry(
+                mappings.get(g, np.zeros(0, np.int64)).astype(np.uint32),
+                [r for _, r in sorted(recs, key=lambda x: x[0])],
+            )
+        )
+
+    morphs = _assemble_morphs(draws, meshes, vertex_buffers, layout if use_layout else None)
+    bones = _bones(skeleton, opts) if skeleton is not None else []
+
+    positions = np.concatenate(
+        [
+            vb.data[f]
+            for vb in vertex_buffers
+            for f in vb.data.dtype.names
+            if f.startswith("position")
+        ]
+        or [np.zeros((0, 3), np.float32)]
+    )
+    lo = positions.min(axis=0) if len(positions) else np.zeros(3, np.float32)
+    hi = positions.max(axis=0) if len(positions) else np.zeros(3, np.float32)
+    bbox_min, bbox_max = lo.astype(np.float32), hi.astype(np.float32)
+    centers = None
+    if layout is not None and layout.get("bbox") is not None:
+        old = np.array(layout["bbox"], np.float32)
+        # The kept box still holds every vertex: keep it (engines pad boxes).
+        if np.all(old[:3] <= lo + 1e-6) and np.all(old[3:] >= hi - 1e-6):
+            bbox_min, bbox_max = old[:3], old[3:]
+    if (
+        use_layout
+        and layout.get("centers") is not None
+        and len(layout["centers"]) == len(geometries)
+    ):
+        centers = np.array(layout["centers"], np.float32)
+    elif layout is None or layout.get("centers") is not None:
+        centers = _geometry_centers(geometries, vertex_buffers, index_buffers)
+    model = Model(
+        opts.magic,
+        vertex_buffers,
+        index_buffers,
+        geometries,
+        morphs,
+        bones,
+        bbox_min,
+        bbox_max,
+        centers,
+    )
+    return model, warnings
+
+
+def _geometry_centers(geometries, vbs, ibs) -> np.ndarray:
+    out = np.zeros((len(geometries), 3), np.float32)
+    for g, geo in enumerate(geometries):
+        if not geo.lods:
+            continue
+        d = geo.lods[0]
+        idx = ibs[d.index_buffer].indices[d.index_start : d.index_start + d.index_count]
+        pos_field = next(
+            f for f in vbs[d.vertex_buffer].data.dtype.names if f.startswith("position")
+        )
+        pts = vbs[d.vertex_buffer].data[pos_field][np.unique(idx)]
+        if len(pts):
+            out[g] = (pts.min(axis=0) + pts.max(axis=0)) / 2
+    return out
+
+
+def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexBuffer]:
+    """Merge the draws' vertex records per buffer: original vertices at their
+    original place, identical records shared, new ones appended."""
+    out = []
+    for k, els in enumerate(vb_elements):
+        mine = [d for d in draws if d.vertex_buffer == k]
+        dtype = vertex_dtype(els, legacy)
+        if not mine:
+            out.append(
+                VertexBuffer(
+                    els, np.zeros(0, dtype), 0, 0, mask_from_elements(els) if legacy else None
+                )
+            )
+            continue
+        recs = np.concatenate([d.candidates for d in mine])
+        srcs = np.concatenate([d.sources for d in mine])
+        raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
+        # Copies of one source vertex (one per LOD object) share the first copy's data.
+        _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
+        raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
+        keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
+        void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
+        _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        usrc = srcs[first]
+        # A source index taken twice (edited copies) keeps its place only once.
+        big = np.int64(1) << 40
+        sort_key = np.where(usrc >= 0, usrc, big + first)
+        dup = np.zeros(len(first), bool)
+        order0 = np.lexsort((first, sort_key))
+        s_sorted = sort_key[order0]
+        dup[order0[1:]] = (s_sorted[1:] == s_sorted[:-1]) & (s_sorted[1:] < big)
+        sort_key = np.where(dup, big + first, sort_key)
+        order = np.argsort(sort_key, kind="stable")
+        place = np.empty_like(order)
+        place[order] = np.arange(len(order))
+        data = recs[first][order]
+        offset = 0
+        for d in mine:
+            n = len(d.candidates)
+            d.out_index = place[inverse[offset : offset + n]][d.indices]
+            d.vertex_place = place[inverse[offset : offset + n]]
+            offset += n
+        morph_start, morph_count = 0, 0
+        if layout is not None and k < len(layout["vertex_buffers"]):
+            info = layout["vertex_buffers"][k]
+            if info["count"] == len(data):
+                morph_start, morph_count = info["morph_start"], info["morph_count"]
+        mask = None
+        if legacy:
+            mask = mask_from_elements(els)
+        out.append(VertexBuffer(els, data, morph_start, morph_count, mask))
+    return out
+
+
+def _assemble_index_buffers(draws, vbs, layout, opts):
+    lod_records: dict[int, list] = {}
+    exact = layout is not None and all(
+        layout["vertex_buffers"][k]["count"] == vb.count for k, vb in enumerate(vbs)
+    )
+    if exact:
+        for d in draws:
+            old = layout["geometries"][d.geometry]["lods"][d.lod]
+            if old[5] != len(d.out_index) or old[1] != d.primitive:
+                exact = False
+    if exact:
+        ibs = []
+        for k, info in enumerate(layout["index_buffers"]):
+            top = max(
+                (
+                    vbs[d.vertex_buffer].count
+                    for d in draws
+                    if layout["geometries"][d.geometry]["lods"][d.lod][3] == k
+                ),
+                default=0,
+            )
+            size = info["size"] if top <= 65536 else 4
+            ibs.append(np.zeros(info["count"], np.uint16 if size == 2 else np.uint32))
+        for d in draws:
+            dist, prim, vb, ib, start, count = layout["geometries"][d.geometry]["lods"][d.lod]
+            ibs[ib][start : start + count] = d.out_index
+            lod_records.setdefault(d.geometry, []).append(
+                (d.lod, GeometryLod(dist, prim, vb, ib, start, count))
+            )
+        return [IndexBuffer(a) for a in ibs], lod_records
+    # Fresh: one index buffer per vertex buffer, draws in geometry then LOD order.
+    ibs = []
+    for k, vb in enumerate(vbs):
+        mine = [d for d in draws if d.vertex_buffer == k]
+        dtype = np.uint16 if vb.count <= 65536 else np.uint32
+        start = 0
+        parts = []
+        for d in mine:
+            dist = opts.lod_distances.get(d.lod, 0.0)
+            if layout is not None:
+                old = layout["geometries"][d.geometry]["lods"]
+                if d.lod < len(old):
+                    dist = old[d.lod][0]
+            lod_records.setdefault(d.geometry, []).append(
+                (d.lod, GeometryLod(dist, d.primitive, k, len(ibs), start, len(d.out_index)))
+            )
+            parts.append(d.out_index)
+            start += len(d.out_index)
+        if mine:
+            ibs.append(IndexBuffer(np.concatenate(parts).astype(dtype)))
+    return ibs, lod_records
+
+
+def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
+    names: list[str] = []
+    for mesh in meshes.values():
+        for m in mesh.morphs:
+            if m.name not in names:
+                names.append(m.name)
+    out = []
+    for name in names:
+        per_vb: dict[int, tuple[list, list]] = {}
+        for d in draws:
+            mesh = meshes[d.lod]
+            i = next((i for i, m in enumerate(mesh.morphs) if m.name == name), None)
+            if i is None:
+                continue
+            rows = d.morph_rows[i]
+            listed = rows[:, 0] != 0
+            places, chunks = per_vb.setdefault(d.vertex_buffer, ([], []))
+            places.append(d.vertex_place[listed])
+            chunks.append(rows[listed])
+        masks = {}
+        if layout is not None:
+            for m in layout["morphs"]:
+                if m["name"] == name:
+                    masks = {vb: mask for vb, mask in m["buffers"]}
+        buffers = []
+        order = [vb for vb in masks if vb in per_vb]
+        for vb in order + sorted(vb for vb in per_vb if vb not in masks):
+            places, chunks = per_vb[vb]
+            mask = masks.get(vb, MASK_POSITION | MASK_NORMAL)
+            idx, first = np.unique(np.concatenate(places), return_index=True)
+            rows = np.concatenate(chunks)[first]
+            data = np.zeros(len(idx), morph_dtype(mask))
+            data["index"] = idx
+            if mask & MASK_POSITION:
+                data["position"] = rows[:, 1:4]
+            if mask & MASK_NORMAL:
+                data["normal"] = rows[:, 4:7]
+            if mask & MASK_TANGENT:
+                data["tangent"] = rows[:, 7:10]
+            buffers.append(MorphBuffer(vb, mask, data))
+        out.append(Morph(name, buffers))
+    return out
+
+
+def _bones(skeleton: Skeleton, opts: ExportOptions) -> list[Bone]:
+    conv = opts.convert_axes
+    t = axes.vectors(skeleton.local_translation, conv)
+    q = axes.quats(skeleton.local_rotation, conv)
+    s = axes.vectors(skeleton.local_scale, conv)
+    inv = skeleton.inverse_bind
+    if inv is None:
+        inv = np.linalg.inv(skeleton.world_rest())
+    inv = axes.matrices(inv, conv)
+    bones = []
+    for i, name in enumerate(skeleton.names):
+        extra = skeleton.extras[i] if i < len(skeleton.extras) else {}
+        p = int(skeleton.parents[i])
+        b = Bone(
+            name,
+            i if p < 0 else p,
+            t[i].astype(np.float32),
+            q[i].astype(np.float32),
+            s[i].astype(np.float32),
+            inv[i, :3, :].astype(np.float32),
+        )
+        b.collision_mask = int(extra.get("urho_collision_mask", 0))
+        b.radius = float(extra.get("urho_radius", 0.0))
+        box = np.array(extra.get("urho_bbox", [0.0] * 6), np.float32)
+        b.bbox_min, b.bbox_max = box[:3], box[3:]
+        bones.append(b)
+    return bones

@@ -1,0 +1,293 @@
+"""Urho3D model -> neutral scene."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
+from . import axes
+from .layout import model_layout
+from .mdl import PRIMITIVE_LINES, Model
+from .vertex_layout import (
+    SEM_BLENDINDICES,
+    SEM_BLENDWEIGHTS,
+    SEM_COLOR,
+    SEM_NORMAL,
+    SEM_POSITION,
+    SEM_TANGENT,
+    SEM_TEXCOORD,
+    TYPE_FLOAT,
+    TYPE_INT,
+    TYPE_UBYTE4,
+    TYPE_UBYTE4_NORM,
+    TYPE_VECTOR2,
+    TYPE_VECTOR3,
+    TYPE_VECTOR4,
+    field_names,
+)
+
+SOURCE_ATTRIBUTE = "urho:source"
+GEOMETRY_ATTRIBUTE = "urho:geometry"
+TANGENT_ATTRIBUTE = "urho:tangent"
+NORMAL_ATTRIBUTE = "urho:normal"  # the file's exact normals; Blender's encoding rounds them
+EXTRA_PREFIX = "urho:e:"
+MORPH_NORMAL = "urho:morph_normal:{}"
+MORPH_TANGENT = "urho:morph_tangent:{}"
+MORPH_LISTED = "urho:morph_listed:{}"
+_SKIN_OR_POSITION = (SEM_POSITION, SEM_BLENDINDICES, SEM_BLENDWEIGHTS)
+_ATTRIBUTE_TYPES = {
+    TYPE_INT: "INT",
+    TYPE_FLOAT: "FLOAT",
+    TYPE_VECTOR2: "FLOAT2",
+    TYPE_VECTOR3: "FLOAT_VECTOR",
+    TYPE_VECTOR4: "FLOAT_COLOR",
+    TYPE_UBYTE4: "INT",
+    TYPE_UBYTE4_NORM: "INT",
+}
+
+
+def skeleton_from_model(model: Model, convert: bool) -> Skeleton | None:
+    if not model.bones:
+        return None
+    n = len(model.bones)
+    parents = np.array(
+        [-1 if b.parent == i else b.parent for i, b in enumerate(model.bones)], np.int32
+    )
+    t = np.array([b.position for b in model.bones], np.float64)
+    q = np.array([b.rotation for b in model.bones], np.float64)
+    s = np.array([b.scale for b in model.bones], np.float64)
+    inv = np.zeros((n, 4, 4))
+    inv[:, :3, :] = np.array([b.offset_matrix for b in model.bones], np.float64)
+    inv[:, 3, 3] = 1.0
+    extras = []
+    for b in model.bones:
+        extra: dict = {"urho_collision_mask": int(b.collision_mask)}
+        if b.collision_mask & 1:
+            extra["urho_radius"] = float(b.radius)
+        if b.collision_mask & 2:
+            extra["urho_bbox"] = [float(v) for v in (*b.bbox_min, *b.bbox_max)]
+        extras.append(extra)
+    return Skeleton(
+        names=[b.name for b in model.bones],
+        parents=parents,
+        local_translation=axes.vectors(t, convert),
+        local_rotation=axes.quats(q, convert),
+        local_scale=axes.vectors(s, convert),
+        inverse_bind=axes.matrices(inv, convert),
+        extras=extras,
+    )
+
+
+def _lod_draws(model: Model, lod: int) -> list[tuple[int, object]]:
+    return [(g, geo.lods[lod]) for g, geo in enumerate(model.geometries) if lod < len(geo.lods)]
+
+
+def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
+    """One Blender-ready mesh for LOD level ``lod``: the vertices its draws use,
+    in buffer order, one Blender vertex per engine vertex."""
+    legacy = model.magic == b"UMDL"
+    base = np.cumsum([0] + [vb.count for vb in model.vertex_buffers])
+    draws = _lod_draws(model, lod)
+    index_lists = []
+    for _, d in draws:
+        idx = model.index_buffers[d.index_buffer].indices[
+            d.index_start : d.index_start + d.index_count
+        ]
+        if d.primitive_type == PRIMITIVE_LINES:
+            idx = idx[: len(idx) // 2 * 2]
+        else:
+            idx = idx[: len(idx) // 3 * 3]
+        index_lists.append(idx.astype(np.int64) + base[d.vertex_buffer])
+    used = np.unique(np.concatenate(index_lists)) if index_lists else np.zeros(0, np.int64)
+    n_vertices = len(used)
+    vb_of = np.searchsorted(base, used, side="right") - 1
+
+    tri_corners, tri_mats, edges, edge_geo = [], [], [], []
+    for (g, d), idx in zip(draws, index_lists, strict=True):
+        local = np.searchsorted(used, idx).astype(np.int32)
+        if d.primitive_type == PRIMITIVE_LINES:
+            edges.append(local.reshape(-1, 2))
+            edge_geo.append(np.full(len(local) // 2, g, np.int32))
+        else:
+            tri_corners.append(local)
+            tri_mats.append(np.full(len(local) // 3, g, np.int32))
+    corner_verts = np.concatenate(tri_corners) if tri_corners else np.zeros(0, np.int32)
+    n_faces = len(corner_verts) // 3
+
+    mesh = Mesh(
+        name=name,
+        positions=np.zeros((n_vertices, 3), np.float32),
+        corner_verts=corner_verts,
+        face_starts=np.arange(0, 3 * n_faces, 3, dtype=np.int32),
+        face_materials=np.concatenate(tri_mats) if tri_mats else np.zeros(0, np.int32),
+        loose_edges=np.concatenate(edges) if edges else np.zeros((0, 2), np.int32),
+        materials=[f"{name}_geometry{g}" for g in range(len(model.geometries))],
+    )
+    if edges:
+        mesh.attributes.append(
+            Attribute(GEOMETRY_ATTRIBUTE, "EDGE", "INT", np.concatenate(edge_geo))
+        )
+    mesh.attributes.append(Attribute(SOURCE_ATTRIBUTE, "POINT", "INT", used.astype(np.int32)))
+
+    per_vertex: dict[str, np.ndarray] = {}
+    keep_all = bool(edges)  # line vertices have no corners: keep every field per point
+    normals = np.zeros((n_vertices, 3), np.float32)
+    have_normals = False
+    joints = np.zeros((n_vertices, 4), np.int32)
+    weights = np.zeros((n_vertices, 4), np.float32)
+    have_skin = False
+    for k, vb in enumerate(model.vertex_buffers):
+        sel = np.nonzero(vb_of == k)[0]
+        if not len(sel):
+            continue
+        rows = vb.data[used[sel] - base[k]]
+        for fname, e in zip(field_names(vb.elements, legacy), vb.elements, strict=True):
+            col = rows[fname]
+            if e.semantic == SEM_POSITION and e.index == 0 and e.type == TYPE_VECTOR3:
+                mesh.positions[sel] = axes.vectors(col, convert)
+            elif e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
+                normals[sel] = axes.vectors(col, convert)
+                have_normals = True
+                _scatter(per_vertex, NORMAL_ATTRIBUTE, sel, normals[sel], n_vertices)
+            elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
+                joints[sel] = col
+                have_skin = True
+            elif e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
+                weights[sel] = col
+            elif e.semantic == SEM_TANGENT and e.index == 0 and e.type == TYPE_VECTOR4:
+                _scatter(
+                    per_vertex, TANGENT_ATTRIBUTE, sel, axes.tangents(col, convert), n_vertices
+                )
+            elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and fname.startswith("tex"):
+                _scatter(per_vertex, f"uv:{e.index}", sel, col, n_vertices)
+            elif e.semantic == SEM_COLOR and e.type in (TYPE_UBYTE4_NORM, TYPE_VECTOR4):
+                data = col / 255.0 if e.type == TYPE_UBYTE4_NORM else col
+                _scatter(per_vertex, f"color:{e.index}:{e.type}", sel, data, n_vertices)
+            else:
+                _scatter(per_vertex, element_attribute(e), sel, _raw(col, e), n_vertices)
+            if keep_all and e.semantic not in _SKIN_OR_POSITION:
+                _scatter(per_vertex, element_attribute(e), sel, _raw(col, e), n_vertices)
+
+    cv = mesh.corner_verts
+    if have_normals and len(cv):
+        mesh.normals = normals[cv]
+    for key in sorted(k for k in per_vertex if k.startswith("uv:")):
+        uv = per_vertex[key][cv].astype(np.float32)
+        uv[:, 1] = 1.0 - uv[:, 1]
+        mesh.uv_sets.append(UVSet(f"UVMap{'' if key == 'uv:0' else int(key[3:]) + 1}", uv))
+    for key in sorted(k for k in per_vertex if k.startswith("color:")):
+        _, index, etype = key.split(":")
+        mesh.colors.append(
+            ColorSet(
+                f"Color{'' if index == '0' else int(index) + 1}",
+                per_vertex[key][cv].astype(np.float32),
+                byte=int(etype) == TYPE_UBYTE4_NORM,
+            )
+        )
+    if NORMAL_ATTRIBUTE in per_vertex:
+        mesh.attributes.append(
+            Attribute(
+                NORMAL_ATTRIBUTE,
+                "POINT",
+                "FLOAT_VECTOR",
+                per_vertex[NORMAL_ATTRIBUTE].astype(np.float32),
+            )
+        )
+    if TANGENT_ATTRIBUTE in per_vertex:
+        mesh.attributes.append(
+            Attribute(
+                TANGENT_ATTRIBUTE,
+                "POINT",
+                "FLOAT_COLOR",
+                per_vertex[TANGENT_ATTRIBUTE].astype(np.float32),
+            )
+        )
+    for key in sorted(k for k in per_vertex if k.startswith(EXTRA_PREFIX)):
+        etype = int(key.rsplit("_t", 1)[1])
+        mesh.attributes.append(Attribute(key, "POINT", _ATTRIBUTE_TYPES[etype], per_vertex[key]))
+
+    if have_skin:
+        mesh.skin = Skin(_global_joints(model, draws, index_lists, used, joints), weights)
+    mesh.morphs = _morphs(model, used, base, convert, mesh.attributes)
+    return mesh
+
+
+def element_attribute(e) -> str:
+    """Name of the point attribute that keeps an element Blender has no place for."""
+    return f"{EXTRA_PREFIX}{e.key}_t{e.type}"
+
+
+def _raw(col: np.ndarray, e) -> np.ndarray:
+    if e.type in (TYPE_UBYTE4, TYPE_UBYTE4_NORM):
+        return np.ascontiguousarray(col).view("<i4").reshape(-1)
+    return col
+
+
+def _scatter(store: dict, key: str, sel: np.ndarray, values: np.ndarray, n: int) -> None:
+    if key not in store:
+        store[key] = np.zeros((n,) + values.shape[1:], values.dtype)
+    store[key][sel] = values
+
+
+def _global_joints(model: Model, draws, index_lists, used, joints) -> np.ndarray:
+    """Blend indices are local to each geometry's bone mapping (when it has one)."""
+    out = joints.copy()
+    for (g, _), idx in zip(draws, index_lists, strict=True):
+        mapping = model.geometries[g].bone_mapping
+        if not len(mapping):
+            continue
+        verts = np.unique(np.searchsorted(used, idx))
+        local = joints[verts]
+        out[verts] = mapping[np.minimum(local, len(mapping) - 1)]
+    n_bones = max(len(model.bones), 1)
+    return np.where(out < n_bones, out, 0).astype(np.int32)
+
+
+def _morphs(
+    model: Model, used: np.ndarray, base: np.ndarray, convert: bool, attributes: list
+) -> list[MorphTarget]:
+    """Shape key offsets; normal and tangent offsets and the listed vertices as attributes."""
+    out = []
+    n = len(used)
+    for i, m in enumerate(model.morphs):
+        pos = np.zeros((n, 3), np.float32)
+        nor = np.zeros((n, 3), np.float32)
+        tan = np.zeros((n, 3), np.float32)
+        listed = np.zeros(n, bool)
+        for mb in m.buffers:
+            gid = mb.data["index"].astype(np.int64) + base[mb.vertex_buffer]
+            where = np.searchsorted(used, gid)
+            ok = (where < n) & (used[np.minimum(where, n - 1)] == gid) if n else np.zeros(0, bool)
+            where = where[ok]
+            listed[where] = True
+            names = mb.data.dtype.names
+            if "position" in names:
+                pos[where] = axes.vectors(mb.data["position"][ok], convert)
+            if "normal" in names:
+                nor[where] = axes.vectors(mb.data["normal"][ok], convert)
+            if "tangent" in names:
+                tan[where] = axes.vectors(mb.data["tangent"][ok], convert)
+        out.append(MorphTarget(m.name, pos))
+        attributes += [
+            Attribute(MORPH_LISTED.format(i), "POINT", "INT", listed.astype(np.int32)),
+            Attribute(MORPH_NORMAL.format(i), "POINT", "FLOAT_VECTOR", nor),
+            Attribute(MORPH_TANGENT.format(i), "POINT", "FLOAT_VECTOR", tan),
+        ]
+    return out
+
+
+def import_model(model: Model, name: str, all_lods: bool = False, convert: bool = True) -> Scene:
+    """Neutral scene for ``model``: LOD 0, or every LOD as its own mesh."""
+    scene = Scene(name=name, skeleton=skeleton_from_model(model, convert))
+    n_lods = max((len(g.lods) for g in model.geometries), default=0)
+    levels = range(n_lods) if all_lods else range(min(1, n_lods))
+    layout = model_layout(model, convert)
+    for lod in levels:
+        mesh_name = name if lod == 0 and not all_lods else f"{name}_LOD{lod}"
+        mesh = mesh_from_lod(model, mesh_name, lod, convert)
+        mesh.extras = {"rigport_format": "urho3d", "urho_lod": lod, "urho_layout": layout}
+        if all_lods and n_lods > 1:
+            mesh.collection = f"{name}_LODs"
+        scene.meshes.append(mesh)
+    scene.extras = {"rigport_format": "urho3d", "urho_lod_count": n_lods}
+    return scene

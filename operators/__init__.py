@@ -1,0 +1,1 @@
+"""Operators (the bpy side): options and execute(); parsing lives in io_formats."""

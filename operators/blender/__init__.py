@@ -1,0 +1,1 @@
+"""Blender builders: neutral scene <-> Blender data (no byte parsing here)."""

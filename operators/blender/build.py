@@ -1,0 +1,393 @@
+"""Neutral scene -> Blender objects.
+
+Everything a build creates is recorded, so a failure removes it all again and
+leaves the blend file as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ...io_formats.posing import basis_to_local, local_to_basis
+from ...io_formats.scene import Animation, Attribute, Mesh, Scene, Skeleton
+from ...io_formats.transforms import decompose_trs, remove_scale
+from . import compat
+
+BIND_SCALE = "rigport_bind_scale"
+REST = "rigport_rest"
+LOCAL = "rigport_local"
+INVERSE_BIND = "rigport_inverse_bind"
+
+
+@dataclass
+class Built:
+    """What a build made, in creation order."""
+
+    objects: list = field(default_factory=list)
+    meshes: list = field(default_factory=list)
+    armatures: list = field(default_factory=list)
+    materials: list = field(default_factory=list)
+    actions: list = field(default_factory=list)
+    collections: list = field(default_factory=list)
+    armature: bpy.types.Object | None = None
+
+    def discard(self) -> None:
+        """Remove everything this build added to the blend file."""
+        for coll, items in (
+            (bpy.data.objects, self.objects),
+            (bpy.data.meshes, self.meshes),
+            (bpy.data.armatures, self.armatures),
+            (bpy.data.materials, self.materials),
+            (bpy.data.actions, self.actions),
+            (bpy.data.collections, self.collections),
+        ):
+            for item in reversed(items):
+                try:
+                    coll.remove(item)
+                except (ReferenceError, RuntimeError):
+                    pass
+        for items in (self.objects, self.meshes, self.armatures, self.materials, self.actions):
+            items.clear()
+
+
+def _set_prop(holder, key: str, value) -> None:
+    """Custom property; dicts and nested lists go in as JSON text."""
+    if isinstance(value, dict) or (
+        isinstance(value, list) and value and isinstance(value[0], list)
+    ):
+        holder[key] = json.dumps(value)
+    elif value is None:
+        holder[key] = "null"
+    else:
+        holder[key] = value
+
+
+def _ensure_object_mode(context) -> None:
+    if context.mode != "OBJECT" and context.view_layer.objects.active is not None:
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def build_armature(
+    context, skeleton: Skeleton, name: str, built: Built, collection
+) -> bpy.types.Object:
+    """An armature whose rest pose is the engine's bind pose with scale taken out."""
+    arm = bpy.data.armatures.new(name)
+    built.armatures.append(arm)
+    obj = bpy.data.objects.new(name, arm)
+    built.objects.append(obj)
+    collection.objects.link(obj)
+    bind = skeleton.bind_matrices()
+    rest = remove_scale(bind)
+    bind_scale = np.linalg.norm(bind[:, :3, :3], axis=1)
+    heads = rest[:, :3, 3]
+    n = len(skeleton)
+    lengths = np.full(n, 0.0)
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i, p in enumerate(skeleton.parents.tolist()):
+        if p >= 0:
+            children[p].append(i)
+    extent = float(np.ptp(heads, axis=0).max()) if n > 1 else 1.0
+    default = max(extent * 0.05, 1e-3)
+    for i in range(n):
+        dists = [np.linalg.norm(heads[c] - heads[i]) for c in children[i]]
+        dists = [d for d in dists if d > 1e-5]
+        lengths[i] = min(dists) if dists else default
+    _ensure_object_mode(context)
+    context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        ebs = []
+        for i, bname in enumerate(skeleton.names):
+            eb = arm.edit_bones.new(bname)
+            eb.head = (0.0, 0.0, 0.0)
+            eb.tail = (0.0, float(lengths[i]), 0.0)
+            eb.matrix = Matrix(rest[i].tolist())
+            ebs.append(eb)
+        for i, p in enumerate(skeleton.parents.tolist()):
+            if p >= 0:
+                ebs[i].parent = ebs[p]
+        names = [eb.name for eb in ebs]
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+    local_t, local_q, local_s = (
+        skeleton.local_translation,
+        skeleton.local_rotation,
+        skeleton.local_scale,
+    )
+    inv = skeleton.inverse_bind if skeleton.inverse_bind is not None else np.linalg.inv(bind)
+    for i, bname in enumerate(names):
+        bone = arm.bones[bname]
+        bone[BIND_SCALE] = [float(v) for v in bind_scale[i]]
+        bone[REST] = [float(v) for v in np.asarray(bone.matrix_local).ravel()]
+        bone[LOCAL] = [float(v) for v in (*local_t[i], *local_q[i], *local_s[i])]
+        bone[INVERSE_BIND] = [float(v) for v in inv[i].ravel()]
+        for key, value in (skeleton.extras[i] if i < len(skeleton.extras) else {}).items():
+            _set_prop(bone, key, value)
+    return obj
+
+
+def _add_attribute(me: bpy.types.Mesh, a: Attribute) -> None:
+    attr = me.attributes.new(a.name, a.type, a.domain)
+    prop = {
+        "INT": "value",
+        "FLOAT": "value",
+        "BOOLEAN": "value",
+        "FLOAT_VECTOR": "vector",
+        "FLOAT2": "vector",
+        "FLOAT_COLOR": "color",
+    }[a.type]
+    dtype = np.int32 if a.type == "INT" else (bool if a.type == "BOOLEAN" else np.float32)
+    attr.data.foreach_set(prop, np.ascontiguousarray(a.data, dtype).ravel())
+
+
+def build_mesh_data(mesh: Mesh) -> bpy.types.Mesh:
+    """Mesh datablock with geometry, normals, UVs, colours and attributes."""
+    me = bpy.data.meshes.new(mesh.name)
+    try:
+        _fill_mesh(me, mesh)
+    except Exception:
+        bpy.data.meshes.remove(me)
+        raise
+    return me
+
+
+def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
+    nv, nc, nf = len(mesh.positions), len(mesh.corner_verts), len(mesh.face_starts)
+    me.vertices.add(nv)
+    ne = len(mesh.loose_edges)
+    if ne:
+        me.edges.add(ne)
+        me.edges.foreach_set("vertices", np.ascontiguousarray(mesh.loose_edges, np.int32).ravel())
+    me.loops.add(nc)
+    me.polygons.add(nf)
+    me.attributes["position"].data.foreach_set(
+        "vector", np.ascontiguousarray(mesh.positions, np.float32).ravel()
+    )
+    if nc:
+        me.attributes[".corner_vert"].data.foreach_set(
+            "value", np.ascontiguousarray(mesh.corner_verts, np.int32)
+        )
+        me.polygons.foreach_set("loop_start", np.ascontiguousarray(mesh.face_starts, np.int32))
+    me.update(calc_edges=True)
+    if nf:
+        me.polygons.foreach_set(
+            "material_index", np.ascontiguousarray(mesh.face_materials, np.int32)
+        )
+    for uv in mesh.uv_sets:
+        layer = me.uv_layers.new(name=uv.name, do_init=False)
+        layer.uv.foreach_set("vector", np.ascontiguousarray(uv.uv, np.float32).ravel())
+    for col in mesh.colors:
+        ca = me.color_attributes.new(
+            col.name, "BYTE_COLOR" if col.byte else "FLOAT_COLOR", "CORNER"
+        )
+        ca.data.foreach_set(
+            "color_srgb" if col.byte else "color",
+            np.ascontiguousarray(col.color, np.float32).ravel(),
+        )
+    for a in mesh.attributes:
+        _add_attribute(me, a)
+    if mesh.normals is not None and nc:
+        me.polygons.foreach_set("use_smooth", np.ones(nf, bool))
+        me.normals_split_custom_set(np.ascontiguousarray(mesh.normals, np.float32))
+    for mat_name in mesh.materials:
+        mat = bpy.data.materials.get(mat_name) or bpy.data.materials.new(mat_name)
+        me.materials.append(mat)
+
+
+def _vertex_groups(obj: bpy.types.Object, mesh: Mesh, bone_names: list[str]) -> None:
+    """Vertex groups from the skin, one ``add`` per distinct (bone, weight) run."""
+    skin = mesh.skin
+    groups = [obj.vertex_groups.new(name=n) for n in bone_names]
+    nv, k = skin.joints.shape
+    verts = np.repeat(np.arange(nv, dtype=np.int64), k)
+    joints = skin.joints.reshape(-1).astype(np.int64)
+    weights = skin.weights.reshape(-1).astype(np.float32)
+    keep = (weights > 0) & (joints >= 0) & (joints < len(groups))
+    verts, joints, weights = verts[keep], joints[keep], weights[keep]
+    order = np.lexsort((verts, weights, joints))
+    verts, joints, weights = verts[order], joints[order], weights[order]
+    if not len(verts):
+        return
+    change = np.nonzero((np.diff(joints) != 0) | (np.diff(weights) != 0))[0] + 1
+    starts = np.concatenate([[0], change])
+    ends = np.concatenate([change, [len(verts)]])
+    vlist = verts.tolist()
+    for s, e, j, w in zip(
+        starts.tolist(),
+        ends.tolist(),
+        joints[starts].tolist(),
+        weights[starts].tolist(),
+        strict=True,
+    ):
+        groups[j].add(vlist[s:e], w, "REPLACE")
+
+
+def _shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
+    basis = obj.shape_key_add(name="Basis", from_mix=False)
+    basis.value = 0.0
+    for m in mesh.morphs:
+        sk = obj.shape_key_add(name=m.name, from_mix=False)
+        compat.set_shape_key_coords(
+            sk, (mesh.positions + m.position_offsets).astype(np.float32).ravel()
+        )
+        sk.value = float(m.default_weight)
+
+
+def build_mesh_object(
+    context, mesh: Mesh, built: Built, collection, armature=None, bone_names=None
+) -> bpy.types.Object:
+    me = build_mesh_data(mesh)
+    built.meshes.append(me)
+    for mat in me.materials:
+        if mat is not None and mat.users == 1 and mat not in built.materials:
+            built.materials.append(mat)
+    obj = bpy.data.objects.new(mesh.name, me)
+    built.objects.append(obj)
+    collection.objects.link(obj)
+    for key, value in mesh.extras.items():
+        _set_prop(obj, key, value)
+    if mesh.morphs:
+        _shape_keys(obj, mesh)
+    if armature is not None:
+        obj.parent = armature
+        mod = obj.modifiers.new("Armature", "ARMATURE")
+        mod.object = armature
+        if mesh.skin is not None:
+            _vertex_groups(obj, mesh, bone_names)
+    return obj
+
+
+def build_scene(
+    context, scene: Scene, progress: Callable[[float], None] | None = None, fps: float | None = None
+) -> Built:
+    """Create the scene's objects in the active collection; all or nothing."""
+    built = Built()
+    try:
+        root = context.collection
+        armature = None
+        names = None
+        if scene.skeleton is not None:
+            armature = build_armature(context, scene.skeleton, scene.name, built, root)
+            built.armature = armature
+            names = [b.name for b in armature.data.bones]
+            for key, value in scene.extras.items():
+                _set_prop(armature, key, value)
+        for i, mesh in enumerate(scene.meshes):
+            target = root
+            if mesh.collection:
+                target = bpy.data.collections.get(mesh.collection)
+                if target is None or target in built.collections:
+                    if target is None:
+                        target = bpy.data.collections.new(mesh.collection)
+                        built.collections.append(target)
+                        root.children.link(target)
+            obj = build_mesh_object(context, mesh, built, target, armature, names)
+            if armature is None:
+                for key, value in scene.extras.items():
+                    _set_prop(obj, key, value)
+            if progress:
+                progress((i + 1) / max(len(scene.meshes), 1))
+        if armature is not None:
+            for anim in scene.animations:
+                built.actions.append(build_action(armature, anim, fps or _scene_fps(context)))
+            if built.actions:
+                compat.assign_action(armature, built.actions[0])
+    except Exception:
+        built.discard()
+        raise
+    return built
+
+
+def _scene_fps(context) -> float:
+    r = context.scene.render
+    return r.fps / r.fps_base
+
+
+def rest_relative(
+    arm: bpy.types.Armature,
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per bone: rest translation and rotation relative to the parent, parent and own bind scale."""
+    out = {}
+    for bone in arm.bones:
+        rest = np.array(bone.matrix_local, np.float64)
+        scale = np.array(bone.get(BIND_SCALE, (1.0, 1.0, 1.0)), np.float64)
+        if bone.parent is not None:
+            prest = np.array(bone.parent.matrix_local, np.float64)
+            rel = np.linalg.inv(prest) @ rest
+            pscale = np.array(bone.parent.get(BIND_SCALE, (1.0, 1.0, 1.0)), np.float64)
+        else:
+            rel = rest
+            pscale = np.ones(3)
+        t, q, _ = decompose_trs(rel[None])
+        out[bone.name] = (t[0], q[0], pscale, scale)
+    return out
+
+
+def _engine_rest_local(rel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The engine-local rest transform, for channels a track does not key."""
+    identity = (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
+    lt, lq, ls = basis_to_local(*rel, *identity)
+    return lt[0], lq[0], ls[0]
+
+
+def build_action(armature: bpy.types.Object, anim: Animation, fps: float) -> bpy.types.Action:
+    """An action keyed in pose space from engine-local tracks (linear keys)."""
+    action = bpy.data.actions.new(anim.name or "Animation")
+    try:
+        _fill_action(action, armature, anim, fps)
+    except Exception:
+        bpy.data.actions.remove(action)
+        raise
+    return action
+
+
+def _fill_action(action, armature, anim: Animation, fps: float) -> None:
+    arm = armature.data
+    rels = rest_relative(arm)
+    action["rigport_fps"] = float(fps)
+    action["rigport_length"] = float(anim.length)
+    for key, value in anim.extras.items():
+        _set_prop(action, key, value)
+    linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
+    missing = []
+    for track in anim.tracks:
+        if arm.bones.get(track.bone) is None:
+            missing.append(track.bone)
+            continue
+        rel = rels[track.bone]
+        k = len(track.times)
+        rt, rq, rs = _engine_rest_local(rel)
+        t = track.translation if track.translation is not None else np.tile(rt, (k, 1))
+        q = track.rotation if track.rotation is not None else np.tile(rq, (k, 1))
+        s = track.scale if track.scale is not None else np.tile(rs, (k, 1))
+        loc, quat, scl = local_to_basis(*rel, t, q, s)
+        frames = np.asarray(track.times, np.float64) * fps
+        pb = armature.pose.bones[track.bone]
+        pb.rotation_mode = "QUATERNION"
+        path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
+        channels = []
+        if track.translation is not None:
+            channels.append(("location", loc))
+        if track.rotation is not None:
+            channels.append(("rotation_quaternion", quat))
+        if track.scale is not None:
+            channels.append(("scale", scl))
+        for prop, values in channels:
+            for index in range(values.shape[1]):
+                fc = compat.new_fcurve(action, f"{path}.{prop}", index, track.bone)
+                fc.keyframe_points.add(k)
+                co = np.empty((k, 2), np.float32)
+                co[:, 0] = frames
+                co[:, 1] = values[:, index]
+                fc.keyframe_points.foreach_set("co", co.ravel())
+                fc.keyframe_points.foreach_set("interpolation", np.full(k, linear, np.int32))
+                fc.update()
+    if missing:
+        action["rigport_missing_bones"] = missing

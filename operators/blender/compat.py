@@ -1,0 +1,70 @@
+"""Differences between the Blender versions RigPort supports (4.2 LTS to 5.x)."""
+
+from __future__ import annotations
+
+import bpy
+
+HAS_SLOTS = hasattr(bpy.types, "ActionSlot")
+
+
+def _channelbag(action: bpy.types.Action, ensure: bool, id_name: str = "Object"):
+    if not action.slots:
+        if not ensure:
+            return None, None
+        slot = action.slots.new(id_type="OBJECT", name=id_name)
+    else:
+        slot = action.slots[0]
+    if not action.layers:
+        if not ensure:
+            return None, slot
+        action.layers.new("Layer")
+    layer = action.layers[0]
+    if not layer.strips:
+        if not ensure:
+            return None, slot
+        layer.strips.new(type="KEYFRAME")
+    strip = layer.strips[0]
+    return strip.channelbag(slot, ensure=ensure), slot
+
+
+def new_fcurve(action: bpy.types.Action, data_path: str, index: int, group: str):
+    """An F-curve in ``action`` (its first slot on slotted-action versions)."""
+    if not HAS_SLOTS:
+        return action.fcurves.new(data_path, index=index, action_group=group)
+    bag, _ = _channelbag(action, ensure=True)
+    try:
+        return bag.fcurves.new(data_path, index=index, group_name=group)
+    except TypeError:
+        fc = bag.fcurves.new(data_path, index=index)
+        grp = bag.groups.get(group) or bag.groups.new(group)
+        fc.group = grp
+        return fc
+
+
+def fcurves(action: bpy.types.Action) -> list:
+    """Every F-curve of ``action`` (first slot on slotted-action versions)."""
+    if not HAS_SLOTS:
+        return list(action.fcurves)
+    bag, _ = _channelbag(action, ensure=False)
+    return list(bag.fcurves) if bag is not None else []
+
+
+def assign_action(obj: bpy.types.Object, action: bpy.types.Action) -> None:
+    ad = obj.animation_data or obj.animation_data_create()
+    ad.action = action
+    if HAS_SLOTS and action.slots and getattr(ad, "action_slot", None) is None:
+        ad.action_slot = action.slots[0]
+
+
+def set_shape_key_coords(key_block, flat) -> None:
+    target = key_block.points if hasattr(key_block, "points") else key_block.data
+    target.foreach_set("co", flat)
+
+
+def get_shape_key_coords(key_block, out) -> None:
+    target = key_block.points if hasattr(key_block, "points") else key_block.data
+    target.foreach_get("co", out)
+
+
+def enum_value(struct, prop: str, name: str) -> int:
+    return struct.bl_rna.properties[prop].enum_items[name].value

@@ -1,0 +1,336 @@
+"""Blender objects -> neutral scene (the mirror of build.py)."""
+
+from __future__ import annotations
+
+import json
+
+import bpy
+import numpy as np
+
+from ...io_formats.posing import basis_to_local
+from ...io_formats.scene import (
+    Animation,
+    Attribute,
+    BoneTrack,
+    ColorSet,
+    Mesh,
+    MorphTarget,
+    Skeleton,
+    Skin,
+    UVSet,
+)
+from ...io_formats.transforms import decompose_trs
+from . import compat
+from .build import BIND_SCALE, INVERSE_BIND, LOCAL, REST, rest_relative
+
+_ATTR_PROP = {
+    "INT": "value",
+    "FLOAT": "value",
+    "BOOLEAN": "value",
+    "FLOAT_VECTOR": "vector",
+    "FLOAT2": "vector",
+    "FLOAT_COLOR": "color",
+    "INT8": "value",
+}
+_ATTR_WIDTH = {
+    "INT": 1,
+    "FLOAT": 1,
+    "BOOLEAN": 1,
+    "FLOAT_VECTOR": 3,
+    "FLOAT2": 2,
+    "FLOAT_COLOR": 4,
+    "INT8": 1,
+}
+
+
+def read_prop(holder, key: str, default=None):
+    """A custom property as plain Python (JSON text decoded)."""
+    if key not in holder:
+        return default
+    value = holder[key]
+    if isinstance(value, str) and value[:1] in "[{n":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if hasattr(value, "to_list"):
+        return value.to_list()
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    return value
+
+
+def extract_skeleton(armature: bpy.types.Object) -> Skeleton:
+    """Bones in armature order; stored engine values where the rest pose is unchanged."""
+    bones = list(armature.data.bones)
+    index = {b.name: i for i, b in enumerate(bones)}
+    n = len(bones)
+    rest = np.array([np.array(b.matrix_local) for b in bones], np.float64).reshape(n, 4, 4)
+    scale = np.array([b.get(BIND_SCALE, (1.0, 1.0, 1.0)) for b in bones], np.float64).reshape(n, 3)
+    world = rest.copy()
+    world[:, :3, :3] *= scale[:, None, :]
+    parents = np.array([index[b.parent.name] if b.parent else -1 for b in bones], np.int32)
+    t = np.zeros((n, 3))
+    q = np.zeros((n, 4))
+    s = np.zeros((n, 3))
+    inv = np.linalg.inv(world)
+    extras = []
+    for i, b in enumerate(bones):
+        stored = b.get(REST)
+        p = parents[i]
+        local = world[i] if p < 0 else np.linalg.inv(world[p]) @ world[i]
+        if (
+            stored is not None
+            and np.allclose(np.array(stored).reshape(4, 4), rest[i], atol=1e-5)
+            and LOCAL in b
+            and INVERSE_BIND in b
+        ):
+            vals = np.array(b[LOCAL], np.float64)
+            t[i], q[i], s[i] = vals[:3], vals[3:7], vals[7:10]
+            inv[i] = np.array(b[INVERSE_BIND], np.float64).reshape(4, 4)
+        else:
+            lt, lq, ls = decompose_trs(local[None])
+            t[i], q[i], s[i] = lt[0], lq[0], ls[0]
+        extras.append({k: read_prop(b, k) for k in b.keys() if not k.startswith("rigport_")})
+    return Skeleton([b.name for b in bones], parents, t, q, s, inv, extras)
+
+
+def _attribute_array(attr, n: int) -> np.ndarray:
+    width = _ATTR_WIDTH[attr.data_type]
+    dtype = (
+        np.int32
+        if attr.data_type in ("INT", "INT8")
+        else (bool if attr.data_type == "BOOLEAN" else np.float32)
+    )
+    out = np.empty(n * width, dtype)
+    attr.data.foreach_get(_ATTR_PROP[attr.data_type], out)
+    return out.reshape(n, width) if width > 1 else out
+
+
+def extract_mesh(
+    obj: bpy.types.Object,
+    bone_names: list[str] | None = None,
+    tangents: bool = False,
+    normalize_weights: bool = True,
+    max_weights: int = 4,
+) -> Mesh:
+    """The object's mesh as triangles with per-corner data, in object space."""
+    me = obj.data
+    nv = len(me.vertices)
+    pos = np.empty(nv * 3, np.float32)
+    me.attributes["position"].data.foreach_get("vector", pos)
+    me.calc_loop_triangles()
+    nt = len(me.loop_triangles)
+    tri_loops = np.empty(nt * 3, np.int32)
+    me.loop_triangles.foreach_get("loops", tri_loops)
+    tri_mat = np.empty(nt, np.int32)
+    me.loop_triangles.foreach_get("material_index", tri_mat)
+    nl = len(me.loops)
+    loop_vert = np.empty(nl, np.int32)
+    me.loops.foreach_get("vertex_index", loop_vert)
+    ne = len(me.edges)
+    edges = np.empty(ne * 2, np.int32)
+    me.edges.foreach_get("vertices", edges)
+    loop_edge = np.empty(nl, np.int32)
+    me.loops.foreach_get("edge_index", loop_edge)
+    loose = np.ones(ne, bool)
+    loose[loop_edge] = False
+
+    mesh = Mesh(
+        name=obj.name,
+        positions=pos.reshape(nv, 3),
+        corner_verts=loop_vert[tri_loops],
+        face_starts=np.arange(0, nt * 3, 3, dtype=np.int32),
+        face_materials=tri_mat,
+        loose_edges=edges.reshape(ne, 2)[loose],
+        materials=[s.material.name if s.material else "" for s in obj.material_slots],
+    )
+    if nl:
+        normals = np.empty(nl * 3, np.float32)
+        me.corner_normals.foreach_get("vector", normals)
+        mesh.normals = normals.reshape(nl, 3)[tri_loops]
+    for layer in me.uv_layers:
+        uv = np.empty(nl * 2, np.float32)
+        layer.uv.foreach_get("vector", uv)
+        mesh.uv_sets.append(UVSet(layer.name, uv.reshape(nl, 2)[tri_loops]))
+    for ca in me.color_attributes:
+        if ":" in ca.name:  # a format's own attribute, read below
+            continue
+        n = nl if ca.domain == "CORNER" else nv
+        byte = ca.data_type == "BYTE_COLOR"
+        col = np.empty(n * 4, np.float32)
+        ca.data.foreach_get("color_srgb" if byte else "color", col)
+        col = col.reshape(n, 4)
+        col = col[tri_loops] if ca.domain == "CORNER" else col[mesh.corner_verts]
+        mesh.colors.append(ColorSet(ca.name, col, byte))
+    for attr in me.attributes:
+        if ":" not in attr.name or attr.name.startswith(".") or attr.data_type not in _ATTR_PROP:
+            continue
+        domain = attr.domain
+        if domain == "POINT":
+            data = _attribute_array(attr, nv)
+        elif domain == "CORNER":
+            data = _attribute_array(attr, nl)[tri_loops]
+        elif domain == "EDGE":
+            data = _attribute_array(attr, ne)[loose]
+        else:
+            continue
+        mesh.attributes.append(Attribute(attr.name, domain, attr.data_type, data))
+    if tangents and me.uv_layers and nt:
+        mesh.attributes.append(
+            Attribute("rigport:tangent", "CORNER", "FLOAT_COLOR", _tangents(me, nl)[tri_loops])
+        )
+    if bone_names is not None and obj.vertex_groups:
+        mesh.skin = _skin(obj, bone_names, normalize_weights, max_weights)
+    if me.shape_keys is not None:
+        mesh.morphs = _morphs(me, nv)
+    for key in obj.keys():
+        mesh.extras[key] = read_prop(obj, key)
+    return mesh
+
+
+def _tangents(me, nl: int) -> np.ndarray:
+    me.calc_tangents(uvmap=me.uv_layers[0].name)
+    tan = np.empty(nl * 3, np.float32)
+    me.loops.foreach_get("tangent", tan)
+    sign = np.empty(nl, np.float32)
+    me.loops.foreach_get("bitangent_sign", sign)
+    me.free_tangents()
+    return np.concatenate([tan.reshape(nl, 3), sign[:, None]], axis=1)
+
+
+def _skin(obj, bone_names: list[str], normalize: bool, max_weights: int) -> Skin:
+    """The strongest ``max_weights`` influences per vertex, strongest first."""
+    index = {n: i for i, n in enumerate(bone_names)}
+    group_to_bone = np.full(len(obj.vertex_groups) + 1, -1, np.int64)
+    for g in obj.vertex_groups:
+        group_to_bone[g.index] = index.get(g.name, -1)
+    verts = obj.data.vertices
+    nv = len(verts)
+    counts = np.fromiter((len(v.groups) for v in verts), np.int64, nv)
+    total = int(counts.sum())
+    flat = np.fromiter(
+        (x for v in verts for g in v.groups for x in (g.group, g.weight)), np.float64, 2 * total
+    ).reshape(total, 2)
+    owner = np.repeat(np.arange(nv), counts)
+    bone = group_to_bone[flat[:, 0].astype(np.int64)]
+    weight = flat[:, 1].astype(np.float32)
+    keep = (bone >= 0) & (weight > 0)
+    owner, bone, weight = owner[keep], bone[keep], weight[keep]
+    order = np.lexsort((bone, -weight, owner))
+    owner, bone, weight = owner[order], bone[order], weight[order]
+    first = np.searchsorted(owner, owner)
+    slot = np.arange(len(owner)) - first
+    ok = slot < max_weights
+    joints = np.zeros((nv, max_weights), np.int32)
+    weights = np.zeros((nv, max_weights), np.float32)
+    joints[owner[ok], slot[ok]] = bone[ok]
+    weights[owner[ok], slot[ok]] = weight[ok]
+    if normalize:
+        sums = weights.sum(axis=1, keepdims=True)
+        np.divide(weights, sums, out=weights, where=sums > 0)
+    return Skin(joints, weights)
+
+
+def _morphs(me, nv: int) -> list[MorphTarget]:
+    blocks = me.shape_keys.key_blocks
+    ref = me.shape_keys.reference_key
+    base = np.empty(nv * 3, np.float32)
+    compat.get_shape_key_coords(ref, base)
+    out = []
+    for kb in blocks:
+        if kb == ref:
+            continue
+        co = np.empty(nv * 3, np.float32)
+        compat.get_shape_key_coords(kb, co)
+        out.append(MorphTarget(kb.name, (co - base).reshape(nv, 3), float(kb.value)))
+    return out
+
+
+def extract_animation(
+    armature: bpy.types.Object, action: bpy.types.Action, fps: float | None = None
+) -> Animation:
+    """Engine-local tracks at the action's keyframes, one per keyed bone."""
+    fps = float(action.get("rigport_fps", fps or 24.0))
+    rels = rest_relative(armature.data)
+    per_bone: dict[str, dict[str, dict[int, object]]] = {}
+    for fc in compat.fcurves(action):
+        path = fc.data_path
+        if not path.startswith('pose.bones["'):
+            continue
+        name, _, prop = path[len('pose.bones["') :].partition('"].')
+        name = name.replace('\\"', '"').replace("\\\\", "\\")
+        if prop not in ("location", "rotation_quaternion", "scale") or name not in rels:
+            continue
+        per_bone.setdefault(name, {}).setdefault(prop, {})[fc.array_index] = fc
+    tracks = []
+    for bone in armature.data.bones:
+        chans = per_bone.get(bone.name)
+        if not chans:
+            continue
+        frames = np.unique(
+            np.concatenate([_key_frames(fc) for c in chans.values() for fc in c.values()])
+        )
+        k = len(frames)
+        values = {}
+        for prop, width, default in (
+            ("location", 3, 0.0),
+            ("rotation_quaternion", 4, None),
+            ("scale", 3, 1.0),
+        ):
+            arr = np.zeros((k, width))
+            if prop == "rotation_quaternion":
+                arr[:, 0] = 1.0
+            elif default:
+                arr[:] = default
+            for index, fc in chans.get(prop, {}).items():
+                if index < width:
+                    arr[:, index] = _sample(fc, frames)
+            values[prop] = arr
+        lt, lq, ls = basis_to_local(
+            *rels[bone.name], values["location"], values["rotation_quaternion"], values["scale"]
+        )
+        tracks.append(
+            BoneTrack(
+                bone.name,
+                frames / fps,
+                lt if "location" in chans else None,
+                lq if "rotation_quaternion" in chans else None,
+                ls if "scale" in chans else None,
+            )
+        )
+    length = float(action.get("rigport_length", 0.0))
+    if tracks:
+        length = (
+            max(length, max(float(t.times[-1]) for t in tracks))
+            if length
+            else float(max(t.times[-1] for t in tracks))
+        )
+    return Animation(
+        action.name,
+        length,
+        tracks,
+        {k: read_prop(action, k) for k in action.keys() if not k.startswith("rigport_")},
+    )
+
+
+def _key_frames(fc) -> np.ndarray:
+    n = len(fc.keyframe_points)
+    co = np.empty(n * 2, np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    return co[0::2].astype(np.float64)
+
+
+def _sample(fc, frames: np.ndarray) -> np.ndarray:
+    """Values at ``frames``: the keys themselves where they sit there, else evaluated."""
+    n = len(fc.keyframe_points)
+    co = np.empty(n * 2, np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    kf, kv = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
+    out = np.empty(len(frames))
+    pos = np.searchsorted(kf, frames)
+    hit = (pos < n) & (kf[np.minimum(pos, n - 1)] == frames)
+    out[hit] = kv[pos[hit]]
+    for i in np.nonzero(~hit)[0].tolist():
+        out[i] = fc.evaluate(float(frames[i]))
+    return out

@@ -1,0 +1,361 @@
+"""Urho3D model and animation import/export operators."""
+
+from __future__ import annotations
+
+import os
+
+import bpy
+import numpy as np
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    StringProperty,
+)
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from ..io_formats.codec import FormatError
+from ..io_formats.scene import Mesh
+from ..io_formats.urho3d import ani, mdl
+from ..io_formats.urho3d.animation_convert import export_animation, import_animation
+from ..io_formats.urho3d.model_export import ExportOptions, export_model
+from ..io_formats.urho3d.model_import import import_model
+from .blender import compat
+from .blender.build import build_action, build_scene
+from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
+from .common import Progress, find_target_armature, mesh_armature, read_bytes, selected_paths
+
+AXES_ITEMS = (
+    ("BLENDER", "Convert to Blender", "Urho3D's left-handed Y-up axes become Blender's Z-up"),
+    ("NONE", "Keep Urho3D axes", "Write coordinates as they are (the model lies on its side)"),
+)
+
+
+def import_mdl_file(context, path: str, all_lods: bool = False, convert: bool = True):
+    """Import one .mdl: returns what was built; FormatError leaves nothing behind."""
+    data = read_bytes(path)
+    try:
+        model = mdl.read(data)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    name = os.path.splitext(os.path.basename(path))[0]
+    scene = import_model(model, name, all_lods=all_lods, convert=convert)
+    return build_scene(context, scene)
+
+
+def import_ani_file(
+    context, path: str, armature=None, convert: bool = True, fps: float | None = None
+):
+    data = read_bytes(path)
+    try:
+        anim = import_animation(ani.read(data), convert)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    how = "the given armature"
+    if armature is None:
+        armature, how = find_target_armature(context, [t.bone for t in anim.tracks])
+        if armature is None:
+            raise FormatError(f"{os.path.basename(path)}: {how}")
+    r = context.scene.render
+    action = build_action(armature, anim, fps or r.fps / r.fps_base)
+    compat.assign_action(armature, action)
+    return armature, action, how
+
+
+def _export_objects(context, use_selection: bool) -> list[bpy.types.Object]:
+    pool = context.selected_objects if use_selection else context.scene.objects
+    return [o for o in pool if o.type == "MESH"]
+
+
+def _merge(meshes: list[Mesh]) -> Mesh:
+    """Several objects of one LOD as one mesh; each object's slots become geometries."""
+    if len(meshes) == 1:
+        return meshes[0]
+    from ..io_formats.scene import Skin
+
+    out = Mesh(
+        meshes[0].name,
+        np.concatenate([m.positions for m in meshes]),
+        np.zeros(0, np.int32),
+        np.zeros(0, np.int32),
+        np.zeros(0, np.int32),
+    )
+    v_off = np.cumsum([0] + [len(m.positions) for m in meshes])
+    s_off = np.cumsum([0] + [max(len(m.materials), 1) for m in meshes])
+    out.corner_verts = np.concatenate([m.corner_verts + v_off[i] for i, m in enumerate(meshes)])
+    out.face_materials = np.concatenate([m.face_materials + s_off[i] for i, m in enumerate(meshes)])
+    out.face_starts = np.arange(0, len(out.corner_verts), 3, dtype=np.int32)
+    out.loose_edges = np.concatenate([m.loose_edges + v_off[i] for i, m in enumerate(meshes)])
+    out.materials = [n for m in meshes for n in (m.materials or [""])]
+    if all(m.normals is not None for m in meshes):
+        out.normals = np.concatenate([m.normals for m in meshes])
+    n_uv = min(len(m.uv_sets) for m in meshes)
+    out.uv_sets = [
+        type(meshes[0].uv_sets[i])(
+            meshes[0].uv_sets[i].name, np.concatenate([m.uv_sets[i].uv for m in meshes])
+        )
+        for i in range(n_uv)
+    ]
+    n_col = min(len(m.colors) for m in meshes)
+    out.colors = [
+        type(meshes[0].colors[i])(
+            meshes[0].colors[i].name,
+            np.concatenate([m.colors[i].color for m in meshes]),
+            meshes[0].colors[i].byte,
+        )
+        for i in range(n_col)
+    ]
+    if all(m.skin is not None for m in meshes):
+        out.skin = Skin(
+            np.concatenate([m.skin.joints for m in meshes]),
+            np.concatenate([m.skin.weights for m in meshes]),
+        )
+    return out
+
+
+def export_mdl_file(
+    context,
+    path: str,
+    objects: list,
+    fmt: str = "AUTO",
+    convert: bool = True,
+    tangents: bool = True,
+    recompute_tangents: bool = False,
+    bone_limit: int = 64,
+) -> list[str]:
+    """Write ``objects`` (LODs by their ``urho_lod`` property) to one .mdl; returns warnings."""
+    if not objects:
+        raise FormatError("no mesh objects to export")
+    armature = next((a for a in (mesh_armature(o) for o in objects) if a is not None), None)
+    skeleton = extract_skeleton(armature) if armature is not None else None
+    names = skeleton.names if skeleton is not None else None
+    by_lod: dict[int, list] = {}
+    for obj in objects:
+        by_lod.setdefault(int(obj.get("urho_lod", 0)), []).append(obj)
+    lods = []
+    layout = None
+    single = all(len(v) == 1 for v in by_lod.values())
+    for lod, objs in sorted(by_lod.items()):
+        meshes = []
+        for obj in sorted(objs, key=lambda o: o.name):
+            m = extract_mesh(obj, names, tangents=tangents)
+            _apply_object_transform(m, obj, armature)
+            meshes.append(m)
+        lods.append((lod, _merge(meshes)))
+    if single:
+        layout = read_prop(by_lod[min(by_lod)][0], "urho_layout")
+    magic = fmt
+    if fmt == "AUTO":
+        magic = (layout or {}).get("magic", "UMD2")
+    opts = ExportOptions(
+        magic=magic.encode("ascii"),
+        convert_axes=convert,
+        tangents=tangents,
+        recompute_tangents=recompute_tangents,
+        bone_limit=bone_limit,
+        layout=layout if isinstance(layout, dict) else None,
+    )
+    model, warnings = export_model(lods, skeleton, opts)
+    data = mdl.write(model)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    if len(lods) == 1 and isinstance(layout, dict):
+        n = max((len(g["lods"]) for g in layout["geometries"]), default=1)
+        if n > 1:
+            warnings.append(
+                f"the imported model had {n} LOD levels; only LOD {lods[0][0]} "
+                "was in Blender, so the file has one (import with all LODs to keep them)"
+            )
+    return warnings
+
+
+def _apply_object_transform(mesh: Mesh, obj, armature) -> None:
+    m = np.array(obj.matrix_world, np.float64)
+    if armature is not None:
+        m = np.linalg.inv(np.array(armature.matrix_world, np.float64)) @ m
+    if np.allclose(m, np.eye(4), atol=1e-9):
+        return
+    mesh.positions = (mesh.positions @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
+    if mesh.normals is not None:
+        n = mesh.normals @ np.linalg.inv(m[:3, :3])
+        mesh.normals = (n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)).astype(
+            np.float32
+        )
+
+
+def export_ani_file(context, path: str, armature, action=None, convert: bool = True) -> None:
+    action = action or (armature.animation_data.action if armature.animation_data else None)
+    if action is None:
+        raise FormatError(f"armature {armature.name!r} has no action to export")
+    r = context.scene.render
+    anim = extract_animation(armature, action, r.fps / r.fps_base)
+    data = ani.write(export_animation(anim, convert))
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportHelper):
+    """Import Urho3D models (.mdl): mesh, armature, weights, shape keys, LODs"""
+
+    bl_idname = "import_scene.urho3d_mdl"
+    bl_label = "Import Urho3D Model"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".mdl"
+    filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
+    files: CollectionProperty(
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
+    )
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+    lods: EnumProperty(
+        name="LODs",
+        items=(
+            ("FIRST", "LOD 0", "Import the most detailed level only"),
+            ("ALL", "All LODs", "Every LOD level as its own object in a collection"),
+        ),
+        default="FIRST",
+    )
+    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+
+    def execute(self, context):
+        paths = selected_paths(self)
+        with Progress(context, len(paths)) as progress:
+            for i, path in enumerate(paths):
+                try:
+                    built = import_mdl_file(
+                        context, path, self.lods == "ALL", self.axes == "BLENDER"
+                    )
+                except FormatError as err:
+                    self.report({"ERROR"}, str(err))
+                    return {"CANCELLED"}
+                self.report({"INFO"}, f"{os.path.basename(path)}: {len(built.objects)} objects")
+                progress.update(i + 1)
+        return {"FINISHED"}
+
+
+class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
+    """Export meshes (with their armature and LOD collection) to an Urho3D model (.mdl)"""
+
+    bl_idname = "export_scene.urho3d_mdl"
+    bl_label = "Export Urho3D Model"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".mdl"
+    filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
+    file_format: EnumProperty(
+        name="Format",
+        items=(
+            ("AUTO", "As imported", "The format the model was imported from, else UMD2"),
+            ("UMD2", "UMD2", "Vertex element descriptors (Urho3D 1.7+, rbfx)"),
+            ("UMDL", "UMDL", "Legacy element mask"),
+        ),
+        default="AUTO",
+    )
+    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+    use_selection: BoolProperty(name="Selected Only", default=False)
+    tangents: BoolProperty(
+        name="Tangents", default=True, description="Write tangents (needs a UV map)"
+    )
+    recompute_tangents: BoolProperty(
+        name="Recompute Tangents",
+        default=False,
+        description="Compute tangents even where imported ones are kept",
+    )
+    bone_limit: IntProperty(
+        name="Bones per Geometry",
+        default=64,
+        min=1,
+        max=255,
+        description="Above this many bones, each geometry gets its own bone mapping",
+    )
+
+    def execute(self, context):
+        objects = _export_objects(context, self.use_selection)
+        try:
+            warnings = export_mdl_file(
+                context,
+                self.filepath,
+                objects,
+                self.file_format,
+                self.axes == "BLENDER",
+                self.tangents,
+                self.recompute_tangents,
+                self.bone_limit,
+            )
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        for w in warnings:
+            self.report({"WARNING"}, w)
+        return {"FINISHED"}
+
+
+class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportHelper):
+    """Import Urho3D animations (.ani) as actions on an armature"""
+
+    bl_idname = "import_anim.urho3d_ani"
+    bl_label = "Import Urho3D Animation"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".ani"
+    filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
+    files: CollectionProperty(
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
+    )
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+    fps: FloatProperty(
+        name="Frame Rate",
+        default=0.0,
+        min=0.0,
+        description="Frames per second for key times (0: the scene's)",
+    )
+
+    def execute(self, context):
+        for path in selected_paths(self):
+            try:
+                arm, action, how = import_ani_file(
+                    context, path, None, self.axes == "BLENDER", self.fps or None
+                )
+            except FormatError as err:
+                self.report({"ERROR"}, str(err))
+                return {"CANCELLED"}
+            self.report({"INFO"}, f"{action.name} applied to {arm.name} ({how})")
+        return {"FINISHED"}
+
+
+class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
+    """Export the active armature's action to an Urho3D animation (.ani)"""
+
+    bl_idname = "export_anim.urho3d_ani"
+    bl_label = "Export Urho3D Animation"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".ani"
+    filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
+    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+
+    def execute(self, context):
+        arm = context.view_layer.objects.active
+        if arm is None or arm.type != "ARMATURE":
+            arms = [o for o in context.scene.objects if o.type == "ARMATURE"]
+            arm = arms[0] if len(arms) == 1 else None
+        if arm is None:
+            self.report({"ERROR"}, "select the armature whose action to export")
+            return {"CANCELLED"}
+        try:
+            export_ani_file(context, self.filepath, arm, None, self.axes == "BLENDER")
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+CLASSES = (
+    IMPORT_SCENE_OT_urho3d_mdl,
+    EXPORT_SCENE_OT_urho3d_mdl,
+    IMPORT_ANIM_OT_urho3d_ani,
+    EXPORT_ANIM_OT_urho3d_ani,
+)

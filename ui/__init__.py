@@ -1,0 +1,1 @@
+"""File menu entries and drag-and-drop handlers."""
