@@ -277,7 +277,7 @@ def _export_like(in_path: str, out_path: str, model: str | None) -> str:
     if in_ext in MODEL_EXTS:
         if out_ext not in MODEL_EXTS:
             raise FormatError(f"a model ({in_ext}) cannot be written as {out_ext}", None, in_path)
-        built = bl.import_model(in_path)
+        built = bl.import_model(in_path, all_lods=True)  # keep every LOD level
         warnings = bl.export_model(out_path, built.objects)
     else:
         if out_ext not in ANIM_EXTS:
