@@ -115,7 +115,10 @@ def _read_vertex_buffer(r: Reader, legacy: bool) -> VertexBuffer:
         elements = []
         for _ in range(n):
             start = r.pos
-            e = VertexElement.from_descriptor(r.u32())
+            descriptor = r.u32()
+            if descriptor >> 24:
+                raise r.error(f"vertex element 0x{descriptor:08X} has unknown bits 24-31", start)
+            e = VertexElement.from_descriptor(descriptor)
             if e.type not in TYPE_DTYPES or e.semantic > 8:
                 raise r.error(
                     f"unknown vertex element type {e.type} / semantic {e.semantic}", start
@@ -156,8 +159,11 @@ def read(data: bytes) -> Model:
     ibs = [_read_index_buffer(r) for _ in range(r.count(r.u32(), 8, "index buffer"))]
 
     geometries = []
+    mapping_offsets = []
     for _ in range(r.count(r.u32(), 8, "geometry")):
-        mapping = r.array("<u4", r.count(r.u32(), 4, "bone mapping"), "bone mapping")
+        n_mapping = r.count(r.u32(), 4, "bone mapping")
+        mapping_offsets.append(r.pos)
+        mapping = r.array("<u4", n_mapping, "bone mapping")
         lods = []
         for _ in range(r.count(r.u32(), 24, "LOD level")):
             start = r.pos
@@ -200,6 +206,14 @@ def read(data: bytes) -> Model:
             box = r.array("<f4", 6, "bone bounding box")
             bone.bbox_min, bone.bbox_max = box[:3], box[3:]
         bones.append(bone)
+    if bones:  # without a skeleton the engine never reads the mappings
+        for g, at in zip(geometries, mapping_offsets, strict=True):
+            if len(g.bone_mapping) and int(g.bone_mapping.max()) >= n_bones:
+                bad = int(np.argmax(g.bone_mapping >= n_bones))
+                raise r.error(
+                    f"bone mapping entry {int(g.bone_mapping[bad])} of {n_bones} bones",
+                    at + 4 * bad,
+                )
 
     box = r.array("<f4", 6, "bounding box")
     centers = None

@@ -176,6 +176,30 @@ def _skin_columns(mesh: Mesh, mapping: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return weights, joints.astype(np.uint8)
 
 
+def _canonical_skin(weights: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    j = np.where(weights > 0, joints.astype(np.int64), 1 << 20)
+    order = np.argsort(j, axis=1, kind="stable")
+    return np.take_along_axis(j, order, 1), np.take_along_axis(weights, order, 1)
+
+
+def _kept_skin(mesh: Mesh, weights: np.ndarray, joints: np.ndarray):
+    """The file's own slot order per vertex where its influences are unchanged."""
+    raw_w = _attr(mesh, element_attribute(VertexElement(TYPE_VECTOR4, SEM_BLENDWEIGHTS)))
+    raw_j = _attr(mesh, element_attribute(VertexElement(TYPE_UBYTE4, SEM_BLENDINDICES)))
+    if raw_w is None or raw_j is None or len(raw_w) != len(weights):
+        return weights, joints
+    raw_j = np.ascontiguousarray(raw_j, "<i4").view(np.uint8).reshape(-1, 4)
+    total = raw_w.sum(axis=1, keepdims=True)
+    norm_w = np.divide(raw_w, total, out=np.zeros_like(raw_w), where=total > 0)
+    ja, wa = _canonical_skin(norm_w, raw_j)
+    jb, wb = _canonical_skin(weights, joints)
+    same = np.all(ja == jb, axis=1) & np.all(np.abs(wa - wb) <= 1e-6, axis=1)
+    return (
+        np.where(same[:, None], raw_w, weights).astype(np.float32),
+        np.where(same[:, None], raw_j, joints).astype(np.uint8),
+    )
+
+
 def _vertex_value(mesh: Mesh, e: VertexElement, opts: ExportOptions) -> np.ndarray | None:
     """Per-vertex values for elements that live on points."""
     if e.semantic == SEM_POSITION and e.index == 0 and e.type == TYPE_VECTOR3:
@@ -224,6 +248,7 @@ def _draw_candidates(
         rep_vert = uniq[order]
         rep_corner = None
         indices = rank[inverse.reshape(-1)]
+    weights, joints = _kept_skin(mesh, weights, joints)
     rec = np.zeros(len(rep_vert), dtype)
     for name, e in zip(names, elements, strict=True):
         key = e.key + f"_t{e.type}"
@@ -612,6 +637,8 @@ def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
             places, chunks = per_vb[vb]
             mask = masks.get(vb, MASK_POSITION | MASK_NORMAL)
             idx, first = np.unique(np.concatenate(places), return_index=True)
+            if not len(idx) and vb not in masks:
+                continue
             rows = np.concatenate(chunks)[first]
             data = np.zeros(len(idx), morph_dtype(mask))
             data["index"] = idx

@@ -152,8 +152,10 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
             elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
                 joints[sel] = col
                 have_skin = True
+                _scatter(per_vertex, element_attribute(e), sel, _raw(col, e), n_vertices)
             elif e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
                 weights[sel] = col
+                _scatter(per_vertex, element_attribute(e), sel, col, n_vertices)
             elif e.semantic == SEM_TANGENT and e.index == 0 and e.type == TYPE_VECTOR4:
                 _scatter(
                     per_vertex, TANGENT_ATTRIBUTE, sel, axes.tangents(col, convert), n_vertices

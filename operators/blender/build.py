@@ -144,7 +144,12 @@ def _add_attribute(me: bpy.types.Mesh, a: Attribute) -> None:
         "FLOAT_COLOR": "color",
     }[a.type]
     dtype = np.int32 if a.type == "INT" else (bool if a.type == "BOOLEAN" else np.float32)
-    attr.data.foreach_set(prop, np.ascontiguousarray(a.data, dtype).ravel())
+    data = np.ascontiguousarray(a.data, dtype)
+    if a.domain == "EDGE" and len(data) < len(me.edges):
+        # Loose edges come first; the edges of faces that calc_edges added follow.
+        pad = np.full((len(me.edges) - len(data),) + data.shape[1:], -1, dtype)
+        data = np.concatenate([data, pad])
+    attr.data.foreach_set(prop, data.ravel())
 
 
 def build_mesh_data(mesh: Mesh) -> bpy.types.Mesh:
