@@ -1,0 +1,326 @@
+"""One benchmark step per process: ``python bench/steps.py STEP WORKDIR CONFIG_JSON [--profile]``.
+
+Started by ``bench/run_bench.py``; writes ``WORKDIR/STEP.json`` (or
+``STEP.prof.json``) with the seconds of the timed call and memory figures.
+Each step loads what it needs from files the earlier steps left in WORKDIR:
+
+- ``gen``: model.mdl, skel.mdl, walk.ani (no bpy)
+- ``rp_mdl_import``: model.mdl -> model.blend;  ``rp_mdl_export``: model.blend -> out.mdl
+- ``gltf_mdl_export``: model.blend -> model.glb;  ``gltf_mdl_import``: model.glb
+- ``rp_ani_import``: skel.mdl (untimed) + walk.ani -> anim.blend
+- ``rp_ani_export``: anim.blend -> out.ani
+- ``gltf_ani_export``: anim.blend -> anim.glb;  ``gltf_ani_import``: anim.glb
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "rigport"
+FPS = 24
+
+
+# --------------------------------------------------------------------------
+# memory
+
+
+def _status_kb(field: str) -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _reset_hwm() -> bool:
+    """Reset VmHWM (Linux: write 5 to clear_refs); False where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------
+# the package
+
+
+def install_package():
+    """The repository as package ``rigport`` (tests/conftest.py does the same)."""
+    if PACKAGE in sys.modules:
+        return sys.modules[PACKAGE]
+    spec = importlib.util.spec_from_file_location(
+        PACKAGE, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE] = module
+    return module
+
+
+def load_addon():
+    module = install_package()
+    module.__spec__.loader.exec_module(module)
+    module.register()
+    return module
+
+
+# --------------------------------------------------------------------------
+# content
+
+
+def gen(workdir: Path, cfg: dict) -> dict:
+    install_package()
+    from rigport.io_formats.urho3d import ani, mdl, samples
+
+    model = samples.skinned_model(
+        cfg["bones"], n_vertices=cfg["vertices"], morphs=1, uv_sets=2, color=False,
+        lods=1, geometries=1,
+    )
+    data = mdl.write(model)
+    (workdir / "model.mdl").write_bytes(data)
+    skel = samples.skinned_model(cfg["anim_bones"], grid=(64, 8), morphs=0, uv_sets=1,
+                                 color=False, collision=False)
+    (workdir / "skel.mdl").write_bytes(mdl.write(skel))
+    keys = cfg["keys"]
+    anim = samples.walk_animation(skel, keys, (keys - 1) / FPS, name="Walk")
+    ani_data = ani.write(anim)
+    (workdir / "walk.ani").write_bytes(ani_data)
+    vb = model.vertex_buffers[0]
+    return {
+        "vertices": int(len(vb.data)),
+        "triangles": int(sum(lod.index_count for g in model.geometries for lod in g.lods[:1]) // 3),
+        "bones": len(model.bones),
+        "morphs": len(model.morphs),
+        "morph_vertices": int(sum(len(b.data) for m in model.morphs for b in m.buffers)),
+        "elements": list(vb.data.dtype.names),
+        "mdl_bytes": len(data),
+        "anim_bones": len(skel.bones),
+        "keys": keys,
+        "ani_bytes": len(ani_data),
+    }
+
+
+# --------------------------------------------------------------------------
+# Blender helpers
+
+
+def _empty_scene():
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = FPS
+    scene.render.fps_base = 1.0
+
+
+def _open(path: Path):
+    import bpy
+
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+
+
+def _save(path: Path):
+    import bpy
+
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), compress=False)
+
+
+def _armature():
+    import bpy
+
+    arms = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
+    if len(arms) != 1:
+        raise RuntimeError(f"expected one armature, found {len(arms)}")
+    arm = arms[0]
+    bpy.context.view_layer.objects.active = arm
+    for o in bpy.context.scene.objects:
+        o.select_set(o is arm)
+    return arm
+
+
+def _gltf_options(op, **wanted) -> dict:
+    """Keep the options this glTF exporter/importer version knows."""
+    names = set(op.get_rna_type().properties.keys())
+    return {k: v for k, v in wanted.items() if k in names}
+
+
+def _check(result, what):
+    if "FINISHED" not in result:
+        raise RuntimeError(f"{what} returned {result}")
+
+
+# --------------------------------------------------------------------------
+# steps: each returns (set-up callable, timed callable)
+
+
+def step_setup_and_call(step: str, workdir: Path):
+    import bpy
+
+    w = workdir
+    if step == "rp_mdl_import":
+        return _empty_scene, lambda: bpy.ops.import_scene.urho3d_mdl(
+            filepath=str(w / "model.mdl")), lambda: _save(w / "model.blend")
+    if step == "rp_mdl_export":
+        return (lambda: _open(w / "model.blend"),
+                lambda: bpy.ops.export_scene.urho3d_mdl(filepath=str(w / "out.mdl")), None)
+    if step == "gltf_mdl_export":
+        op = bpy.ops.export_scene.gltf
+        opts = _gltf_options(
+            op, filepath=str(w / "model.glb"), export_format="GLB", export_skins=True,
+            export_morph=True, export_morph_normal=True, export_morph_tangent=True,
+            export_tangents=True, export_normals=True, export_texcoords=True,
+            export_animations=False, export_apply=False, export_materials="NONE",
+        )
+        return lambda: _open(w / "model.blend"), lambda: op(**opts), None
+    if step == "gltf_mdl_import":
+        return (_empty_scene,
+                lambda: bpy.ops.import_scene.gltf(filepath=str(w / "model.glb")), None)
+    if step == "rp_ani_import":
+        def setup():
+            _empty_scene()
+            _check(bpy.ops.import_scene.urho3d_mdl(filepath=str(w / "skel.mdl")), "skel import")
+            _armature()
+        return setup, lambda: bpy.ops.import_anim.urho3d_ani(
+            filepath=str(w / "walk.ani")), lambda: _save(w / "anim.blend")
+    if step == "rp_ani_export":
+        def setup():
+            _open(w / "anim.blend")
+            _armature()
+        return setup, lambda: bpy.ops.export_anim.urho3d_ani(filepath=str(w / "out.ani")), None
+    if step == "gltf_ani_export":
+        op = bpy.ops.export_scene.gltf
+
+        def setup():
+            _open(w / "anim.blend")
+            for o in list(bpy.context.scene.objects):
+                if o.type != "ARMATURE":
+                    bpy.data.objects.remove(o)
+            _armature()
+        opts = _gltf_options(
+            op, filepath=str(w / "anim.glb"), export_format="GLB", export_skins=True,
+            export_animations=True, export_materials="NONE",
+        )
+        return setup, lambda: op(**opts), None
+    if step == "gltf_ani_import":
+        return (_empty_scene,
+                lambda: bpy.ops.import_scene.gltf(filepath=str(w / "anim.glb")), None)
+    raise SystemExit(f"unknown step {step}")
+
+
+def _profile_rows(prof, top: int = 5) -> dict:
+    import pstats
+
+    st = pstats.Stats(prof)
+    rows = []
+    for (fname, line, name), (_cc, nc, tt, ct, _callers) in st.stats.items():
+        ours = False
+        if fname == "~" or fname.startswith("<"):
+            label = name if fname == "~" else f"{fname}({name})"
+        else:
+            try:
+                rel = str(Path(fname).resolve().relative_to(ROOT))
+                ours = not rel.startswith(("bench", ".venv"))
+            except (ValueError, OSError):
+                rel = "/".join(Path(fname).parts[-2:])
+            if rel.startswith(".venv"):
+                rel = "/".join(Path(fname).parts[-2:])
+            label = f"{rel}:{line}({name})"
+        rows.append({"func": label, "calls": nc, "tottime": tt, "cumtime": ct, "ours": ours})
+    by_tot = sorted(rows, key=lambda r: -r["tottime"])[:top]
+    ours = [r for r in rows if r["ours"]]
+    by_cum = sorted(ours, key=lambda r: -r["cumtime"])[: top + 3]
+    total = max((r["cumtime"] for r in rows), default=0.0)
+    return {"total": total, "tottime": by_tot, "cumtime": by_cum}
+
+
+def scene_summary() -> dict:
+    """What the step left in the scene: a check that both sides carry the same content."""
+    import bpy
+
+    out = {"meshes": [], "armatures": [], "actions": []}
+    for o in bpy.context.scene.objects:
+        if o.type == "MESH":
+            me = o.data
+            out["meshes"].append({
+                "vertices": len(me.vertices), "polygons": len(me.polygons),
+                "uv_layers": len(me.uv_layers), "vertex_groups": len(o.vertex_groups),
+                "shape_keys": len(me.shape_keys.key_blocks) if me.shape_keys else 0,
+            })
+        elif o.type == "ARMATURE":
+            out["armatures"].append({"bones": len(o.data.bones)})
+    for a in bpy.data.actions:
+        try:
+            n = sum(len(fc.keyframe_points) for fc in a.fcurves)  # 4.2 .. 4.5
+        except AttributeError:
+            n = sum(len(fc.keyframe_points) for layer in a.layers for strip in layer.strips
+                    for bag in strip.channelbags for fc in bag.fcurves)
+        out["actions"].append({"name": a.name, "keys": n})
+    return out
+
+
+def run_step(step: str, workdir: Path, cfg: dict, profile: bool) -> dict:
+    if step == "gen":
+        t0 = time.perf_counter()
+        info = gen(workdir, cfg)
+        return {"seconds": time.perf_counter() - t0, **info}
+    import bpy  # noqa: F401
+
+    load_addon()
+    setup, call, after = step_setup_and_call(step, workdir)
+    setup()
+    rss_before = _status_kb("VmRSS")
+    # resetting VmHWM resets ru_maxrss too: keep the set-up peak first
+    peak_setup = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    hwm_ok = _reset_hwm()
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    t0 = time.perf_counter()
+    result = call()
+    seconds = time.perf_counter() - t0
+    if prof is not None:
+        prof.disable()
+    _check(result, step)
+    hwm = _status_kb("VmHWM") if hwm_ok else None
+    out = {"seconds": seconds, "rss_before_kb": rss_before, "hwm_call_kb": hwm,
+           "peak_setup_kb": peak_setup}
+    if prof is not None:
+        out["profile"] = _profile_rows(prof)
+    if not profile:
+        try:
+            out["scene"] = scene_summary()
+        except Exception as exc:  # a summary is a check, never a failure
+            out["scene"] = {"error": f"{type(exc).__name__}: {exc}"}
+    if after is not None and not profile:
+        after()
+    return out
+
+
+def main() -> None:
+    step, workdir, cfg = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
+    profile = "--profile" in sys.argv[4:]
+    out = run_step(step, workdir, cfg, profile)
+    out["maxrss_kb"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                           out.get("peak_setup_kb", 0))
+    name = f"{step}{'.prof' if profile else ''}.json"
+    (workdir / name).write_text(json.dumps(out))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # bpy 4.2 can crash at interpreter exit
+
+
+if __name__ == "__main__":
+    main()
