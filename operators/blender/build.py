@@ -23,6 +23,7 @@ BIND_SCALE = "rigport_bind_scale"
 REST = "rigport_rest"
 LOCAL = "rigport_local"
 INVERSE_BIND = "rigport_inverse_bind"
+EDGE_ORDER = "rigport:edge_order"
 
 
 @dataclass
@@ -133,7 +134,27 @@ def build_armature(
     return obj
 
 
-def _add_attribute(me: bpy.types.Mesh, a: Attribute) -> None:
+def _loose_edge_places(me: bpy.types.Mesh, loose: np.ndarray) -> np.ndarray:
+    """Where each given loose edge ended up after ``calc_edges`` (which may reorder and
+    turn edges round); records the original order and direction as ``EDGE_ORDER``."""
+    n = len(me.edges)
+    got = np.empty(n * 2, np.int32)
+    me.edges.foreach_get("vertices", got)
+    got = got.reshape(n, 2).astype(np.int64)
+    key_got = np.minimum(got[:, 0], got[:, 1]) << 32 | np.maximum(got[:, 0], got[:, 1])
+    want = loose.astype(np.int64)
+    key_want = np.minimum(want[:, 0], want[:, 1]) << 32 | np.maximum(want[:, 0], want[:, 1])
+    order = np.argsort(key_got, kind="stable")
+    place = order[np.searchsorted(key_got[order], key_want)]
+    code = np.full(n, -1, np.int32)
+    flipped = got[place, 0] != want[:, 0]
+    code[place] = np.arange(len(want)) * 2 + flipped
+    attr = me.attributes.new(EDGE_ORDER, "INT", "EDGE")
+    attr.data.foreach_set("value", code)
+    return place
+
+
+def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
     attr = me.attributes.new(a.name, a.type, a.domain)
     prop = {
         "INT": "value",
@@ -145,10 +166,10 @@ def _add_attribute(me: bpy.types.Mesh, a: Attribute) -> None:
     }[a.type]
     dtype = np.int32 if a.type == "INT" else (bool if a.type == "BOOLEAN" else np.float32)
     data = np.ascontiguousarray(a.data, dtype)
-    if a.domain == "EDGE" and len(data) < len(me.edges):
-        # Loose edges come first; the edges of faces that calc_edges added follow.
-        pad = np.full((len(me.edges) - len(data),) + data.shape[1:], -1, dtype)
-        data = np.concatenate([data, pad])
+    if a.domain == "EDGE" and edge_place is not None:
+        full = np.full((len(me.edges),) + data.shape[1:], -1, dtype)
+        full[edge_place] = data
+        data = full
     attr.data.foreach_set(prop, data.ravel())
 
 
@@ -196,8 +217,9 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
             "color_srgb" if col.byte else "color",
             np.ascontiguousarray(col.color, np.float32).ravel(),
         )
+    edge_place = _loose_edge_places(me, mesh.loose_edges) if ne else None
     for a in mesh.attributes:
-        _add_attribute(me, a)
+        _add_attribute(me, a, edge_place)
     if mesh.normals is not None and nc:
         me.polygons.foreach_set("use_smooth", np.ones(nf, bool))
         me.normals_split_custom_set(np.ascontiguousarray(mesh.normals, np.float32))

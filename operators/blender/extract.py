@@ -21,7 +21,7 @@ from ...io_formats.scene import (
 )
 from ...io_formats.transforms import decompose_trs
 from . import compat
-from .build import BIND_SCALE, INVERSE_BIND, LOCAL, REST, rest_relative
+from .build import BIND_SCALE, EDGE_ORDER, INVERSE_BIND, LOCAL, REST, rest_relative
 
 _ATTR_PROP = {
     "INT": "value",
@@ -135,6 +135,16 @@ def extract_mesh(
     me.loops.foreach_get("edge_index", loop_edge)
     loose = np.ones(ne, bool)
     loose[loop_edge] = False
+    loose = np.nonzero(loose)[0]
+    edges = edges.reshape(ne, 2)
+    order_attr = me.attributes.get(EDGE_ORDER)
+    if order_attr is not None and order_attr.domain == "EDGE" and len(loose):
+        code = np.empty(ne, np.int32)
+        order_attr.data.foreach_get("value", code)
+        code = code[loose]
+        flip = (code >= 0) & (code % 2 == 1)
+        edges[loose[flip]] = edges[loose[flip]][:, ::-1]
+        loose = loose[np.lexsort((loose, np.where(code >= 0, code, np.iinfo(np.int32).max)))]
 
     mesh = Mesh(
         name=obj.name,
@@ -142,7 +152,7 @@ def extract_mesh(
         corner_verts=loop_vert[tri_loops],
         face_starts=np.arange(0, nt * 3, 3, dtype=np.int32),
         face_materials=tri_mat,
-        loose_edges=edges.reshape(ne, 2)[loose],
+        loose_edges=edges[loose],
         materials=[s.material.name if s.material else "" for s in obj.material_slots],
     )
     if nl:
@@ -164,7 +174,12 @@ def extract_mesh(
         col = col[tri_loops] if ca.domain == "CORNER" else col[mesh.corner_verts]
         mesh.colors.append(ColorSet(ca.name, col, byte))
     for attr in me.attributes:
-        if ":" not in attr.name or attr.name.startswith(".") or attr.data_type not in _ATTR_PROP:
+        if (
+            ":" not in attr.name
+            or attr.name.startswith(".")
+            or attr.name == EDGE_ORDER
+            or attr.data_type not in _ATTR_PROP
+        ):
             continue
         domain = attr.domain
         if domain == "POINT":
