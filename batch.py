@@ -213,7 +213,10 @@ class _Blender:
 
     def reset(self) -> None:
         """An empty file with the add-on registered."""
-        self.bpy.ops.wm.read_factory_settings(use_empty=True)
+        if self.bpy.app.binary_path:  # a real Blender: keep the user's preferences
+            self.bpy.ops.wm.read_homefile(use_empty=True)
+        else:
+            self.bpy.ops.wm.read_factory_settings(use_empty=True)
         self.register()
 
     def register(self) -> None:
@@ -270,20 +273,12 @@ def _import_files(paths: list[str], all_lods: bool, state: dict) -> str:
 
 def _export_like(in_path: str, out_path: str, model: str | None) -> str:
     """Import ``in_path`` (and ``model`` for an animation) into an empty file; export."""
-    FormatError = _format_error_class()
     bl = blender()
     bl.reset()
-    in_ext, out_ext = _ext(in_path), _ext(out_path)
-    if in_ext in MODEL_EXTS:
-        if out_ext not in MODEL_EXTS:
-            raise FormatError(f"a model ({in_ext}) cannot be written as {out_ext}", None, in_path)
+    if _ext(in_path) in MODEL_EXTS:
         built = bl.import_model(in_path, all_lods=True)  # keep every LOD level
         warnings = bl.export_model(out_path, built.objects)
     else:
-        if out_ext not in ANIM_EXTS:
-            raise FormatError(
-                f"an animation ({in_ext}) cannot be written as {out_ext}", None, in_path
-            )
         if not model:
             raise UsageError(f"{in_path}: an animation needs --model MODEL.mdl for its skeleton")
         built = bl.import_model(model)
@@ -456,6 +451,10 @@ def _dispatch(args) -> int:
     _check_exts([args.input, args.output], KNOWN_EXTS)
     if args.model:
         _check_exts([args.model], MODEL_EXTS)
+    in_model, out_model = _ext(args.input) in MODEL_EXTS, _ext(args.output) in MODEL_EXTS
+    if in_model != out_model:
+        kind = "a model" if in_model else "an animation"
+        raise UsageError(f"{args.input}: {kind} cannot be written as {_ext(args.output)}")
     if cmd == "roundtrip" and _ext(args.input) != _ext(args.output):
         raise UsageError(
             f"roundtrip writes the same format: {args.input} and {args.output} "

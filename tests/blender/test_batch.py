@@ -81,5 +81,7 @@ def test_keep_going_import(corpus_dir, tmp_path):
 def test_usage(corpus_dir, tmp_path):
     proc = run_batch("roundtrip", corpus_dir / "urho3d" / "Box.mdl", tmp_path / "x.ani")
     assert proc.returncode == 2
+    proc = run_batch("convert", corpus_dir / "urho3d" / "Box.mdl", tmp_path / "x.ani")
+    assert proc.returncode == 2 and "cannot be written" in proc.stderr
     proc = run_batch("roundtrip", corpus_dir / "urho3d" / "Jack_Walk.ani", tmp_path / "x.ani")
     assert proc.returncode == 2 and "--model" in proc.stderr
