@@ -285,6 +285,7 @@ def test_generated_offset_matrices_invert_world_binds(name):
     bones = mdl.read(mdl.write(sample(name))).bones
     assert bones
     world = world_binds(bones)
+    assert np.allclose(samples.world_bind_matrices(bones), world)
     assert np.abs(offsets_4x4(bones) @ world - np.eye(4)).max() < 2e-5
     assert np.allclose(offsets_4x4(bones), np.linalg.inv(world), atol=2e-5)
 
