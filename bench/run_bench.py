@@ -119,7 +119,7 @@ def mib(kb: float | None) -> str:
     return "n/a" if kb is None else f"{kb / 1024:.0f}"
 
 
-def fmt_report(runs: list[dict], config: dict) -> str:
+def fmt_report(runs: list[dict], config: dict, extra: list[str] = ()) -> str:
     gen = runs[0]["results"]["gen"]
     out = ["# RigPort benchmarks", ""]
     out.append(
@@ -184,6 +184,27 @@ def fmt_report(runs: list[dict], config: dict) -> str:
                 f"{mib(r.get('hwm_call_kb'))} | {mib(r.get('rss_before_kb'))} |"
             )
         out.append("")
+        checks = []
+        for step in ("rp_mdl_import", "gltf_mdl_import", "rp_ani_import", "gltf_ani_import"):
+            sc = res[step].get("scene")
+            if not sc or "error" in sc:
+                continue
+            parts = [
+                f"mesh {m_['vertices']:,} v / {m_['polygons']:,} faces / {m_['uv_layers']} UV / "
+                f"{m_['vertex_groups']} groups / {m_['shape_keys']} shape keys"
+                for m_ in sc["meshes"]
+            ]
+            parts += [f"armature {a['bones']} bones" for a in sc["armatures"]]
+            parts += [f"action {a['name']} {a['keys']:,} keyframes" for a in sc["actions"]]
+            checks.append(f"- after `{step}`: " + "; ".join(parts))
+        if checks:
+            out.append(
+                "What each import left in the scene (a check that both sides carry "
+                "the same content):"
+            )
+            out.append("")
+            out.extend(checks)
+            out.append("")
         profiles = run.get("profiles", {})
         if profiles:
             out.append(f"### Where the time goes (bpy {m['bpy']})")
@@ -214,6 +235,9 @@ def fmt_report(runs: list[dict], config: dict) -> str:
                         f"{row['cumtime']:.2f} |"
                     )
                 out.append("")
+    for text in extra:
+        out.append(text.rstrip())
+        out.append("")
     out.append("## How to run")
     out.append("")
     out.append("```")
@@ -248,6 +272,25 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument(
+        "--from-kept",
+        metavar="DIR",
+        help="no run: rebuild the report from a folder kept with --keep (pass --python "
+        "for the machine line when the folder has no machine.json)",
+    )
+    ap.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        help="markdown file to add before 'How to run' (e.g. bench/line_times.py --md output)",
+    )
+    ap.add_argument("--json", help="also write the measured runs to this JSON file")
+    ap.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        help="JSON file from an earlier --json run (same content) to add to the report",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.vertices, args.keys = 20_000, 200
@@ -258,6 +301,16 @@ def main(argv=None) -> int:
         "keys": args.keys,
     }
     pythons = args.python or [sys.executable]
+    extras = [Path(p).read_text() for p in args.extra]
+    if args.from_kept:
+        runs = load_kept(Path(args.from_kept), pythons[0])
+        if args.json:
+            Path(args.json).write_text(json.dumps({"config": config, "runs": runs}, indent=1))
+        Path(args.out).write_text(
+            fmt_report(collect_earlier(args.include, config) + runs, config, extras)
+        )
+        print(f"wrote {args.out}")
+        return 0
 
     runs = []
     with tempfile.TemporaryDirectory(prefix="rigport-bench-") as tmp:
@@ -266,6 +319,7 @@ def main(argv=None) -> int:
             workdir = root / f"py{len(runs)}"
             workdir.mkdir()
             machine = machine_info(python)
+            (workdir / "machine.json").write_text(json.dumps(machine))
             print(f"== bpy {machine['bpy']} ({python})", flush=True)
             results = {}
             for step in ("gen", *MODEL_STEPS, *ANIM_STEPS):
@@ -295,9 +349,42 @@ def main(argv=None) -> int:
             keep = Path(tempfile.mkdtemp(prefix="rigport-bench-kept-"))
             subprocess.run(["cp", "-r", str(root) + "/.", str(keep)], check=False)
             print(f"kept {keep}")
-    Path(args.out).write_text(fmt_report(runs, config))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"config": config, "runs": runs}, indent=1))
+    Path(args.out).write_text(
+        fmt_report(collect_earlier(args.include, config) + runs, config, extras)
+    )
     print(f"wrote {args.out}")
     return 0
+
+
+def load_kept(folder: Path, python: str) -> list[dict]:
+    """Runs from a folder kept with --keep (one py<N> folder per bpy)."""
+    runs = []
+    for workdir in sorted(folder.glob("py*")):
+        results = {
+            p.stem: json.loads(p.read_text())
+            for p in workdir.glob("*.json")
+            if not p.name.endswith(".prof.json") and p.name != "machine.json"
+        }
+        profiles = {
+            p.name[: -len(".prof.json")]: json.loads(p.read_text())["profile"]
+            for p in workdir.glob("*.prof.json")
+        }
+        m = workdir / "machine.json"
+        machine = json.loads(m.read_text()) if m.exists() else machine_info(python)
+        runs.append({"machine": machine, "results": results, "profiles": profiles})
+    return runs
+
+
+def collect_earlier(paths: list[str], config: dict) -> list[dict]:
+    earlier = []
+    for path in paths:
+        saved = json.loads(Path(path).read_text())
+        if saved["config"] != config:
+            raise SystemExit(f"{path}: other content {saved['config']} than {config}")
+        earlier.extend(saved["runs"])
+    return earlier
 
 
 if __name__ == "__main__":

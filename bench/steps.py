@@ -83,13 +83,19 @@ def gen(workdir: Path, cfg: dict) -> dict:
     from rigport.io_formats.urho3d import ani, mdl, samples
 
     model = samples.skinned_model(
-        cfg["bones"], n_vertices=cfg["vertices"], morphs=1, uv_sets=2, color=False,
-        lods=1, geometries=1,
+        cfg["bones"],
+        n_vertices=cfg["vertices"],
+        morphs=1,
+        uv_sets=2,
+        color=False,
+        lods=1,
+        geometries=1,
     )
     data = mdl.write(model)
     (workdir / "model.mdl").write_bytes(data)
-    skel = samples.skinned_model(cfg["anim_bones"], grid=(64, 8), morphs=0, uv_sets=1,
-                                 color=False, collision=False)
+    skel = samples.skinned_model(
+        cfg["anim_bones"], grid=(64, 8), morphs=0, uv_sets=1, color=False, collision=False
+    )
     (workdir / "skel.mdl").write_bytes(mdl.write(skel))
     keys = cfg["keys"]
     anim = samples.walk_animation(skel, keys, (keys - 1) / FPS, name="Walk")
@@ -168,34 +174,59 @@ def step_setup_and_call(step: str, workdir: Path):
 
     w = workdir
     if step == "rp_mdl_import":
-        return _empty_scene, lambda: bpy.ops.import_scene.urho3d_mdl(
-            filepath=str(w / "model.mdl")), lambda: _save(w / "model.blend")
+        return (
+            _empty_scene,
+            lambda: bpy.ops.import_scene.urho3d_mdl(filepath=str(w / "model.mdl")),
+            lambda: _save(w / "model.blend"),
+        )
     if step == "rp_mdl_export":
-        return (lambda: _open(w / "model.blend"),
-                lambda: bpy.ops.export_scene.urho3d_mdl(filepath=str(w / "out.mdl")), None)
+        return (
+            lambda: _open(w / "model.blend"),
+            lambda: bpy.ops.export_scene.urho3d_mdl(filepath=str(w / "out.mdl")),
+            None,
+        )
     if step == "gltf_mdl_export":
         op = bpy.ops.export_scene.gltf
         opts = _gltf_options(
-            op, filepath=str(w / "model.glb"), export_format="GLB", export_skins=True,
-            export_morph=True, export_morph_normal=True, export_morph_tangent=True,
-            export_tangents=True, export_normals=True, export_texcoords=True,
-            export_animations=False, export_apply=False, export_materials="NONE",
+            op,
+            filepath=str(w / "model.glb"),
+            export_format="GLB",
+            export_skins=True,
+            export_morph=True,
+            export_morph_normal=True,
+            export_morph_tangent=True,
+            export_tangents=True,
+            export_normals=True,
+            export_texcoords=True,
+            export_animations=False,
+            export_apply=False,
+            export_materials="NONE",
         )
         return lambda: _open(w / "model.blend"), lambda: op(**opts), None
     if step == "gltf_mdl_import":
-        return (_empty_scene,
-                lambda: bpy.ops.import_scene.gltf(filepath=str(w / "model.glb")), None)
+        return (
+            _empty_scene,
+            lambda: bpy.ops.import_scene.gltf(filepath=str(w / "model.glb")),
+            None,
+        )
     if step == "rp_ani_import":
+
         def setup():
             _empty_scene()
             _check(bpy.ops.import_scene.urho3d_mdl(filepath=str(w / "skel.mdl")), "skel import")
             _armature()
-        return setup, lambda: bpy.ops.import_anim.urho3d_ani(
-            filepath=str(w / "walk.ani")), lambda: _save(w / "anim.blend")
+
+        return (
+            setup,
+            lambda: bpy.ops.import_anim.urho3d_ani(filepath=str(w / "walk.ani")),
+            lambda: _save(w / "anim.blend"),
+        )
     if step == "rp_ani_export":
+
         def setup():
             _open(w / "anim.blend")
             _armature()
+
         return setup, lambda: bpy.ops.export_anim.urho3d_ani(filepath=str(w / "out.ani")), None
     if step == "gltf_ani_export":
         op = bpy.ops.export_scene.gltf
@@ -206,14 +237,18 @@ def step_setup_and_call(step: str, workdir: Path):
                 if o.type != "ARMATURE":
                     bpy.data.objects.remove(o)
             _armature()
+
         opts = _gltf_options(
-            op, filepath=str(w / "anim.glb"), export_format="GLB", export_skins=True,
-            export_animations=True, export_materials="NONE",
+            op,
+            filepath=str(w / "anim.glb"),
+            export_format="GLB",
+            export_skins=True,
+            export_animations=True,
+            export_materials="NONE",
         )
         return setup, lambda: op(**opts), None
     if step == "gltf_ani_import":
-        return (_empty_scene,
-                lambda: bpy.ops.import_scene.gltf(filepath=str(w / "anim.glb")), None)
+        return (_empty_scene, lambda: bpy.ops.import_scene.gltf(filepath=str(w / "anim.glb")), None)
     raise SystemExit(f"unknown step {step}")
 
 
@@ -251,19 +286,28 @@ def scene_summary() -> dict:
     for o in bpy.context.scene.objects:
         if o.type == "MESH":
             me = o.data
-            out["meshes"].append({
-                "vertices": len(me.vertices), "polygons": len(me.polygons),
-                "uv_layers": len(me.uv_layers), "vertex_groups": len(o.vertex_groups),
-                "shape_keys": len(me.shape_keys.key_blocks) if me.shape_keys else 0,
-            })
+            out["meshes"].append(
+                {
+                    "vertices": len(me.vertices),
+                    "polygons": len(me.polygons),
+                    "uv_layers": len(me.uv_layers),
+                    "vertex_groups": len(o.vertex_groups),
+                    "shape_keys": len(me.shape_keys.key_blocks) if me.shape_keys else 0,
+                }
+            )
         elif o.type == "ARMATURE":
             out["armatures"].append({"bones": len(o.data.bones)})
     for a in bpy.data.actions:
         try:
             n = sum(len(fc.keyframe_points) for fc in a.fcurves)  # 4.2 .. 4.5
         except AttributeError:
-            n = sum(len(fc.keyframe_points) for layer in a.layers for strip in layer.strips
-                    for bag in strip.channelbags for fc in bag.fcurves)
+            n = sum(
+                len(fc.keyframe_points)
+                for layer in a.layers
+                for strip in layer.strips
+                for bag in strip.channelbags
+                for fc in bag.fcurves
+            )
         out["actions"].append({"name": a.name, "keys": n})
     return out
 
@@ -295,8 +339,12 @@ def run_step(step: str, workdir: Path, cfg: dict, profile: bool) -> dict:
         prof.disable()
     _check(result, step)
     hwm = _status_kb("VmHWM") if hwm_ok else None
-    out = {"seconds": seconds, "rss_before_kb": rss_before, "hwm_call_kb": hwm,
-           "peak_setup_kb": peak_setup}
+    out = {
+        "seconds": seconds,
+        "rss_before_kb": rss_before,
+        "hwm_call_kb": hwm,
+        "peak_setup_kb": peak_setup,
+    }
     if prof is not None:
         out["profile"] = _profile_rows(prof)
     if not profile:
@@ -313,8 +361,9 @@ def main() -> None:
     step, workdir, cfg = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
     profile = "--profile" in sys.argv[4:]
     out = run_step(step, workdir, cfg, profile)
-    out["maxrss_kb"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                           out.get("peak_setup_kb", 0))
+    out["maxrss_kb"] = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, out.get("peak_setup_kb", 0)
+    )
     name = f"{step}{'.prof' if profile else ''}.json"
     (workdir / name).write_text(json.dumps(out))
     sys.stdout.flush()
