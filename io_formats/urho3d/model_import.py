@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..codec import FormatError
 from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
+from ..transforms import parent_first_order
 from . import axes
 from .layout import model_layout
 from .mdl import PRIMITIVE_LINES, Model
@@ -53,6 +55,10 @@ def skeleton_from_model(model: Model, convert: bool) -> Skeleton | None:
     parents = np.array(
         [-1 if b.parent == i else b.parent for i, b in enumerate(model.bones)], np.int32
     )
+    try:
+        parent_first_order(parents)
+    except ValueError as err:
+        raise FormatError(f"bad skeleton: {err}") from None
     t = np.array([b.position for b in model.bones], np.float64)
     q = np.array([b.rotation for b in model.bones], np.float64)
     s = np.array([b.scale for b in model.bones], np.float64)
