@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import transforms
+from ..posing import quat_multiply
 from . import ani, mdl
 from .vertex_layout import (
     SEM_BINORMAL,
@@ -83,21 +84,6 @@ MORPH_MASKS = (
 def _normalize(v: np.ndarray) -> np.ndarray:
     n = np.linalg.norm(v, axis=-1, keepdims=True)
     return v / np.where(n == 0, 1.0, n)
-
-
-def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product of w x y z quaternions (broadcasting)."""
-    aw, ax, ay, az = np.moveaxis(np.asarray(a, np.float64), -1, 0)
-    bw, bx, by, bz = np.moveaxis(np.asarray(b, np.float64), -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
 
 
 def quat_from_axis_angle(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
@@ -298,7 +284,7 @@ def skinned_model(
     pos[1:, 1] = seg
     pos[0] = (0.05, 0.0, -0.1)
     step = bend / max(nb - 1, 1)
-    rot = quat_mul(
+    rot = quat_multiply(
         quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.full(nb, step)),
         quat_from_axis_angle(np.array([0.0, 1.0, 0.0]), np.full(nb, twist)),
     )
@@ -578,7 +564,7 @@ def walk_animation(
     k = np.arange(nb)
     axes = np.stack([np.cos(0.7 * k), 0.3 * np.ones(nb), np.sin(0.7 * k)], axis=-1)
     swing = quat_from_axis_angle(axes[:, None, :], amplitude * np.sin(phase))
-    q = _normalize(quat_mul(_normalize(rot)[:, None, :], swing))
+    q = _normalize(quat_multiply(_normalize(rot)[:, None, :], swing))
     # one hemisphere along each track
     flips = np.sum(q[:, 1:] * q[:, :-1], axis=-1) < 0
     sign = np.concatenate(
