@@ -251,7 +251,7 @@ def fmt_report(runs: list[dict], config: dict, extra: list[str] = ()) -> str:
     out.append("## How to run")
     out.append("")
     out.append("```")
-    out.append("make bench                       # bpy 5.0, full size, writes BENCHMARKS.md")
+    out.append("make bench                       # bpy 5.0 only, full size, rewrites BENCHMARKS.md")
     out.append(".venv/bpy42/bin/python bench/run_bench.py --out BENCHMARKS.md   # bpy 4.2")
     out.append(".venv/bpy50/bin/python bench/run_bench.py --quick --out /tmp/b.md  # small, fast")
     out.append("```")
