@@ -17,7 +17,7 @@ from bpy.props import (
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..io_formats.codec import FormatError
-from ..io_formats.scene import Mesh
+from ..io_formats.scene import ColorSet, Mesh, Skin, UVSet
 from ..io_formats.urho3d import ani, mdl
 from ..io_formats.urho3d.animation_convert import export_animation, import_animation
 from ..io_formats.urho3d.model_export import ExportOptions, export_model
@@ -73,8 +73,6 @@ def _merge(meshes: list[Mesh]) -> Mesh:
     """Several objects of one LOD as one mesh; each object's slots become geometries."""
     if len(meshes) == 1:
         return meshes[0]
-    from ..io_formats.scene import Skin
-
     out = Mesh(
         meshes[0].name,
         np.concatenate([m.positions for m in meshes]),
@@ -93,14 +91,12 @@ def _merge(meshes: list[Mesh]) -> Mesh:
         out.normals = np.concatenate([m.normals for m in meshes])
     n_uv = min(len(m.uv_sets) for m in meshes)
     out.uv_sets = [
-        type(meshes[0].uv_sets[i])(
-            meshes[0].uv_sets[i].name, np.concatenate([m.uv_sets[i].uv for m in meshes])
-        )
+        UVSet(meshes[0].uv_sets[i].name, np.concatenate([m.uv_sets[i].uv for m in meshes]))
         for i in range(n_uv)
     ]
     n_col = min(len(m.colors) for m in meshes)
     out.colors = [
-        type(meshes[0].colors[i])(
+        ColorSet(
             meshes[0].colors[i].name,
             np.concatenate([m.colors[i].color for m in meshes]),
             meshes[0].colors[i].byte,
@@ -221,6 +217,7 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportHelper):
 
     def execute(self, context):
         paths = selected_paths(self)
+        done = []
         with Progress(context, len(paths)) as progress:
             for i, path in enumerate(paths):
                 try:
@@ -228,8 +225,11 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportHelper):
                         context, path, self.lods == "ALL", self.axes == "BLENDER"
                     )
                 except FormatError as err:
+                    for earlier in reversed(done):  # one bad file: nothing of this import stays
+                        earlier.discard()
                     self.report({"ERROR"}, str(err))
                     return {"CANCELLED"}
+                done.append(built)
                 self.report({"INFO"}, f"{os.path.basename(path)}: {len(built.objects)} objects")
                 progress.update(i + 1)
         return {"FINISHED"}

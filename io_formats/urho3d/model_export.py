@@ -277,10 +277,11 @@ def _split_corners(verts, corners, keys, cols):
     an unchanged mesh keeps its vertex count; real seams still split.
     """
     nv = int(verts.max()) + 1 if len(verts) else 0
-    first_corner = np.full(nv, len(corners), np.int64)
-    np.minimum.at(first_corner, verts, np.arange(len(corners)))
+    n = len(corners)
+    first_corner = np.empty(nv, np.int64)
+    first_corner[verts[::-1]] = np.arange(n - 1, -1, -1)  # the last write (smallest) wins
     ref = first_corner[verts]
-    same = np.ones(len(corners), bool)
+    same = np.ones(n, bool)
     for k in keys:
         a = cols[k][corners]
         b = a[ref]
@@ -289,19 +290,27 @@ def _split_corners(verts, corners, keys, cols):
             same &= np.all(np.abs(a - b) <= tol, axis=1)
         else:
             same &= np.all(a == b, axis=1)
-    own = np.where(same, ref, np.arange(len(corners)))
-    blocks = [
-        np.ascontiguousarray(cols[k][corners[own]]).view(np.uint8).reshape(len(corners), -1)
-        for k in keys
-    ]
-    rows = np.concatenate([verts.astype("<i8").view(np.uint8).reshape(-1, 8), *blocks], axis=1)
-    void = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1]))).reshape(-1)
-    _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+    # Corners like their vertex's first corner share the vertex's id; only the
+    # others (seams) are grouped by their data.
+    ids = verts.astype(np.int64)
+    diff = np.nonzero(~same)[0]
+    if len(diff):
+        blocks = [
+            np.ascontiguousarray(cols[k][corners[diff]]).view(np.uint8).reshape(len(diff), -1)
+            for k in keys
+        ]
+        rows = np.concatenate(
+            [verts[diff].astype("<i8").view(np.uint8).reshape(-1, 8), *blocks], axis=1
+        )
+        void = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1]))).reshape(-1)
+        _, dinv = np.unique(void, return_inverse=True)
+        ids[diff] = nv + dinv.reshape(-1)
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     pick = first[order]
-    return corners[own[pick]], verts[pick], rank[inverse.reshape(-1)]
+    return corners[pick], verts[pick], rank[inverse.reshape(-1)]
 
 
 def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[int, np.ndarray]:
@@ -328,7 +337,7 @@ def _used_bones(mesh: Mesh, verts: np.ndarray) -> np.ndarray:
     return np.unique(j[w > 0])
 
 
-def _geometry_plan(lods: list[tuple[int, Mesh]], layout: dict | None) -> list[tuple[int, int, int]]:
+def _geometry_plan(lods: list[tuple[int, Mesh]]) -> list[tuple[int, int, int]]:
     """(geometry, lod, primitive) for every draw the meshes hold, in geometry order."""
     plan = set()
     for lod, mesh in lods:
@@ -352,7 +361,7 @@ def export_model(
     if layout is not None and layout.get("axes", True) != opts.convert_axes:
         layout = None
     n_bones = len(skeleton) if skeleton is not None else 0
-    plan = _geometry_plan(lods, layout)
+    plan = _geometry_plan(lods)
     if not plan:
         raise FormatError("nothing to export: the meshes have no faces or edges")
     meshes = dict(lods)

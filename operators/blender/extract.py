@@ -314,13 +314,8 @@ def extract_animation(
                 ls if "scale" in chans else None,
             )
         )
-    length = float(action.get("rigport_length", 0.0))
-    if tracks:
-        length = (
-            max(length, max(float(t.times[-1]) for t in tracks))
-            if length
-            else float(max(t.times[-1] for t in tracks))
-        )
+    stored = float(action.get("rigport_length", 0.0))
+    length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
     return Animation(
         action.name,
         length,

@@ -297,3 +297,47 @@ def test_corpus_box_is_byte_identical(blank_blend, corpus_dir, tmp_path):
     out = tmp_path / "box.mdl"
     bpy.ops.export_scene.urho3d_mdl(filepath=str(out))
     assert out.read_bytes() == src.read_bytes()
+
+
+def test_export_plain_blender_mesh(blank_blend, tmp_path):
+    """A mesh made in Blender: fresh layout, seams split, computed tangents."""
+    bpy = blank_blend
+    bpy.ops.mesh.primitive_cube_add(size=2.0)
+    cube = bpy.context.active_object
+    out = tmp_path / "cube.mdl"
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out)) == {"FINISHED"}
+    model = mdl.read(out.read_bytes())
+    assert model.magic == b"UMD2"
+    assert len(model.geometries) == 1 and len(model.bones) == 0
+    vb = model.vertex_buffers[0]
+    assert [e.key for e in vb.elements] == ["position0", "normal0", "texcoord0", "tangent0"]
+    assert vb.count == 24  # 8 corners x 3 faces each: UV seams and flat normals split them
+    assert len(model.index_buffers[0].indices) == 36
+    pos = vb.data["position0"]
+    assert np.allclose(np.abs(pos), 1.0)
+    assert np.allclose(np.linalg.norm(vb.data["normal0"], axis=1), 1.0, atol=1e-5)
+    tan = vb.data["tangent0"]
+    assert np.allclose(np.linalg.norm(tan[:, :3], axis=1), 1.0, atol=1e-5)
+    assert np.allclose(np.abs(tan[:, 3]), 1.0)
+    assert np.allclose(np.sum(tan[:, :3] * vb.data["normal0"], axis=1), 0.0, atol=1e-5)
+    assert np.allclose(model.bbox_min, -1.0) and np.allclose(model.bbox_max, 1.0)
+    # Re-import gives the cube back (Blender axes) with the same faces.
+    assert cube.name in bpy.data.objects
+    bpy.ops.import_scene.urho3d_mdl(filepath=str(out))
+    back = next(o for o in bpy.data.objects if o.name.startswith("cube"))
+    assert len(back.data.polygons) == 12
+    co = np.array([v.co for v in back.data.vertices])
+    assert np.allclose(np.abs(co), 1.0)
+
+
+def test_multi_file_import_is_all_or_nothing(blank_blend, corpus_dir, tmp_path):
+    bpy = blank_blend
+    bad = tmp_path / "bad.mdl"
+    bad.write_bytes((corpus_dir / "urho3d/Jack.mdl").read_bytes()[:5000])
+    before = _datablock_counts(bpy)
+    with pytest.raises(RuntimeError, match="offset"):
+        bpy.ops.import_scene.urho3d_mdl(
+            directory=str(corpus_dir / "urho3d") + "/",
+            files=[{"name": "Box.mdl"}, {"name": str(bad)}],
+        )
+    assert _datablock_counts(bpy) == before
