@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import bpy
 
-from .operators import urho3d
+from .operators import format_modules
 from .ui import menus
 
-_CLASSES = (*urho3d.CLASSES, *menus.CLASSES)
+
+def _classes() -> list[type]:
+    return [cls for module in format_modules() for cls in module.CLASSES]
 
 
 def register() -> None:
-    for cls in _CLASSES:
+    for cls in _classes():
         bpy.utils.register_class(cls)
     bpy.types.TOPBAR_MT_file_import.append(menus.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menus.menu_export)
@@ -20,5 +22,5 @@ def register() -> None:
 def unregister() -> None:
     bpy.types.TOPBAR_MT_file_export.remove(menus.menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(menus.menu_import)
-    for cls in reversed(_CLASSES):
+    for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)

@@ -30,11 +30,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PACKAGE = "rigport"
 
-MODEL_EXTS = {".mdl": "urho3d"}
-ANIM_EXTS = {".ani": "urho3d"}
-KNOWN_EXTS = {**MODEL_EXTS, **ANIM_EXTS}
-
-
 class UsageError(Exception):
     """Bad command line: exit status 2."""
 
@@ -76,11 +71,18 @@ def _format_error_class():
     return submodule("io_formats.codec").FormatError
 
 
+def registry() -> types.ModuleType:
+    return submodule("io_formats.registry")
+
+
 def _ext(path: str) -> str:
     return os.path.splitext(path)[1].lower()
 
 
-def _check_exts(paths: list[str], allowed: dict[str, str]) -> None:
+def _check_exts(paths: list[str], kinds: tuple[str, ...] | None = None) -> None:
+    """Usage error for a path whose extension no format (of these kinds) has."""
+    reg = registry()
+    allowed = {e for k in kinds for e in reg.extensions(k)} if kinds else set(reg.extensions())
     for p in paths:
         if _ext(p) not in allowed:
             raise UsageError(
@@ -89,13 +91,13 @@ def _check_exts(paths: list[str], allowed: dict[str, str]) -> None:
             )
 
 
+def format_of(path: str, kind: str | None = None):
+    """The registry format of ``path`` (by extension, and content where shared)."""
+    return registry().format_of(path, kind=kind)
+
+
 # --------------------------------------------------------------------------
 # Codec-only commands (no bpy)
-
-
-def _codec(path: str):
-    mod = "mdl" if _ext(path) in MODEL_EXTS else "ani"
-    return submodule(f"io_formats.{KNOWN_EXTS[_ext(path)]}.{mod}")
 
 
 def _read_file(path: str) -> bytes:
@@ -107,16 +109,22 @@ def _read_file(path: str) -> bytes:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
 
 
+def _parse(path: str):
+    """(format, parsed object, bytes) of one file; FormatError names the path."""
+    FormatError = _format_error_class()
+    data = _read_file(path)
+    fmt = registry().format_of(path, data[: registry().SNIFF_BYTES])
+    try:
+        return fmt, fmt.read(data), data
+    except FormatError as err:
+        raise err.with_path(path) from None
+
+
 def check_file(path: str) -> str:
     """Parse, re-encode and compare; returns the detail text, raises on failure."""
     FormatError = _format_error_class()
-    data = _read_file(path)
-    codec = _codec(path)
-    try:
-        obj = codec.read(data)
-    except FormatError as err:
-        raise err.with_path(path) from None
-    out = codec.write(obj)
+    _fmt, obj, data = _parse(path)
+    out = _fmt.write(obj)
     if out != data:
         n = min(len(out), len(data))
         diff = next((i for i in range(n) if out[i] != data[i]), n)
@@ -126,74 +134,9 @@ def check_file(path: str) -> str:
     return f"lossless ({len(data)} bytes)"
 
 
-def _floats(a) -> list[float]:
-    return [round(float(x), 6) for x in a]
-
-
-def inspect_model(model) -> dict:
-    return {
-        "format": "urho3d.mdl",
-        "magic": model.magic.decode("ascii", "replace"),
-        "vertex_buffers": [
-            {
-                "vertices": vb.count,
-                "elements": [e.key for e in vb.elements],
-                "legacy_mask": vb.legacy_mask,
-                "morph_range": [vb.morph_start, vb.morph_count],
-            }
-            for vb in model.vertex_buffers
-        ],
-        "index_buffers": [
-            {"indices": len(ib.indices), "index_size": ib.indices.dtype.itemsize}
-            for ib in model.index_buffers
-        ],
-        "geometries": [
-            {
-                "bone_mapping": len(g.bone_mapping),
-                "lods": [
-                    {
-                        "distance": round(float(lod.distance), 6),
-                        "primitive": lod.primitive_type,
-                        "vertex_buffer": lod.vertex_buffer,
-                        "index_buffer": lod.index_buffer,
-                        "draw_range": [lod.index_start, lod.index_count],
-                    }
-                    for lod in g.lods
-                ],
-            }
-            for g in model.geometries
-        ],
-        "morphs": [m.name for m in model.morphs],
-        "bones": [
-            {
-                "name": b.name,
-                "parent": None if b.parent == i else model.bones[b.parent].name,
-            }
-            for i, b in enumerate(model.bones)
-        ],
-        "bbox": [_floats(model.bbox_min), _floats(model.bbox_max)],
-        "geometry_centers": model.geometry_centers is not None,
-    }
-
-
-def inspect_animation(anim) -> dict:
-    return {
-        "format": "urho3d.ani",
-        "name": anim.name,
-        "length": round(float(anim.length), 6),
-        "tracks": [{"name": t.name, "mask": t.mask, "keys": len(t.keys)} for t in anim.tracks],
-    }
-
-
 def inspect_file(path: str) -> dict:
-    FormatError = _format_error_class()
-    data = _read_file(path)
-    try:
-        obj = _codec(path).read(data)
-    except FormatError as err:
-        raise err.with_path(path) from None
-    summary = inspect_model(obj) if _ext(path) in MODEL_EXTS else inspect_animation(obj)
-    return {"file": path, **summary}
+    fmt, obj, _data = _parse(path)
+    return {"file": path, "format": fmt.key, **fmt.summary(obj)}
 
 
 # --------------------------------------------------------------------------
@@ -201,7 +144,7 @@ def inspect_file(path: str) -> dict:
 
 
 class _Blender:
-    """bpy, the add-on's operator module and the context, loaded on first use."""
+    """bpy, the add-on's batch handlers and the context, loaded on first use."""
 
     def __init__(self) -> None:
         import bpy
@@ -209,7 +152,10 @@ class _Blender:
         self.bpy = bpy
         pkg = package(with_init=True)
         self.pkg = pkg
-        self.ops = importlib.import_module(f"{pkg.__name__}.operators.urho3d")
+        operators = importlib.import_module(f"{pkg.__name__}.operators")
+        self.handlers = {
+            entry.key: entry for module in operators.format_modules() for entry in module.BATCH
+        }
 
     def reset(self) -> None:
         """An empty file with the add-on registered."""
@@ -232,18 +178,21 @@ class _Blender:
     def context(self):
         return self.bpy.context
 
-    def import_model(self, path: str, all_lods: bool = False):
-        return self.ops.import_mdl_file(self.context, path, all_lods=all_lods)
+    def handler(self, path: str, exporting: bool = False, kind: str | None = None):
+        fmt = format_of(path, kind)
+        entry = self.handlers.get(fmt.key)
+        if entry is None or (exporting and entry.export_file is None):
+            what = "export" if exporting else "import"
+            raise UsageError(f"{path}: {fmt.label} files cannot be {what}ed in Blender")
+        return fmt, entry
 
-    def import_animation(self, path: str, armature):
-        return self.ops.import_ani_file(self.context, path, armature)
+    def import_file(self, path: str, state: dict, options: dict) -> str:
+        _fmt, entry = self.handler(path)
+        return entry.import_file(self.context, path, state, options)
 
-    def export_model(self, path: str, objects) -> list[str]:
-        meshes = [o for o in objects if o.type == "MESH"]
-        return self.ops.export_mdl_file(self.context, path, meshes)
-
-    def export_animation(self, path: str, armature, action) -> None:
-        self.ops.export_ani_file(self.context, path, armature, action)
+    def export_file(self, path: str, state: dict, options: dict, kind: str) -> str:
+        _fmt, entry = self.handler(path, exporting=True, kind=kind)
+        return entry.export_file(self.context, path, state, options)
 
 
 _BLENDER: list[_Blender] = []
@@ -255,41 +204,21 @@ def blender() -> _Blender:
     return _BLENDER[0]
 
 
-def _import_files(paths: list[str], all_lods: bool, state: dict) -> str:
-    """Import one file into the current scene; ``state`` carries the armature."""
-    bl = blender()
-    path = paths[0]
-    if _ext(path) in MODEL_EXTS:
-        built = bl.import_model(path, all_lods)
-        if built.armature is not None:
-            state["armature"] = built.armature
-        state["objects"] = state.get("objects", []) + list(built.objects)
-        arm = f", armature {built.armature.name}" if built.armature is not None else ""
-        return f"{len(built.objects)} objects{arm}"
-    arm, action, how = bl.import_animation(path, state.get("armature"))
-    state["armature"], state["action"] = arm, action
-    return f"action {action.name} on {arm.name} ({how})"
-
-
-def _export_like(in_path: str, out_path: str, model: str | None) -> str:
-    """Import ``in_path`` (and ``model`` for an animation) into an empty file; export."""
+def _export_like(in_path: str, out_path: str, options: dict) -> str:
+    """Import ``in_path`` (after ``--model`` for an animation) into an empty file; export."""
     bl = blender()
     bl.reset()
-    if _ext(in_path) in MODEL_EXTS:
-        built = bl.import_model(in_path, all_lods=True)  # keep every LOD level
-        warnings = bl.export_model(out_path, built.objects)
-    else:
-        if not model:
-            raise UsageError(f"{in_path}: an animation needs --model MODEL.mdl for its skeleton")
-        built = bl.import_model(model)
-        arm, action, _how = bl.import_animation(in_path, built.armature)
-        bl.export_animation(out_path, arm, action)
-        warnings = []
+    state: dict = {}
+    options = {**options, "all_lods": True}  # keep every LOD level
+    kind = format_of(in_path).kind
+    if kind == "animation":
+        if not options.get("model"):
+            raise UsageError(f"{in_path}: an animation needs --model MODEL for its skeleton")
+        bl.import_file(options["model"], state, options)
+    bl.import_file(in_path, state, options)
+    notes = bl.export_file(out_path, state, options, kind)
     size = os.path.getsize(out_path)
-    text = f"wrote {out_path} ({size} bytes)"
-    for w in warnings:
-        text += f"; warning: {w}"
-    return text
+    return f"wrote {out_path} ({size} bytes){notes}"
 
 
 # --------------------------------------------------------------------------
@@ -412,12 +341,12 @@ def _dispatch(args) -> int:
     runner = Runner(args.keep_going)
     cmd = args.command
     if cmd == "check":
-        _check_exts(args.files, KNOWN_EXTS)
+        _check_exts(args.files)
         runner.run(args.files, check_file)
         return runner.status
 
     if cmd == "inspect":
-        _check_exts(args.files, KNOWN_EXTS)
+        _check_exts(args.files)
         results: list[dict] = []
 
         def work(path: str) -> str:
@@ -432,15 +361,16 @@ def _dispatch(args) -> int:
             sys.stdout.write("\n")
         return runner.status
 
+    options = vars(args)
     if cmd == "import":
-        _check_exts(args.files, KNOWN_EXTS)
-        files = [f for f in args.files if _ext(f) in MODEL_EXTS]
-        files += [f for f in args.files if _ext(f) in ANIM_EXTS]
+        _check_exts(args.files)
+        order = {"package": 0, "model": 1, "animation": 2, "other": 3}
+        files = sorted(args.files, key=lambda f: order[_kind_or_other(f)])
         if args.save and _ext(args.save) != ".blend":
             raise UsageError(f"--save {args.save}: expected a .blend path")
         blender().reset()
         state: dict = {}
-        ok = runner.run(files, lambda p: _import_files([p], args.all_lods, state))
+        ok = runner.run(files, lambda p: blender().import_file(p, state, options))
         if ok and args.save:
             bpy = blender().bpy
             bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.save))
@@ -448,20 +378,31 @@ def _dispatch(args) -> int:
         return runner.status
 
     # convert / roundtrip
-    _check_exts([args.input, args.output], KNOWN_EXTS)
+    _check_exts([args.input, args.output])
     if args.model:
-        _check_exts([args.model], MODEL_EXTS)
-    in_model, out_model = _ext(args.input) in MODEL_EXTS, _ext(args.output) in MODEL_EXTS
-    if in_model != out_model:
-        kind = "a model" if in_model else "an animation"
-        raise UsageError(f"{args.input}: {kind} cannot be written as {_ext(args.output)}")
+        _check_exts([args.model], ("model",))
+    in_kind, out_kind = _kind_or_other(args.input), _kind_or_other(args.output)
+    if "other" not in (in_kind, out_kind) and in_kind != out_kind:
+        raise UsageError(f"{args.input}: a {in_kind} cannot be written as {_ext(args.output)}")
     if cmd == "roundtrip" and _ext(args.input) != _ext(args.output):
         raise UsageError(
             f"roundtrip writes the same format: {args.input} and {args.output} "
             "have different extensions (use convert)"
         )
-    runner.run([args.input], lambda p: _export_like(p, args.output, args.model))
+    runner.run([args.input], lambda p: _export_like(p, args.output, options))
     return runner.status
+
+
+def _kind_or_other(path: str) -> str:
+    """The kind of the file's format: by content for an existing file whose extension
+    several formats share, else by extension; ``"other"`` when it cannot tell."""
+    kinds = {f.kind for f in registry().all_formats() if _ext(path) in f.extensions}
+    if len(kinds) == 1:
+        return kinds.pop()
+    try:
+        return format_of(path).kind
+    except Exception:  # unreadable or not yet written: the command itself will say why
+        return "other"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import bpy
 
@@ -77,3 +79,47 @@ def mesh_armature(obj: bpy.types.Object) -> bpy.types.Object | None:
     if obj.parent is not None and obj.parent.type == "ARMATURE":
         return obj.parent
     return None
+
+
+def _poll_drop(cls, context) -> bool:
+    return context.area is not None and context.area.type == "VIEW_3D"
+
+
+def file_handler(
+    name: str, label: str, import_op: str, export_op: str, extensions: str
+) -> type[bpy.types.FileHandler]:
+    """A FileHandler class (drag and drop into the 3D viewport, Blender 4.2+).
+
+    ``extensions`` is Blender's ``";"``-separated list, e.g. ``".mesh;.anim"``.
+    """
+    return type(
+        f"RIGPORT_FH_{name}",
+        (bpy.types.FileHandler,),
+        {
+            "bl_idname": f"RIGPORT_FH_{name}",
+            "bl_label": label,
+            "bl_import_operator": import_op,
+            "bl_export_operator": export_op,
+            "bl_file_extensions": extensions,
+            "poll_drop": classmethod(_poll_drop),
+        },
+    )
+
+
+@dataclass(frozen=True)
+class BatchFormat:
+    """How ``batch.py`` imports and exports one registry format in Blender.
+
+    ``import_file(context, path, state, options) -> str`` builds the file into
+    the current scene and returns a one-line summary. ``state`` is shared by
+    the files of one run: set ``state["armature"]`` (the armature later
+    animations go onto), extend ``state["objects"]`` and set
+    ``state["action"]`` for an animation. ``export_file(context, path, state,
+    options) -> str`` writes what ``state`` holds and returns a summary
+    (warnings included). ``options`` is the command line as a dict
+    (``all_lods``, ``model`` ...). Failures raise FormatError.
+    """
+
+    key: str
+    import_file: Callable[[Any, str, dict, dict], str]
+    export_file: Callable[[Any, str, dict, dict], str] | None = None

@@ -25,7 +25,15 @@ from ..io_formats.urho3d.model_import import import_model
 from .blender import compat
 from .blender.build import build_action, build_scene
 from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
-from .common import Progress, find_target_armature, mesh_armature, read_bytes, selected_paths
+from .common import (
+    BatchFormat,
+    Progress,
+    file_handler,
+    find_target_armature,
+    mesh_armature,
+    read_bytes,
+    selected_paths,
+)
 
 AXES_ITEMS = (
     ("BLENDER", "Convert to Blender", "Urho3D's left-handed Y-up axes become Blender's Z-up"),
@@ -353,9 +361,53 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
+def _batch_import_mdl(context, path: str, state: dict, options: dict) -> str:
+    built = import_mdl_file(context, path, all_lods=bool(options.get("all_lods")))
+    if built.armature is not None:
+        state["armature"] = built.armature
+    state.setdefault("objects", []).extend(built.objects)
+    arm = f", armature {built.armature.name}" if built.armature is not None else ""
+    return f"{len(built.objects)} objects{arm}"
+
+
+def _batch_export_mdl(context, path: str, state: dict, options: dict) -> str:
+    meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+    warnings = export_mdl_file(context, path, meshes)
+    return "".join(f"; warning: {w}" for w in warnings)
+
+
+def _batch_import_ani(context, path: str, state: dict, options: dict) -> str:
+    arm, action, how = import_ani_file(context, path, state.get("armature"))
+    state["armature"], state["action"] = arm, action
+    return f"action {action.name} on {arm.name} ({how})"
+
+
+def _batch_export_ani(context, path: str, state: dict, options: dict) -> str:
+    export_ani_file(context, path, state["armature"], state.get("action"))
+    return ""
+
+
 CLASSES = (
     IMPORT_SCENE_OT_urho3d_mdl,
     EXPORT_SCENE_OT_urho3d_mdl,
     IMPORT_ANIM_OT_urho3d_ani,
     EXPORT_ANIM_OT_urho3d_ani,
+    file_handler(
+        "urho3d_mdl", "Urho3D Model", "import_scene.urho3d_mdl", "export_scene.urho3d_mdl", ".mdl"
+    ),
+    file_handler(
+        "urho3d_ani", "Urho3D Animation", "import_anim.urho3d_ani", "export_anim.urho3d_ani", ".ani"
+    ),
+)
+MENU_IMPORT = (
+    ("import_scene.urho3d_mdl", "Urho3D Model (.mdl)"),
+    ("import_anim.urho3d_ani", "Urho3D Animation (.ani)"),
+)
+MENU_EXPORT = (
+    ("export_scene.urho3d_mdl", "Urho3D Model (.mdl)"),
+    ("export_anim.urho3d_ani", "Urho3D Animation (.ani)"),
+)
+BATCH = (
+    BatchFormat("urho3d.mdl", _batch_import_mdl, _batch_export_mdl),
+    BatchFormat("urho3d.ani", _batch_import_ani, _batch_export_ani),
 )
