@@ -21,7 +21,7 @@ from ..io_formats.scene import ColorSet, Mesh, Skin, UVSet
 from ..io_formats.urho3d import ani, mdl
 from ..io_formats.urho3d.animation_convert import export_animation, import_animation
 from ..io_formats.urho3d.model_export import ExportOptions, export_model
-from ..io_formats.urho3d.model_import import import_model
+from ..io_formats.urho3d.model_import import TANGENT_ATTRIBUTE, import_model
 from .blender import compat
 from .blender.build import build_action, build_scene
 from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
@@ -143,8 +143,12 @@ def export_mdl_file(
     single = all(len(v) == 1 for v in by_lod.values())
     for lod, objs in sorted(by_lod.items()):
         meshes = []
+        # Blender's tangents only when the file's own are not all kept (they win on export)
+        need = tangents and (
+            recompute_tangents or any(TANGENT_ATTRIBUTE not in o.data.attributes for o in objs)
+        )
         for obj in sorted(objs, key=lambda o: o.name):
-            m = extract_mesh(obj, names, tangents=tangents)
+            m = extract_mesh(obj, names, tangents=need)
             _apply_object_transform(m, obj, armature)
             meshes.append(m)
         lods.append((lod, _merge(meshes)))
