@@ -2,23 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 from rigport.io_formats.urho3d import ani, mdl
-
-ROOT = Path(__file__).resolve().parents[2]
-BATCH = ROOT / "batch.py"
-
-
-def run_batch(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(BATCH), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+from rigport.tests.support import run_batch
 
 
 def test_roundtrip_box(corpus_dir, tmp_path):

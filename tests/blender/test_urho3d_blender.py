@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.transforms import quat_to_matrix
 from rigport.io_formats.urho3d import ani, mdl
+from rigport.tests.support import assert_same_urho3d_skeleton
 
 MODELS = [
     "urho3d/Box.mdl",
@@ -126,21 +126,9 @@ def test_roundtrip_all_lods(blank_blend, corpus_dir, tmp_path, rel):
     for ga, gb in zip(a.geometries, b.geometries, strict=True):
         assert np.array_equal(ga.bone_mapping, gb.bone_mapping)
         assert [vars(x) for x in ga.lods] == [vars(x) for x in gb.lods]
-    _assert_same_skeleton(a, b)
+    assert_same_urho3d_skeleton(a, b)
     assert np.allclose(a.bbox_min, b.bbox_min, atol=1e-5)
     assert (a.geometry_centers is None) == (b.geometry_centers is None)
-
-
-def _assert_same_skeleton(a: mdl.Model, b: mdl.Model) -> None:
-    assert [x.name for x in a.bones] == [x.name for x in b.bones]
-    for x, y in zip(a.bones, b.bones, strict=True):
-        assert x.parent == y.parent
-        assert np.allclose(x.position, y.position, atol=1e-5)
-        assert np.allclose(quat_to_matrix(x.rotation), quat_to_matrix(y.rotation), atol=1e-5)
-        assert np.allclose(x.scale, y.scale, atol=1e-5)
-        assert np.allclose(x.offset_matrix, y.offset_matrix, atol=1e-5)
-        assert x.collision_mask == y.collision_mask
-        assert np.isclose(x.radius, y.radius)
 
 
 def _weights_by_bone(model: mdl.Model) -> np.ndarray:
@@ -180,7 +168,7 @@ def test_jack_walk_roundtrip(blank_blend, corpus_dir, tmp_path):
     assert bpy.ops.export_anim.urho3d_ani(filepath=str(out_ani)) == {"FINISHED"}
 
     a, b = mdl.read(model_path.read_bytes()), mdl.read(out_mdl.read_bytes())
-    _assert_same_skeleton(a, b)
+    assert_same_urho3d_skeleton(a, b)
     # LOD 0 only: the same vertices, weights per bone within float precision.
     assert len(b.geometries) == 2 and all(len(g.lods) == 1 for g in b.geometries)
     for g in a.geometries:

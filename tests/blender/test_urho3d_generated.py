@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.transforms import quat_to_matrix
 from rigport.io_formats.urho3d import ani, mdl, samples
+from rigport.tests.support import assert_same_urho3d_skeleton
 
 
 def _roundtrip(bpy, tmp_path, model: mdl.Model, lods: str = "ALL") -> tuple[mdl.Model, mdl.Model]:
@@ -45,16 +45,7 @@ def _assert_equivalent(a: mdl.Model, b: mdl.Model) -> None:
             assert np.array_equal(ba.data["index"], bb.data["index"])
             for f in ba.data.dtype.names[1:]:
                 assert np.allclose(ba.data[f], bb.data[f], atol=1e-5), f
-    assert [x.name for x in a.bones] == [x.name for x in b.bones]
-    for x, y in zip(a.bones, b.bones, strict=True):
-        assert x.parent == y.parent
-        assert np.allclose(x.position, y.position, atol=1e-5)
-        assert np.allclose(quat_to_matrix(x.rotation), quat_to_matrix(y.rotation), atol=1e-5)
-        assert np.allclose(x.scale, y.scale, atol=1e-5)
-        assert np.allclose(x.offset_matrix, y.offset_matrix, atol=1e-5)
-        assert x.collision_mask == y.collision_mask
-        assert np.isclose(x.radius, y.radius)
-        assert np.allclose(x.bbox_min, y.bbox_min) and np.allclose(x.bbox_max, y.bbox_max)
+    assert_same_urho3d_skeleton(a, b)
     assert np.allclose(a.bbox_min, b.bbox_min, atol=1e-5)
     assert np.allclose(a.bbox_max, b.bbox_max, atol=1e-5)
     if a.geometry_centers is None:

@@ -7,17 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-BATCH = ROOT / "batch.py"
-
-
-def run_batch(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(BATCH), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from rigport.tests.support import BATCH, run_batch
 
 
 def truncated(corpus_dir: Path, tmp_path: Path) -> Path:
