@@ -104,13 +104,18 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
         else:
             idx = idx[: len(idx) // 3 * 3]
         index_lists.append(idx.astype(np.int64) + base[d.vertex_buffer])
-    used = np.unique(np.concatenate(index_lists)) if index_lists else np.zeros(0, np.int64)
+    # Used vertices by a mask and a running count: linear, where np.unique sorts.
+    is_used = np.zeros(int(base[-1]), bool)
+    for idx in index_lists:
+        is_used[idx] = True
+    used = np.flatnonzero(is_used)
+    local_of = (np.cumsum(is_used, dtype=np.int64) - 1).astype(np.int32)
     n_vertices = len(used)
     vb_of = np.searchsorted(base, used, side="right") - 1
 
     tri_corners, tri_mats, edges, edge_geo = [], [], [], []
     for (g, d), idx in zip(draws, index_lists, strict=True):
-        local = np.searchsorted(used, idx).astype(np.int32)
+        local = local_of[idx]
         if d.primitive_type == PRIMITIVE_LINES:
             edges.append(local.reshape(-1, 2))
             edge_geo.append(np.full(len(local) // 2, g, np.int32))
@@ -146,7 +151,8 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
         sel = np.nonzero(vb_of == k)[0]
         if not len(sel):
             continue
-        rows = vb.data[used[sel] - base[k]]
+        # sorted and unique: as many as the buffer holds means all of it, in order
+        rows = vb.data if len(sel) == vb.count else vb.data[used[sel] - base[k]]
         for fname, e in zip(field_names(vb.elements, legacy), vb.elements, strict=True):
             col = rows[fname]
             if e.semantic == SEM_POSITION and e.index == 0 and e.type == TYPE_VECTOR3:
@@ -180,8 +186,9 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
     if have_normals and len(cv):
         mesh.normals = normals[cv]
     for key in sorted(k for k in per_vertex if k.startswith("uv:")):
-        uv = per_vertex[key][cv].astype(np.float32)
-        uv[:, 1] = 1.0 - uv[:, 1]
+        flipped = per_vertex[key].astype(np.float32)  # flip per vertex, then expand
+        flipped[:, 1] = 1.0 - flipped[:, 1]
+        uv = flipped[cv]
         mesh.uv_sets.append(UVSet(f"UVMap{'' if key == 'uv:0' else int(key[3:]) + 1}", uv))
     for key in sorted(k for k in per_vertex if k.startswith("color:")):
         _, index, etype = key.split(":")
