@@ -17,11 +17,16 @@ from bpy.props import (
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..io_formats.codec import FormatError
-from ..io_formats.scene import ColorSet, Mesh, Skin, UVSet
+from ..io_formats.merge import merge_meshes
+from ..io_formats.scene import Mesh
 from ..io_formats.urho3d import ani, mdl
 from ..io_formats.urho3d.animation_convert import export_animation, import_animation
 from ..io_formats.urho3d.model_export import ExportOptions, export_model
-from ..io_formats.urho3d.model_import import TANGENT_ATTRIBUTE, import_model
+from ..io_formats.urho3d.model_import import (
+    GEOMETRY_ATTRIBUTE,
+    TANGENT_ATTRIBUTE,
+    import_model,
+)
 from .blender import compat
 from .blender.build import build_action, build_scene
 from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
@@ -77,48 +82,6 @@ def _export_objects(context, use_selection: bool) -> list[bpy.types.Object]:
     return [o for o in pool if o.type == "MESH"]
 
 
-def _merge(meshes: list[Mesh]) -> Mesh:
-    """Several objects of one LOD as one mesh; each object's slots become geometries."""
-    if len(meshes) == 1:
-        return meshes[0]
-    out = Mesh(
-        meshes[0].name,
-        np.concatenate([m.positions for m in meshes]),
-        np.zeros(0, np.int32),
-        np.zeros(0, np.int32),
-        np.zeros(0, np.int32),
-    )
-    v_off = np.cumsum([0] + [len(m.positions) for m in meshes])
-    s_off = np.cumsum([0] + [max(len(m.materials), 1) for m in meshes])
-    out.corner_verts = np.concatenate([m.corner_verts + v_off[i] for i, m in enumerate(meshes)])
-    out.face_materials = np.concatenate([m.face_materials + s_off[i] for i, m in enumerate(meshes)])
-    out.face_starts = np.arange(0, len(out.corner_verts), 3, dtype=np.int32)
-    out.loose_edges = np.concatenate([m.loose_edges + v_off[i] for i, m in enumerate(meshes)])
-    out.materials = [n for m in meshes for n in (m.materials or [""])]
-    if all(m.normals is not None for m in meshes):
-        out.normals = np.concatenate([m.normals for m in meshes])
-    n_uv = min(len(m.uv_sets) for m in meshes)
-    out.uv_sets = [
-        UVSet(meshes[0].uv_sets[i].name, np.concatenate([m.uv_sets[i].uv for m in meshes]))
-        for i in range(n_uv)
-    ]
-    n_col = min(len(m.colors) for m in meshes)
-    out.colors = [
-        ColorSet(
-            meshes[0].colors[i].name,
-            np.concatenate([m.colors[i].color for m in meshes]),
-            meshes[0].colors[i].byte,
-        )
-        for i in range(n_col)
-    ]
-    if all(m.skin is not None for m in meshes):
-        out.skin = Skin(
-            np.concatenate([m.skin.joints for m in meshes]),
-            np.concatenate([m.skin.weights for m in meshes]),
-        )
-    return out
-
-
 def export_mdl_file(
     context,
     path: str,
@@ -139,6 +102,7 @@ def export_mdl_file(
     for obj in objects:
         by_lod.setdefault(int(obj.get("urho_lod", 0)), []).append(obj)
     lods = []
+    merge_warnings: list[str] = []
     layout = None
     single = all(len(v) == 1 for v in by_lod.values())
     for lod, objs in sorted(by_lod.items()):
@@ -151,7 +115,9 @@ def export_mdl_file(
             m = extract_mesh(obj, names, tangents=need)
             _apply_object_transform(m, obj, armature)
             meshes.append(m)
-        lods.append((lod, _merge(meshes)))
+        merged, notes = merge_meshes(meshes, (GEOMETRY_ATTRIBUTE,))
+        merge_warnings += notes
+        lods.append((lod, merged))
     if single:
         layout = read_prop(by_lod[min(by_lod)][0], "urho_layout")
     magic = fmt
@@ -166,6 +132,7 @@ def export_mdl_file(
         layout=layout if isinstance(layout, dict) else None,
     )
     model, warnings = export_model(lods, skeleton, opts)
+    warnings = merge_warnings + warnings
     data = mdl.write(model)
     with open(path, "wb") as fh:
         fh.write(data)

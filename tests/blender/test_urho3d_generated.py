@@ -126,3 +126,28 @@ def test_animation_with_bind_scale_roundtrip(blank_blend, tmp_path):
             if f == "rotation":
                 v = v * np.sign(np.sum(u * v, axis=1, keepdims=True))
             assert np.allclose(u, v, atol=1e-5), f
+
+
+def test_two_objects_merge_with_warnings(blank_blend, tmp_path, rigport):
+    """Two objects into one model: both geometries written, a missing UV set warned about."""
+    bpy = blank_blend
+    from rigport.operators.urho3d import export_mdl_file
+
+    model = samples.skinned_model(n_bones=4, morphs=1, uv_sets=2)
+    src = tmp_path / "m.mdl"
+    src.write_bytes(mdl.write(model))
+    bpy.ops.import_scene.urho3d_mdl(filepath=str(src))
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    twin = obj.copy()
+    twin.data = obj.data.copy()
+    twin.name = "twin"
+    bpy.context.scene.collection.objects.link(twin)
+    twin.data.uv_layers.remove(twin.data.uv_layers[1])
+    out = tmp_path / "out.mdl"
+    warnings = export_mdl_file(bpy.context, str(out), [obj, twin])
+    assert any("twin: no UV set 2" in w for w in warnings), warnings
+    back = mdl.read(out.read_bytes())
+    assert len(back.geometries) == 2 * len(model.geometries)
+    assert [m.name for m in back.morphs] == [m.name for m in model.morphs]
+    n_src = model.vertex_buffers[0].count
+    assert sum(vb.count for vb in back.vertex_buffers) >= 2 * n_src
