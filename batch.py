@@ -1,6 +1,6 @@
 """RigPort on the command line.
 
-    blender -b --python batch.py -- COMMAND ARGS...
+    blender -b --python-exit-code 1 --python batch.py -- COMMAND ARGS...
     python batch.py COMMAND ARGS...          (with the bpy module installed)
 
 Commands:
@@ -29,6 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = "rigport"
+MIN_BLENDER = (4, 2, 0)  # blender_manifest.toml's blender_version_min
 
 class UsageError(Exception):
     """Bad command line: exit status 2."""
@@ -149,6 +150,11 @@ class _Blender:
     def __init__(self) -> None:
         import bpy
 
+        if tuple(bpy.app.version) < MIN_BLENDER:
+            raise UsageError(
+                f"RigPort needs Blender {'.'.join(map(str, MIN_BLENDER))} or newer; "
+                f"this is {bpy.app.version_string}"
+            )
         self.bpy = bpy
         pkg = package(with_init=True)
         self.pkg = pkg

@@ -207,6 +207,20 @@ def corpus_dir() -> Path:
 # Hooks
 
 
+MIN_BLENDER = (4, 2, 0)  # blender_manifest.toml's blender_version_min
+
+
+def _why_no_blender() -> str | None:
+    """Why Blender tests cannot run here, or None when they can."""
+    if not bpy_available():
+        return f"bpy not importable: {_BPY_STATE['error']}"
+    import bpy
+
+    if tuple(bpy.app.version) < MIN_BLENDER:
+        return f"Blender {bpy.app.version_string} is older than RigPort's minimum 4.2.0"
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.path))
@@ -218,8 +232,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.corpus)
 
     needs_bpy = [item for item in items if item.get_closest_marker("blender")]
-    if needs_bpy and not bpy_available():
-        skip = pytest.mark.skip(reason=f"bpy not importable: {_BPY_STATE['error']}")
+    reason = _why_no_blender() if needs_bpy else None
+    if reason:
+        skip = pytest.mark.skip(reason=reason)
         for item in needs_bpy:
             item.add_marker(skip)
 
