@@ -424,3 +424,26 @@ def pack_directory(folder: str, compressed: bool = False, rbfx: bool = False) ->
         with open(path, "rb") as fh:
             pkg.entries.append(Entry(name, fh.read()))
     return pkg
+
+
+def update_file(path: str, name: str, data: bytes) -> None:
+    """Put ``data`` into the existing package file ``path`` as ``name`` (replacing a
+    file of that name, else appending one); the package is rewritten in one go."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise FormatError(f"cannot read package: {exc.strerror or exc}", None, path) from exc
+    try:
+        pkg = read(raw)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    pkg.put(name, data)
+    out = write(pkg)
+    tmp = f"{path}.rigport-tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(out)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise FormatError(f"cannot write package: {exc.strerror or exc}", None, path) from exc
