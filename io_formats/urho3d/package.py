@@ -89,8 +89,9 @@ class Entry:
 
     ``stored`` is the file's bytes as they lie in the package (the LZ4 blocks
     of a compressed package); ``None`` means "encode ``data`` afresh".
-    ``offset`` is where the file lay when read; it is kept for empty files,
-    whose offset no layout rule decides.
+    ``offset`` is where the file lay when read. An empty file has no data, so
+    its offset is kept as read while the package is unchanged, and otherwise
+    follows ``anchor``: the number of non-empty files whose data came before it.
     """
 
     name: str
@@ -98,6 +99,7 @@ class Entry:
     stored: bytes | None = None
     offset: int | None = None
     blocks: int = 0  # LZ4 blocks when read (for summaries)
+    anchor: int | None = None
 
 
 @dataclass
@@ -320,6 +322,10 @@ def _keep_layout(pkg: Package, data: bytes, spans: list, data_start: int, data_e
         pos = end
     pkg.tail = data[pos:data_end]
     pkg.order = [i for _, _, i in spans]
+    ends = [end for _, end, _ in spans]
+    for e in pkg.entries:
+        if not e.stored:
+            e.anchor = sum(1 for end in ends if end <= e.offset)
 
 
 # --------------------------------------------------------------------------
@@ -367,20 +373,21 @@ def write(pkg: Package) -> bytes:
 
     body = bytearray()
     offsets: list[int | None] = [None] * len(pkg.entries)
-    k = 0
+    ends = [start]  # where the data of the first k stored files ends
     for i in order:
         if not stored[i]:
             offsets[i] = start + len(body)  # a fresh empty file: where its data would be
             continue
-        body += gaps.get(k, b"")
+        body += gaps.get(len(ends) - 1, b"")
         offsets[i] = start + len(body)
         body += stored[i]
-        k += 1
+        ends.append(start + len(body))
     body += tail
-    if order is pkg.order:  # the layout as read: empty files keep their offsets
+    if order is pkg.order:  # the layout as read: empty files keep their place
+        unchanged = all(e.stored is not None for e in pkg.entries)
         for i, e in enumerate(pkg.entries):
             if not stored[i] and e.offset is not None:
-                offsets[i] = e.offset
+                offsets[i] = e.offset if unchanged else ends[min(e.anchor or 0, len(ends) - 1)]
 
     listing = Writer()
     total = 0

@@ -284,3 +284,17 @@ def test_random_damage_is_a_format_error_or_lossless(magic):
         except FormatError:
             continue
         assert package.write(pkg) == bytes(damaged)
+
+
+@pytest.mark.parametrize("magic", LAYOUTS)
+def test_empty_file_follows_a_replaced_file(magic):
+    pkg = package.read(sample(magic))
+    model = pkg.get("Models/Tentacle.mdl")
+    pkg.put("Models/Tentacle.mdl", model[:300])
+    pkg.put("Data/Big.bin", b"small now")
+    again = package.read(package.write(pkg))
+    assert again.get("Data/Empty.txt") == b""
+    assert again.get("Data/Big.bin") == b"small now"
+    empty = again.find("Data/Empty.txt")
+    big = again.find("Data/Big.bin")
+    assert empty.offset == big.offset + len(big.stored)  # right after the file before it
