@@ -161,8 +161,10 @@ def write_into_package(path: str, data: bytes) -> None:
     fmt, pkg = _read_package(pak)
     pkg.put(member, data)
     out = fmt.write(pkg)
-    with open(pak, "wb") as fh:
+    tmp = f"{pak}.rigport-tmp"  # the package is replaced only once it is complete
+    with open(tmp, "wb") as fh:
         fh.write(out)
+    os.replace(tmp, pak)
 
 
 def package_members(path: str) -> list[str]:

@@ -65,6 +65,24 @@ def test_umd3_shape_key_value_becomes_default_weight(blank_blend, tmp_path):
     assert mdl.read(out.read_bytes()).magic == b"UMD2"
 
 
+def test_umd2_model_exported_as_umd3(blank_blend, tmp_path):
+    bpy = blank_blend
+    src = rbfx_samples.umd3_model(2)
+    src.magic, src.version = b"UMD2", None
+    _import_model(bpy, tmp_path, src)
+    mesh = next(o for o in bpy.data.objects if o.type == "MESH")
+    mesh.data.shape_keys.key_blocks[2].value = 0.125
+    out = tmp_path / "out.mdl"
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out), file_format="UMD3") == {"FINISHED"}
+    got = mdl.read(out.read_bytes())
+    assert (got.magic, got.version) == (b"UMD3", 2)
+    assert [m.weight for m in got.morphs] == [0.0, 0.125]
+    got.magic, got.version = b"UMD2", None
+    for m in got.morphs:
+        m.weight = 0.0  # UMD2 has no weights
+    _assert_same_model(mdl.read(mdl.write(src)), got)
+
+
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_uan2_blender_round_trip(blank_blend, tmp_path, version):
     bpy = blank_blend
