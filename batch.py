@@ -129,17 +129,32 @@ def _read_file(path: str) -> bytes:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
 
 
+_PACKAGE_CACHE: dict[tuple, tuple] = {}
+
+
 def _read_package(pak: str):
-    """(format, parsed package) of a package file."""
+    """(format, parsed package) of a package file. The last package read is kept
+    while the file is unchanged, so checking its files one by one parses it once."""
     FormatError = _format_error_class()
+    try:
+        st = os.stat(pak)
+        key = (os.path.abspath(pak), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _PACKAGE_CACHE:
+        return _PACKAGE_CACHE[key]
     data = _read_file(pak)
     fmt = registry().format_of(pak, data[: registry().SNIFF_BYTES])
     if fmt.kind != "package":
         raise UsageError(f"{pak}: a {fmt.label} file is not a package")
     try:
-        return fmt, fmt.read(data)
+        result = fmt, fmt.read(data)
     except FormatError as err:
         raise err.with_path(pak) from None
+    _PACKAGE_CACHE.clear()
+    if key is not None:
+        _PACKAGE_CACHE[key] = result
+    return result
 
 
 def read_input(path: str) -> bytes:
@@ -159,6 +174,7 @@ def write_into_package(path: str, data: bytes) -> None:
     """Put ``data`` into the existing package as the member ``path`` names."""
     pak, member = split_member(path)
     fmt, pkg = _read_package(pak)
+    _PACKAGE_CACHE.clear()  # pkg changes below
     pkg.put(member, data)
     out = fmt.write(pkg)
     tmp = f"{pak}.rigport-tmp"  # the package is replaced only once it is complete

@@ -72,6 +72,25 @@ def describe(name: str, data: bytes) -> str:
     )
 
 
+def package_rows(path: str) -> list[dict]:
+    """The browser's list: per file its name, sizes, kind, description, and whether
+    it is ticked for import (models and animations)."""
+    rows = []
+    for e in read_package_file(path).entries:
+        kind = member_kind(e.name)
+        rows.append(
+            {
+                "name": e.name,
+                "size": len(e.data),
+                "stored": len(e.stored) if e.stored is not None else len(e.data),
+                "kind": kind,
+                "detail": describe(e.name, e.data),
+                "select": kind in IMPORTABLE,
+            }
+        )
+    return rows
+
+
 def import_package(
     context,
     path: str,
@@ -169,6 +188,7 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
     filter_glob: StringProperty(default="*.pak", options={"HIDDEN"})
     package_files: CollectionProperty(type=RIGPORT_PG_package_file, options={"SKIP_SAVE"})
     listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
+    list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     members: StringProperty(
         name="Files",
         default="",
@@ -185,25 +205,22 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
     )
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
 
-    def _list(self) -> str:
-        """Fill the browser list for the current file; returns an error text or ''."""
+    def _list(self) -> None:
+        """Fill the browser list for the current file (or say why it cannot be read)."""
         self.package_files.clear()
         self.listed = self.filepath
+        self.list_error = ""
         if not os.path.isfile(self.filepath):
-            return ""
+            return
         try:
-            pkg = read_package_file(self.filepath)
+            rows = package_rows(self.filepath)
         except FormatError as err:
-            return str(err)
-        for e in pkg.entries:
+            self.list_error = err.message
+            return
+        for row in rows:
             item = self.package_files.add()
-            item.name = e.name
-            item.size = len(e.data)
-            item.stored = len(e.stored) if e.stored is not None else len(e.data)
-            item.kind = member_kind(e.name)
-            item.detail = describe(e.name, e.data)
-            item.select = item.kind in IMPORTABLE
-        return ""
+            for key, value in row.items():
+                setattr(item, key, value)
 
     def check(self, context) -> bool:
         if self.listed != self.filepath:
@@ -216,6 +233,9 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
         layout.prop(self, "lods")
         layout.prop(self, "axes")
         box = layout.box()
+        if self.list_error:
+            box.label(text=self.list_error, icon="ERROR")
+            return
         if not self.package_files:
             box.label(text="No package file selected" if not self.filepath else "No files")
             return

@@ -119,6 +119,21 @@ def test_damaged_member_leaves_nothing(blank_blend, tmp_path):
     assert _state(bpy) == before
 
 
+def test_browser_list(rigport_registered, tmp_path):
+    from rigport.operators.urho3d_package import package_rows
+
+    pak = _pak(tmp_path)
+    rows = {r["name"]: r for r in package_rows(str(pak))}
+    files = dict(rbfx_samples.package_files())
+    assert list(rows) == list(files)
+    assert all(rows[n]["size"] == len(files[n]) for n in files)
+    assert rows["Data/Big.bin"]["stored"] < rows["Data/Big.bin"]["size"]
+    ticked = sorted(n for n, r in rows.items() if r["select"])
+    assert ticked == sorted(n for n in files if n.endswith((".mdl", ".ani")))
+    assert rows["Shaders/LitSolid.ps4"]["detail"].startswith("pixel shader SM4, 3 parameters")
+    assert rows["Data/Empty.txt"]["kind"] == "other"
+
+
 def test_browser_descriptions(rigport_registered):
     from rigport.operators.urho3d_package import describe
 
