@@ -8,7 +8,13 @@ Commands:
     convert IN OUT [--model M.mdl]                   import IN, export by OUT's extension
     roundtrip IN OUT [--model M.mdl]                 import, export in the same format
     check FILE...                                    codec only: parse, re-encode, compare
+                                                     (a package: itself, then every file in it)
     inspect FILE...                                  codec only: JSON summary on stdout
+    pack DIR OUT.pak [--lz4] [--rbfx]                codec only: a package of DIR's files
+
+A file inside a package is named ``PACKAGE.pak:path/inside.mdl`` anywhere a
+FILE, IN, OUT or --model is expected; writing to one replaces (or adds) that
+file in the existing package.
 
 Global option ``--keep-going`` goes on after a file fails; the exit status is
 then 1 if any file failed. Without it the first failure stops the run with
@@ -23,6 +29,7 @@ import importlib.util
 import json
 import os
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -76,8 +83,21 @@ def registry() -> types.ModuleType:
     return submodule("io_formats.registry")
 
 
+PACKAGE_SEPARATOR = ".pak:"
+
+
+def split_member(path: str) -> tuple[str, str | None]:
+    """``("a/b.pak", "Models/x.mdl")`` for ``a/b.pak:Models/x.mdl``; ``(path, None)``
+    for a plain path."""
+    at = path.lower().find(PACKAGE_SEPARATOR)
+    if at < 0:
+        return path, None
+    return path[: at + 4], path[at + len(PACKAGE_SEPARATOR) :]
+
+
 def _ext(path: str) -> str:
-    return os.path.splitext(path)[1].lower()
+    _pak, member = split_member(path)
+    return os.path.splitext(member if member is not None else path)[1].lower()
 
 
 def _check_exts(paths: list[str], kinds: tuple[str, ...] | None = None) -> None:
@@ -110,11 +130,81 @@ def _read_file(path: str) -> bytes:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
 
 
+_PACKAGE_CACHE: dict[tuple, tuple] = {}
+
+
+def _read_package(pak: str):
+    """(format, parsed package) of a package file. The last package read is kept
+    while the file is unchanged, so checking its files one by one parses it once."""
+    FormatError = _format_error_class()
+    try:
+        st = os.stat(pak)
+        key = (os.path.abspath(pak), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _PACKAGE_CACHE:
+        return _PACKAGE_CACHE[key]
+    data = _read_file(pak)
+    fmt = registry().format_of(pak, data[: registry().SNIFF_BYTES])
+    if fmt.kind != "package":
+        raise UsageError(f"{pak}: a {fmt.label} file is not a package")
+    try:
+        result = fmt, fmt.read(data)
+    except FormatError as err:
+        raise err.with_path(pak) from None
+    _PACKAGE_CACHE.clear()
+    if key is not None:
+        _PACKAGE_CACHE[key] = result
+    return result
+
+
+def read_input(path: str) -> bytes:
+    """The bytes of a file, or of a file inside a package (``PACKAGE.pak:name``)."""
+    FormatError = _format_error_class()
+    pak, member = split_member(path)
+    if member is None:
+        return _read_file(path)
+    _fmt, pkg = _read_package(pak)
+    entry = pkg.find(member)
+    if entry is None:
+        raise FormatError(f"the package has no file {member!r}", None, pak)
+    return entry.data
+
+
+def write_into_package(path: str, data: bytes) -> None:
+    """Put ``data`` into the existing package as the member ``path`` names."""
+    pak, member = split_member(path)
+    fmt, pkg = _read_package(pak)
+    _PACKAGE_CACHE.clear()  # pkg changes below
+    pkg.put(member, data)
+    out = fmt.write(pkg)
+    tmp = f"{pak}.rigport-tmp"  # the package is replaced only once it is complete
+    with open(tmp, "wb") as fh:
+        fh.write(out)
+    os.replace(tmp, pak)
+
+
+def package_members(path: str) -> list[str]:
+    """``path`` and, for a package, ``path:name`` for each file in it RigPort reads.
+    A package that does not parse is returned alone (its check reports why)."""
+    if split_member(path)[1] is not None or _ext(path) != ".pak":
+        return [path]
+    try:
+        _fmt, pkg = _read_package(path)
+    except Exception:  # FormatError or unreadable: the check of the package says why
+        return [path]
+    known = set(registry().extensions())
+    return [path] + [
+        f"{path}:{name}" for name in pkg.names() if os.path.splitext(name)[1].lower() in known
+    ]
+
+
 def _parse(path: str):
     """(format, parsed object, bytes) of one file; FormatError names the path."""
     FormatError = _format_error_class()
-    data = _read_file(path)
-    fmt = registry().format_of(path, data[: registry().SNIFF_BYTES])
+    data = read_input(path)
+    name = split_member(path)[1] or path
+    fmt = registry().format_of(name, data[: registry().SNIFF_BYTES])
     try:
         return fmt, fmt.read(data), data
     except FormatError as err:
@@ -138,6 +228,22 @@ def check_file(path: str) -> str:
 def inspect_file(path: str) -> dict:
     fmt, obj, _data = _parse(path)
     return {"file": path, "format": fmt.key, **fmt.summary(obj)}
+
+
+def pack_folder(folder: str, out: str, lz4: bool = False, rbfx: bool = False) -> str:
+    """Write every file under ``folder`` into the Urho3D/rbfx package ``out``."""
+    if not os.path.isdir(folder):
+        raise UsageError(f"{folder}: not a folder")
+    package_module = submodule("io_formats.urho3d.package")
+    pkg = package_module.pack_directory(folder, compressed=lz4, rbfx=rbfx)
+    data = package_module.write(pkg)
+    with open(out, "wb") as fh:
+        fh.write(data)
+    size = sum(len(e.data) for e in pkg.entries)
+    return (
+        f"wrote {out}: {pkg.magic.decode()}, {len(pkg.entries)} files, "
+        f"{size} bytes in, {len(data)} bytes out"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -193,12 +299,36 @@ class _Blender:
         return fmt, entry
 
     def import_file(self, path: str, state: dict, options: dict) -> str:
-        _fmt, entry = self.handler(path)
-        return entry.import_file(self.context, path, state, options)
+        pak, member = split_member(path)
+        if member is None:
+            _fmt, entry = self.handler(path)
+            return entry.import_file(self.context, path, state, options)
+        # A file in a package: imported from a temporary copy under its own name.
+        data = read_input(path)
+        _fmt, entry = self.handler(member)
+        with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
+            copy = os.path.join(tmp, os.path.basename(member))
+            with open(copy, "wb") as fh:
+                fh.write(data)
+            try:
+                return entry.import_file(self.context, copy, state, options)
+            except Exception as exc:
+                if _is_format_error(exc):
+                    exc.with_path(path)
+                raise
 
     def export_file(self, path: str, state: dict, options: dict, kind: str) -> str:
-        _fmt, entry = self.handler(path, exporting=True, kind=kind)
-        return entry.export_file(self.context, path, state, options)
+        pak, member = split_member(path)
+        if member is None:
+            _fmt, entry = self.handler(path, exporting=True, kind=kind)
+            return entry.export_file(self.context, path, state, options)
+        _fmt, entry = self.handler(member, exporting=True, kind=kind)
+        with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
+            out = os.path.join(tmp, os.path.basename(member))
+            notes = entry.export_file(self.context, out, state, options)
+            with open(out, "rb") as fh:
+                write_into_package(path, fh.read())
+        return notes
 
 
 _BLENDER: list[_Blender] = []
@@ -223,7 +353,7 @@ def _export_like(in_path: str, out_path: str, options: dict) -> str:
         bl.import_file(options["model"], state, options)
     bl.import_file(in_path, state, options)
     notes = bl.export_file(out_path, state, options, kind)
-    size = os.path.getsize(out_path)
+    size = len(read_input(out_path))
     return f"wrote {out_path} ({size} bytes){notes}"
 
 
@@ -317,6 +447,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("files", nargs="+", metavar="FILE")
     s = sub.add_parser("inspect", help="JSON summary of files (codec only)")
     s.add_argument("files", nargs="+", metavar="FILE")
+    s = sub.add_parser("pack", help="write a folder's files into a package (codec only)")
+    s.add_argument("folder", metavar="DIR")
+    s.add_argument("output", metavar="OUT.pak")
+    s.add_argument("--lz4", action="store_true", help="LZ4-compress (ULZ4, or RLZ4 with --rbfx)")
+    s.add_argument("--rbfx", action="store_true", help="rbfx layout (RPAK/RLZ4)")
     for sp in sub.choices.values():  # accepted after the command too
         sp.add_argument("--keep-going", action="store_true", default=argparse.SUPPRESS)
     return p
@@ -348,7 +483,15 @@ def _dispatch(args) -> int:
     cmd = args.command
     if cmd == "check":
         _check_exts(args.files)
-        runner.run(args.files, check_file)
+        items = [item for path in args.files for item in package_members(path)]
+        runner.run(items, check_file)
+        return runner.status
+
+    if cmd == "pack":
+        if _ext(args.output) != ".pak":
+            raise UsageError(f"{args.output}: expected a .pak path")
+        pack = args.output, args.lz4, args.rbfx
+        runner.run([args.folder], lambda folder: pack_folder(folder, *pack))
         return runner.status
 
     if cmd == "inspect":

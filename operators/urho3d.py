@@ -19,8 +19,13 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..io_formats.codec import FormatError
 from ..io_formats.merge import merge_meshes
 from ..io_formats.scene import Mesh
-from ..io_formats.urho3d import ani, mdl
-from ..io_formats.urho3d.animation_convert import export_animation, import_animation
+from ..io_formats.urho3d import ani, mdl, package
+from ..io_formats.urho3d.animation_convert import (
+    RBFX_EXTRA,
+    apply_rbfx_extras,
+    export_animation,
+    import_animation,
+)
 from ..io_formats.urho3d.model_export import ExportOptions, export_model
 from ..io_formats.urho3d.model_import import (
     GEOMETRY_ATTRIBUTE,
@@ -48,11 +53,19 @@ AXES_ITEMS = (
 
 def import_mdl_file(context, path: str, all_lods: bool = False, convert: bool = True):
     """Import one .mdl: returns what was built; FormatError leaves nothing behind."""
-    data = read_bytes(path)
+    return import_mdl_data(context, read_bytes(path), path, all_lods, convert)
+
+
+def import_mdl_data(context, data: bytes, path: str, all_lods: bool = False, convert: bool = True):
+    """Import a model from bytes (``path`` names it: a file, or a file in a package)."""
     try:
         model = mdl.read(data)
     except FormatError as err:
         raise err.with_path(path) from None
+    return build_model(context, model, path, all_lods, convert)
+
+
+def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, convert: bool = True):
     name = os.path.splitext(os.path.basename(path))[0]
     scene = import_model(model, name, all_lods=all_lods, convert=convert)
     return build_scene(context, scene)
@@ -61,20 +74,55 @@ def import_mdl_file(context, path: str, all_lods: bool = False, convert: bool = 
 def import_ani_file(
     context, path: str, armature=None, convert: bool = True, fps: float | None = None
 ):
-    data = read_bytes(path)
+    return import_ani_data(context, read_bytes(path), path, armature, convert, fps)
+
+
+def import_ani_data(
+    context,
+    data: bytes,
+    path: str,
+    armature=None,
+    convert: bool = True,
+    fps: float | None = None,
+):
+    """Import an animation from bytes onto ``armature`` (else the best match)."""
     try:
-        anim = import_animation(ani.read(data), convert)
+        anim = ani.read(data)
     except FormatError as err:
         raise err.with_path(path) from None
+    return build_animation(context, anim, path, armature, convert, fps)
+
+
+def build_animation(
+    context,
+    anim: ani.Animation,
+    path: str,
+    armature=None,
+    convert: bool = True,
+    fps: float | None = None,
+):
+    neutral = import_animation(anim, convert)
     how = "the given armature"
     if armature is None:
-        armature, how = find_target_armature(context, [t.bone for t in anim.tracks])
+        armature, how = find_target_armature(context, [t.bone for t in neutral.tracks])
         if armature is None:
             raise FormatError(f"{os.path.basename(path)}: {how}")
     r = context.scene.render
-    action = build_action(armature, anim, fps or r.fps / r.fps_base)
+    action = build_action(armature, neutral, fps or r.fps / r.fps_base)
     compat.assign_action(armature, action)
     return armature, action, how
+
+
+def write_output(path: str, data: bytes, package_path: str = "", entry: str = "") -> str:
+    """Write ``data`` to ``path``, or into the existing package ``package_path`` as
+    ``entry`` (default: ``path``'s file name); returns where it went."""
+    if not package_path:
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return path
+    name = entry or os.path.basename(path)
+    package.update_file(package_path, name, data)
+    return f"{package_path}:{name}"
 
 
 def _export_objects(context, use_selection: bool) -> list[bpy.types.Object]:
@@ -91,8 +139,13 @@ def export_mdl_file(
     tangents: bool = True,
     recompute_tangents: bool = False,
     bone_limit: int = 64,
+    package_path: str = "",
+    entry: str = "",
 ) -> list[str]:
-    """Write ``objects`` (LODs by their ``urho_lod`` property) to one .mdl; returns warnings."""
+    """Write ``objects`` (LODs by their ``urho_lod`` property) to one .mdl; returns warnings.
+
+    With ``package_path`` the model goes into that existing package as ``entry``
+    (default: ``path``'s file name), replacing a file of that name."""
     if not objects:
         raise FormatError("no mesh objects to export")
     armature = next((a for a in (mesh_armature(o) for o in objects) if a is not None), None)
@@ -133,9 +186,10 @@ def export_mdl_file(
     )
     model, warnings = export_model(lods, skeleton, opts)
     warnings = merge_warnings + warnings
+    if model.magic == b"UMD3":
+        _rbfx_model_fields(model, objects, layout if isinstance(layout, dict) else None)
     data = mdl.write(model)
-    with open(path, "wb") as fh:
-        fh.write(data)
+    write_output(path, data, package_path, entry)
     if len(lods) == 1 and isinstance(layout, dict):
         n = max((len(g["lods"]) for g in layout["geometries"]), default=1)
         if n > 1:
@@ -144,6 +198,19 @@ def export_mdl_file(
                 "was in Blender, so the file has one (import with all LODs to keep them)"
             )
     return warnings
+
+
+def _rbfx_model_fields(model: mdl.Model, objects: list, layout: dict | None) -> None:
+    """UMD3: the version (as imported, else the newest) and each morph's default
+    weight, which is the shape key's value in Blender."""
+    model.version = int((layout or {}).get("version", mdl.UMD3_VERSIONS[-1]))
+    values: dict[str, float] = {}
+    for obj in objects:
+        keys = obj.data.shape_keys
+        for kb in keys.key_blocks[1:] if keys is not None else ():
+            values.setdefault(kb.name, float(kb.value))
+    for m in model.morphs:
+        m.weight = values.get(m.name, 0.0)
 
 
 def _apply_object_transform(mesh: Mesh, obj, armature) -> None:
@@ -160,15 +227,27 @@ def _apply_object_transform(mesh: Mesh, obj, armature) -> None:
         )
 
 
-def export_ani_file(context, path: str, armature, action=None, convert: bool = True) -> None:
+def export_ani_file(
+    context,
+    path: str,
+    armature,
+    action=None,
+    convert: bool = True,
+    fmt: str = "AUTO",
+    package_path: str = "",
+    entry: str = "",
+) -> None:
+    """Write the armature's action as UANI, or as UAN2 (``fmt``; AUTO: as imported).
+    With ``package_path`` the file goes into that existing package as ``entry``."""
     action = action or (armature.animation_data.action if armature.animation_data else None)
     if action is None:
         raise FormatError(f"armature {armature.name!r} has no action to export")
     r = context.scene.render
-    anim = extract_animation(armature, action, r.fps / r.fps_base)
-    data = ani.write(export_animation(anim, convert))
-    with open(path, "wb") as fh:
-        fh.write(data)
+    anim = export_animation(extract_animation(armature, action, r.fps / r.fps_base), convert)
+    extras = read_prop(action, RBFX_EXTRA)
+    if fmt == "UAN2" or (fmt == "AUTO" and extras is not None):
+        apply_rbfx_extras(anim, extras if extras is not None else {"version": 3})
+    write_output(path, ani.write(anim), package_path, entry)
 
 
 class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportHelper):
@@ -229,6 +308,7 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
             ("AUTO", "As imported", "The format the model was imported from, else UMD2"),
             ("UMD2", "UMD2", "Vertex element descriptors (Urho3D 1.7+, rbfx)"),
             ("UMDL", "UMDL", "Legacy element mask"),
+            ("UMD3", "UMD3", "rbfx: versioned, with each shape key's value as default weight"),
         ),
         default="AUTO",
     )
@@ -249,9 +329,21 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
         max=255,
         description="Above this many bones, each geometry gets its own bone mapping",
     )
+    package_file: StringProperty(
+        name="Into Package",
+        subtype="FILE_PATH",
+        default="",
+        description="An existing .pak to write the model into (instead of the file path)",
+    )
+    package_entry: StringProperty(
+        name="Path in Package",
+        default="",
+        description="The model's name inside the package (empty: Models/<file name>)",
+    )
 
     def execute(self, context):
         objects = _export_objects(context, self.use_selection)
+        entry = self.package_entry or f"Models/{os.path.basename(self.filepath)}"
         try:
             warnings = export_mdl_file(
                 context,
@@ -262,12 +354,16 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
                 self.tangents,
                 self.recompute_tangents,
                 self.bone_limit,
+                bpy.path.abspath(self.package_file) if self.package_file else "",
+                entry,
             )
         except FormatError as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
         for w in warnings:
             self.report({"WARNING"}, w)
+        if self.package_file:
+            self.report({"INFO"}, f"wrote {entry} into {self.package_file}")
         return {"FINISHED"}
 
 
@@ -315,6 +411,30 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+    file_format: EnumProperty(
+        name="Format",
+        items=(
+            (
+                "AUTO",
+                "As imported",
+                "UAN2 with its version and track data if imported so, else UANI",
+            ),
+            ("UANI", "UANI", "Urho3D animation"),
+            ("UAN2", "UAN2", "rbfx animation (version 3: track weights, variant tracks)"),
+        ),
+        default="AUTO",
+    )
+    package_file: StringProperty(
+        name="Into Package",
+        subtype="FILE_PATH",
+        default="",
+        description="An existing .pak to write the animation into (instead of the file path)",
+    )
+    package_entry: StringProperty(
+        name="Path in Package",
+        default="",
+        description="The animation's name inside the package (empty: Models/<file name>)",
+    )
 
     def execute(self, context):
         arm = context.view_layer.objects.active
@@ -324,8 +444,18 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
         if arm is None:
             self.report({"ERROR"}, "select the armature whose action to export")
             return {"CANCELLED"}
+        entry = self.package_entry or f"Models/{os.path.basename(self.filepath)}"
         try:
-            export_ani_file(context, self.filepath, arm, None, self.axes == "BLENDER")
+            export_ani_file(
+                context,
+                self.filepath,
+                arm,
+                None,
+                self.axes == "BLENDER",
+                self.file_format,
+                bpy.path.abspath(self.package_file) if self.package_file else "",
+                entry,
+            )
         except FormatError as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}

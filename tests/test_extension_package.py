@@ -81,6 +81,41 @@ def test_zip_holds_only_the_add_on(tools, built_zip):
     assert result.returncode == 0, f"validate (zip) failed:\n{result.stdout}\n{result.stderr}"
 
 
+def _pinned(name: str) -> str:
+    for line in (ROOT / "requirements" / "common.txt").read_text().splitlines():
+        if line.startswith(f"{name}=="):
+            return line.split("==", 1)[1].strip()
+    raise AssertionError(f"{name} is not pinned in requirements/common.txt")
+
+
+# Platform tags of each Blender platform's cp311 wheel (Blender 4.2+ ships Python 3.11).
+WHEEL_PLATFORMS = {
+    "windows-x64": "win_amd64",
+    "windows-arm64": "win_arm64",
+    "macos-arm64": "macosx_11_0_arm64",
+    "macos-x64": "macosx_10_9_x86_64",
+    "linux-x64": "manylinux_2_17_x86_64",
+}
+
+
+def test_manifest_bundles_lz4_wheels_for_every_platform(tools, built_zip):
+    data = tools.manifest()
+    assert sorted(data["platforms"]) == sorted(WHEEL_PLATFORMS)
+    version = _pinned("lz4")
+    wheels = [w.removeprefix("./") for w in data["wheels"]]
+    for platform, tag in WHEEL_PLATFORMS.items():
+        hits = [w for w in wheels if tag in w]
+        assert len(hits) == 1, (platform, wheels)
+        assert hits[0].startswith(f"wheels/lz4-{version}-cp311-cp311-"), hits[0]
+        assert (ROOT / hits[0]).is_file(), hits[0]
+    with zipfile.ZipFile(built_zip) as zf:
+        names = set(zf.namelist())
+        for w in wheels:
+            assert w in names, w
+            with zipfile.ZipFile(zf.open(w)) as whl:  # a real wheel with the block module
+                assert any(n.startswith("lz4/block/_block") for n in whl.namelist()), w
+
+
 # Runs in a fresh Blender process; prints one line "RIGPORT_RESULT <json>".
 INSTALL_SCRIPT = r"""
 import json, os, sys, traceback
@@ -115,6 +150,13 @@ try:
         filepath=zip_path, repo=repo_module, enable_on_install=True
     ))
     result["installed_files"] = sorted(os.listdir(os.path.join(repo.directory, "rigport")))
+    local = bpy.utils.user_resource("EXTENSIONS", path=".local")
+    result["wheel_modules"] = sorted(
+        os.path.relpath(os.path.join(root, f), local)
+        for root, _dirs, files in os.walk(local)
+        for f in files
+        if "lz4" in root.split(os.sep) and f.startswith("_block")
+    )
     result["check_installed"] = list(addon_utils.check(addon))
     result["operator_installed"] = has_operator()
 
@@ -176,6 +218,9 @@ def test_zip_installs_and_registers_in_blender(built_zip, tmp_path):
     # addon_utils.check -> (loaded by default, loaded now)
     assert result["check_installed"] == [True, True], details
     assert result["operator_installed"] is True, details
+
+    # the bundled lz4 wheel for this platform was installed with the extension
+    assert any(p.endswith(".so") or p.endswith(".pyd") for p in result["wheel_modules"]), details
 
     assert result["check_disabled"] == [False, False], details
     assert result["operator_disabled"] is False, details

@@ -1,4 +1,8 @@
-"""Urho3D model files (``UMDL`` and ``UMD2``): lossless read and write."""
+"""Urho3D model files (``UMDL``, ``UMD2`` and rbfx's ``UMD3``): lossless read and write.
+
+``UMD3`` is ``UMD2`` with a uint32 version after the magic; from version 2 on
+each morph carries a float default weight after its name.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ from .vertex_layout import (
     vertex_dtype,
 )
 
-MAGICS = (b"UMDL", b"UMD2")
+MAGICS = (b"UMDL", b"UMD2", b"UMD3")
+UMD3_VERSIONS = (1, 2)
+MORPH_WEIGHT_VERSION = 2
 PRIMITIVE_TRIANGLES = 0
 PRIMITIVE_LINES = 1
 
@@ -71,6 +77,7 @@ class MorphBuffer:
 class Morph:
     name: str
     buffers: list[MorphBuffer]
+    weight: float = 0.0  # the default weight (UMD3 version 2+)
 
 
 @dataclass
@@ -98,6 +105,11 @@ class Model:
     bbox_min: np.ndarray
     bbox_max: np.ndarray
     geometry_centers: np.ndarray | None  # (G, 3) float32, or None when the file has none
+    version: int | None = None  # UMD3 only
+
+    @property
+    def has_morph_weights(self) -> bool:
+        return self.magic == b"UMD3" and (self.version or 0) >= MORPH_WEIGHT_VERSION
 
 
 def _read_vertex_buffer(r: Reader, legacy: bool) -> VertexBuffer:
@@ -150,10 +162,14 @@ def read(data: bytes) -> Model:
     r = Reader(data)
     magic = r.bytes(4) if r.remaining >= 4 else r.rest()
     if magic not in MAGICS:
-        if magic == b"UMD3":
-            raise FormatError("UMD3 (rbfx) models are not supported yet", 0)
-        raise FormatError(f"not an Urho3D model: magic {magic!r}, expected UMDL or UMD2", 0)
+        raise FormatError(f"not an Urho3D model: magic {magic!r}, expected UMDL, UMD2 or UMD3", 0)
     legacy = magic == b"UMDL"
+    version = None
+    if magic == b"UMD3":
+        version = r.u32()
+        if version not in UMD3_VERSIONS:
+            raise r.error(f"unsupported UMD3 version {version}, expected 1 or 2", 4)
+    weights = (version or 0) >= MORPH_WEIGHT_VERSION
 
     vbs = [_read_vertex_buffer(r, legacy) for _ in range(r.count(r.u32(), 16, "vertex buffer"))]
     ibs = [_read_index_buffer(r) for _ in range(r.count(r.u32(), 8, "index buffer"))]
@@ -173,8 +189,9 @@ def read(data: bytes) -> Model:
         geometries.append(Geometry(mapping, lods))
 
     morphs = []
-    for _ in range(r.count(r.u32(), 5, "vertex morph")):
+    for _ in range(r.count(r.u32(), 9 if weights else 5, "vertex morph")):
         name = r.cstring()
+        weight = r.f32() if weights else 0.0
         buffers = []
         for _ in range(r.count(r.u32(), 12, "morph buffer")):
             start = r.pos
@@ -187,7 +204,7 @@ def read(data: bytes) -> Model:
             if n and int(mdata["index"].max()) >= vbs[vb].count:
                 raise r.error(f"morph vertex index beyond vertex buffer {vb}", start)
             buffers.append(MorphBuffer(vb, mask, mdata))
-        morphs.append(Morph(name, buffers))
+        morphs.append(Morph(name, buffers, weight))
 
     bones = []
     n_bones = r.count(r.u32(), 94, "bone")
@@ -224,7 +241,7 @@ def read(data: bytes) -> Model:
                 f"{len(geometries)} geometry centres ({12 * len(geometries)} bytes)"
             )
         centers = r.array("<f4", (len(geometries), 3), "geometry centres")
-    return Model(magic, vbs, ibs, geometries, morphs, bones, box[:3], box[3:], centers)
+    return Model(magic, vbs, ibs, geometries, morphs, bones, box[:3], box[3:], centers, version)
 
 
 def _check_lod(r: Reader, lod: GeometryLod, vbs: list, ibs: list, start: int) -> None:
@@ -256,6 +273,10 @@ def write(model: Model) -> bytes:
         raise ValueError(f"cannot write magic {model.magic!r}")
     legacy = model.magic == b"UMDL"
     w.bytes(model.magic)
+    if model.magic == b"UMD3":
+        if model.version not in UMD3_VERSIONS:
+            raise ValueError(f"cannot write UMD3 version {model.version}")
+        w.u32(model.version)
     w.u32(len(model.vertex_buffers))
     for vb in model.vertex_buffers:
         w.u32(vb.count)
@@ -294,6 +315,8 @@ def write(model: Model) -> bytes:
     w.u32(len(model.morphs))
     for m in model.morphs:
         w.cstring(m.name)
+        if model.has_morph_weights:
+            w.f32(m.weight)
         w.u32(len(m.buffers))
         for mb in m.buffers:
             w.u32(mb.vertex_buffer)

@@ -282,7 +282,7 @@ def _morphs(
                 nor[where] = axes.vectors(mb.data["normal"][ok], convert)
             if "tangent" in names:
                 tan[where] = axes.vectors(mb.data["tangent"][ok], convert)
-        out.append(MorphTarget(m.name, pos))
+        out.append(MorphTarget(m.name, pos, float(m.weight)))
         attributes += [
             Attribute(MORPH_LISTED.format(i), "POINT", "INT", listed.astype(np.int32)),
             Attribute(MORPH_NORMAL.format(i), "POINT", "FLOAT_VECTOR", nor),
@@ -297,6 +297,8 @@ def import_model(model: Model, name: str, all_lods: bool = False, convert: bool 
     n_lods = max((len(g.lods) for g in model.geometries), default=0)
     levels = range(n_lods) if all_lods else range(min(1, n_lods))
     layout = model_layout(model, convert)
+    if model.version is not None:
+        layout["version"] = model.version
     for lod in levels:
         mesh_name = name if lod == 0 and not all_lods else f"{name}_LOD{lod}"
         mesh = mesh_from_lod(model, mesh_name, lod, convert)

@@ -1,0 +1,301 @@
+"""File > Import > Urho3D Package: pick models and animations inside a .pak and import them.
+
+Models are built first; each animation goes onto the imported armature whose
+bone names match it best (or, with no model chosen, the active armature or the
+best match in the scene). Every chosen file is parsed before anything is
+built, so a damaged one leaves the blend file as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import bpy
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper
+
+from ..io_formats.codec import FormatError
+from ..io_formats.urho3d import ani, mdl, package
+from ..io_formats.urho3d.formats import member_kind, member_summary
+from .blender import compat
+from .common import BatchFormat, Progress, file_handler, read_bytes
+from .urho3d import AXES_ITEMS, build_animation, build_model
+
+IMPORTABLE = ("model", "animation")
+
+
+@dataclass
+class PackageImport:
+    """What one package import made (for the report, and to undo it on failure)."""
+
+    built: list = field(default_factory=list)  # operators.blender.build.Built per model
+    actions: list = field(default_factory=list)  # (armature, action, previous action)
+    lines: list[str] = field(default_factory=list)
+
+    def discard(self) -> None:
+        for arm, action, previous in reversed(self.actions):
+            try:
+                bpy.data.actions.remove(action)
+                if previous is not None:
+                    compat.assign_action(arm, previous)
+            except (ReferenceError, RuntimeError):
+                pass
+        for built in reversed(self.built):
+            built.discard()
+        self.actions.clear()
+        self.built.clear()
+
+
+def read_package_file(path: str) -> package.Package:
+    try:
+        return package.read(read_bytes(path))
+    except FormatError as err:
+        raise err.with_path(path) from None
+
+
+def describe(name: str, data: bytes) -> str:
+    """One line for the browser: what the file is, with the codec's own numbers."""
+    kind = member_kind(name)
+    info = member_summary(name, data)
+    if info is None:
+        return kind
+    if "error" in info:
+        return f"{kind}, unreadable: {info['error']}"
+    if kind == "model":
+        return f"model {info['magic']}, {len(info['bones'])} bones, {len(info['morphs'])} morphs"
+    if kind == "animation":
+        return f"animation, {len(info['tracks'])} tracks, {info['length']} s"
+    return (
+        f"{info['type']} shader SM{info['model']}, {len(info['parameters'])} parameters, "
+        f"texture units: {', '.join(t['name'] for t in info['texture_units']) or 'none'}"
+    )
+
+
+def package_rows(path: str) -> list[dict]:
+    """The browser's list: per file its name, sizes, kind, description, and whether
+    it is ticked for import (models and animations)."""
+    rows = []
+    for e in read_package_file(path).entries:
+        kind = member_kind(e.name)
+        rows.append(
+            {
+                "name": e.name,
+                "size": len(e.data),
+                "stored": len(e.stored) if e.stored is not None else len(e.data),
+                "kind": kind,
+                "detail": describe(e.name, e.data),
+                "select": kind in IMPORTABLE,
+            }
+        )
+    return rows
+
+
+def import_package(
+    context,
+    path: str,
+    members: list[str] | None = None,
+    all_lods: bool = False,
+    convert: bool = True,
+    progress: Progress | None = None,
+) -> PackageImport:
+    """Import the chosen files of a package (default: every model and animation)."""
+    pkg = read_package_file(path)
+    if members is None:
+        chosen = [e for e in pkg.entries if member_kind(e.name) in IMPORTABLE]
+    else:
+        chosen = []
+        for name in members:
+            e = pkg.find(name)
+            if e is None:
+                raise FormatError(f"the package has no file {name!r}", None, path)
+            if member_kind(e.name) not in IMPORTABLE:
+                raise FormatError(f"{e.name} is not a model or an animation", None, path)
+            chosen.append(e)
+    if not chosen:
+        raise FormatError("the package holds no model or animation to import", None, path)
+    models, anims = [], []
+    for e in chosen:  # parse everything first: a bad file stops the import before building
+        where = f"{path}:{e.name}"
+        try:
+            if member_kind(e.name) == "model":
+                models.append((where, mdl.read(e.data)))
+            else:
+                anims.append((where, ani.read(e.data)))
+        except FormatError as err:
+            raise err.with_path(where) from None
+
+    result = PackageImport()
+    try:
+        for i, (where, model) in enumerate(models):
+            built = build_model(context, model, where, all_lods, convert)
+            result.built.append(built)
+            result.lines.append(f"{where}: {len(built.objects)} objects")
+            if progress:
+                progress.update(i + 1)
+        armatures = [b.armature for b in result.built if b.armature is not None]
+        for i, (where, anim) in enumerate(anims):
+            target, how = _best_armature(armatures, anim)
+            previous = None
+            if target is not None and target.animation_data is not None:
+                previous = target.animation_data.action
+            arm, action, how2 = build_animation(context, anim, where, target, convert)
+            result.actions.append((arm, action, previous))
+            result.lines.append(f"{where}: {action.name} on {arm.name} ({how or how2})")
+            if progress:
+                progress.update(len(models) + i + 1)
+    except Exception:
+        result.discard()
+        raise
+    return result
+
+
+def _best_armature(armatures: list, anim: ani.Animation):
+    """The armature imported with the package whose bones match most track names."""
+    names = {t.name for t in anim.tracks}
+    best, score = None, 0
+    for arm in armatures:
+        hits = len(names & {b.name for b in arm.data.bones})
+        if hits > score:
+            best, score = arm, hits
+    if best is None:
+        return None, ""
+    return best, f"the imported armature, {score} of {len(names)} tracks match"
+
+
+class RIGPORT_PG_package_file(bpy.types.PropertyGroup):
+    """One file of the package shown in the import browser."""
+
+    size: IntProperty(name="Size")
+    stored: IntProperty(name="Stored Size")
+    kind: StringProperty(name="Kind")
+    detail: StringProperty(name="Detail")
+    select: BoolProperty(name="Import", default=True)
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
+
+
+class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
+    """Import models and animations from an Urho3D or rbfx package (.pak)"""
+
+    bl_idname = "import_scene.urho3d_package"
+    bl_label = "Import Urho3D Package"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".pak"
+    filter_glob: StringProperty(default="*.pak", options={"HIDDEN"})
+    package_files: CollectionProperty(type=RIGPORT_PG_package_file, options={"SKIP_SAVE"})
+    listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
+    list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
+    members: StringProperty(
+        name="Files",
+        default="",
+        description="Files to import, ';'-separated (empty: every model and animation, "
+        "or those ticked in the list)",
+    )
+    lods: EnumProperty(
+        name="LODs",
+        items=(
+            ("FIRST", "LOD 0", "Import the most detailed level only"),
+            ("ALL", "All LODs", "Every LOD level as its own object in a collection"),
+        ),
+        default="FIRST",
+    )
+    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+
+    def _list(self) -> None:
+        """Fill the browser list for the current file (or say why it cannot be read)."""
+        self.package_files.clear()
+        self.listed = self.filepath
+        self.list_error = ""
+        if not os.path.isfile(self.filepath):
+            return
+        try:
+            rows = package_rows(self.filepath)
+        except FormatError as err:
+            self.list_error = err.message
+            return
+        for row in rows:
+            item = self.package_files.add()
+            for key, value in row.items():
+                setattr(item, key, value)
+
+    def check(self, context) -> bool:
+        if self.listed != self.filepath:
+            self._list()
+            return True
+        return False
+
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.prop(self, "lods")
+        layout.prop(self, "axes")
+        box = layout.box()
+        if self.list_error:
+            box.label(text=self.list_error, icon="ERROR")
+            return
+        if not self.package_files:
+            box.label(text="No package file selected" if not self.filepath else "No files")
+            return
+        box.label(text=f"{len(self.package_files)} files in the package")
+        for item in self.package_files:
+            row = box.row()
+            text = f"{item.name}  ({_size(item.size)})"
+            if item.kind in IMPORTABLE:
+                row.prop(item, "select", text=text)
+            else:
+                row.label(text=text, icon="FILE")
+            row = box.row()
+            row.label(text=f"    {item.detail}")
+
+    def execute(self, context):
+        if self.members:
+            members = [m.strip() for m in self.members.split(";") if m.strip()]
+        elif self.listed == self.filepath and len(self.package_files):
+            members = [i.name for i in self.package_files if i.select and i.kind in IMPORTABLE]
+            if not members:
+                self.report({"ERROR"}, "tick at least one model or animation to import")
+                return {"CANCELLED"}
+        else:
+            members = None
+        total = len(members) if members is not None else len(self.package_files) or 1
+        try:
+            with Progress(context, total) as progress:
+                result = import_package(
+                    context,
+                    self.filepath,
+                    members,
+                    self.lods == "ALL",
+                    self.axes == "BLENDER",
+                    progress,
+                )
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        for line in result.lines:
+            self.report({"INFO"}, line)
+        return {"FINISHED"}
+
+
+def _batch_import_pak(context, path: str, state: dict, options: dict) -> str:
+    result = import_package(context, path, None, bool(options.get("all_lods")))
+    for built in result.built:
+        if built.armature is not None:
+            state["armature"] = built.armature
+        state.setdefault("objects", []).extend(built.objects)
+    if result.actions:
+        state["armature"], state["action"] = result.actions[-1][0], result.actions[-1][1]
+    models = len(result.built)
+    return f"{models} models, {len(result.actions)} animations"
+
+
+CLASSES = (
+    RIGPORT_PG_package_file,
+    IMPORT_SCENE_OT_urho3d_package,
+    file_handler("urho3d_pak", "Urho3D Package", "import_scene.urho3d_package", "", ".pak"),
+)
+MENU_IMPORT = (("import_scene.urho3d_package", "Urho3D Package (.pak)"),)
+MENU_EXPORT = ()
+BATCH = (BatchFormat("urho3d.pak", _batch_import_pak, None),)
