@@ -3,12 +3,14 @@ them apart by their first tokens."""
 
 from __future__ import annotations
 
-from ..registry import FileFormat
+from ..registry import SNIFF_BYTES, FileFormat
 from . import animation, structure
 from .text import Tokens
 
 
 def _head_tokens(head: bytes, n: int) -> list[str] | None:
+    if len(head) >= SNIFF_BYTES and b"\n" in head:
+        head = head[: head.rindex(b"\n")]  # the last line may be cut short
     try:
         items = Tokens(head).items
     except ValueError:

@@ -58,9 +58,15 @@ class Tokens:
         return self.text.rstrip().count("\n") + 1
 
     def error(self, message: str, index: int | None = None) -> FormatError:
-        """A FormatError at token ``index`` (the cursor by default); ``offset`` is the line."""
+        """A FormatError at token ``index`` (the cursor by default).
+
+        Text files have lines, not byte offsets: the message starts with ``line N:``
+        and the error's ``line`` attribute holds N (``offset`` stays None).
+        """
         line = self.line_of(self.pos if index is None else index)
-        return FormatError(f"line {line}: {message}", line)
+        err = FormatError(f"line {line}: {message}")
+        err.line = line
+        return err
 
     # ----------------------------------------------------------------- reading
     @property
