@@ -37,11 +37,13 @@ def is_structure(head: bytes) -> bool:
 
 
 def is_animation(head: bytes) -> bool:
-    """Nb, Nv, Nf and then an export mode word."""
+    """Nb, Nv, Nf and then a word (the export mode; a misspelt one is still this file,
+    so that reading it names the line)."""
     tokens = _head_tokens(head, 4)
     if not tokens or len(tokens) < 4 or not all(_is_count(t) for t in tokens[:3]):
         return False
-    return tokens[3].strip('"').lower() in ("bones", "mesh")
+    word = tokens[3].strip('"')
+    return bool(word) and word[0].isalpha()
 
 
 def summarize_structure(s: structure.Structure) -> dict:

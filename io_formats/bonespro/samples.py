@@ -52,9 +52,11 @@ def structure(
     if scaled:
         local[0, :3, :3] *= 1.5
     bind = to_world(local, parents_a)
-    node = bind @ rows_to_matrix(
-        np.concatenate([np.eye(3) * 0.5 + rng.uniform(-0.1, 0.1, (3, 3)), [[0.1, -0.2, 0.05]]])
-    )
+    # Node transforms sit at a fixed offset from the bone transforms (rigid unless scaled).
+    offset = np.eye(4)
+    offset[:3, :3] = euler_to_matrix(rng.uniform(-0.4, 0.4, 3), "XYZ") * (0.5 if scaled else 1.0)
+    offset[:3, 3] = (0.1, -0.2, 0.05)
+    node = bind @ offset
     counts = rng.integers(1, max_weights + 1, n_vertices).astype(np.int32)
     total = int(counts.sum())
     bones = np.concatenate([rng.choice(nb, size=c, replace=False) for c in counts.tolist()])
