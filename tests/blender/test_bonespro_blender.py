@@ -289,3 +289,44 @@ def test_bad_files_leave_the_blend_file_unchanged(blank_blend, tmp_path):
     with pytest.raises(RuntimeError, match="3 bones"):
         bpy.ops.import_anim.bonespro_anim(filepath=_write(tmp_path, "c.txt", A.write(wrong)))
     assert _blend_state(bpy) == before and arm.animation_data is None
+
+
+# ------------------------------------------------------------------ the nine Euler orders
+def _row_rotation(axis: str, angle: float) -> np.ndarray:
+    """3ds Max row-vector rotation about a world axis (rows: where X, Y, Z go)."""
+    c, s = np.cos(angle), np.sin(angle)
+    return {
+        "X": np.array([[1, 0, 0], [0, c, s], [0, -s, c]]),
+        "Y": np.array([[c, 0, -s], [0, 1, 0], [s, 0, c]]),
+        "Z": np.array([[c, s, 0], [-s, c, 0], [0, 0, 1]]),
+    }[axis]
+
+
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YZX", "YXZ", "ZXY", "ZYX", "XYX", "YZY", "ZXZ"])
+def test_euler_order_import_matches_direct_matrices(blank_blend, tmp_path, order):
+    """Pose matrices after import equal Ra(E0) Rb(E1) Rc(E2) chained as
+    local x parent-world in row form, computed here without the add-on's code."""
+    bpy = blank_blend
+    s, path = _rig(tmp_path, scaled=False)
+    a = samples.animation(s, A.BONES, A.RELATIVE, A.EULER, order, A.DEGREES, n_frames=3)
+    bpy.ops.import_scene.bonespro_structure(filepath=path)
+    bpy.ops.import_anim.bonespro_anim(filepath=_write(tmp_path, "e.txt", A.write(a)))
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    a = A.read(open(tmp_path / "e.txt", "rb").read())
+    for f in range(3):
+        bpy.context.scene.frame_set(f)
+        world: dict[int, np.ndarray] = {}
+        for b in [0, 1, 2, 5, 3, 4]:  # parents first
+            e = np.radians(a.bone_values[f, b, :3])
+            local = np.eye(4)
+            local[:3, :3] = (
+                _row_rotation(order[0], e[0])
+                @ _row_rotation(order[1], e[1])
+                @ _row_rotation(order[2], e[2])
+            )
+            local[3, :3] = a.bone_values[f, b, 3:]
+            p = s.parents[b]
+            world[b] = local if p < 0 else local @ world[p]
+            pose = np.array(arm.pose.bones[s.names[b]].matrix)
+            np.testing.assert_allclose(pose[:3, :3], world[b][:3, :3].T, atol=2e-5)
+            np.testing.assert_allclose(pose[:3, 3], world[b][3, :3], atol=2e-5)
