@@ -90,26 +90,36 @@ def read(data: bytes) -> Animation:
     if mode == BONES:
         width = anim.transform_width
         per_bone = 3 + 2 * width
-        tok.need(nf * nb * per_bone, f"{nf} frames of {nb} bones")
-        values = tok.floats(nf * nb * per_bone, "bone transforms").reshape(nf, nb, per_bone)
+        values = _exactly(tok, nf * nb * per_bone, f"{nf} frames of {nb} bones")
+        values = values.reshape(nf, nb, per_bone)
         anim.boxes = values[..., :3].copy()
         anim.bone_values = values[..., 3 : 3 + width].copy()
         anim.node_values = values[..., 3 + width :].copy()
     elif mode == MESH_ABSOLUTE:
-        tok.need(nf * nv * 3, f"{nf} frames of {nv} vertices")
-        anim.positions = tok.floats(nf * nv * 3, "vertex positions").reshape(nf, nv, 3)
+        values = _exactly(tok, nf * nv * 3, f"{nf} frames of {nv} vertices")
+        anim.positions = values.reshape(nf, nv, 3)
     else:
         _read_bone_blocks(tok, anim)
-    tok.end(f"the last of {nf} frames")
     return anim
+
+
+def _exactly(tok: Tokens, n: int, what: str) -> np.ndarray:
+    tok.need(n, what)
+    values, first = tok.rest(what)
+    if len(values) < n:
+        raise tok.end_error(f"{what}: expected {n} numbers, the file ends after {len(values)}")
+    if len(values) > n:
+        raise tok.value_error(first, n, f"unexpected {values[n]!r} after {what}")
+    return values
 
 
 def _read_bone_blocks(tok: Tokens, anim: Animation) -> None:
     nb, nv, nf = anim.bone_count, anim.vertex_count, anim.frame_count
     tok.need(nf * nb * 2, f"{nf} frames of {nb} bone blocks")
-    first = tok.pos
-    flat = tok.floats(tok.remaining, "bone blocks")
+    flat, first = tok.rest("bone blocks")
     size = len(flat)
+    if nf * nb * 2 > size:
+        raise tok.end_error(f"{nf} frames of {nb} bone blocks: the file ends after {size} numbers")
     values = flat.tolist()
     heads = [0] * (nf * nb)
     j = 0
@@ -117,26 +127,30 @@ def _read_bone_blocks(tok: Tokens, anim: Animation) -> None:
     # Nf x Nb block headers; the vertex rows are gathered with numpy.
     for k in range(nf * nb):
         if j + 2 > size:
-            raise tok.error(f"frame {k // nb}, bone block {k % nb}: the file ends", first + size)
+            raise tok.end_error(f"frame {k // nb}, bone block {k % nb}: the file ends")
         n = values[j + 1]
         if not (0 <= n <= nv) or n != int(n):
-            raise tok.error(
+            raise tok.value_error(
+                first,
+                j + 1,
                 f"frame {k // nb}, bone block {k % nb}: vertex count {n!r} is not in 0..{nv}",
-                first + j + 1,
             )
         heads[k] = j
         j += 2 + 4 * int(n)
     if j > size:
-        raise tok.error(f"frame {nf - 1}: the file ends inside the last bone block", first + size)
+        raise tok.end_error(f"frame {nf - 1}: the file ends inside the last bone block")
+    if j < size:
+        raise tok.value_error(first, j, f"unexpected {values[j]!r} after the last of {nf} frames")
     head = np.asarray(heads, np.int64)
     bones = flat[head]
     bad = ~np.isfinite(bones) | (bones != np.round(bones)) | (bones < 0) | (bones >= nb)
     if bad.any():
         k = int(np.argmax(bad))
-        raise tok.error(
+        raise tok.value_error(
+            first,
+            int(head[k]),
             f"frame {k // nb}: block for bone {bones[k]!r}, which does not exist "
             f"(bones 0..{nb - 1})",
-            first + int(head[k]),
         )
     counts = flat[head + 1].astype(np.int64)
     total = int(counts.sum())
@@ -147,11 +161,9 @@ def _read_bone_blocks(tok: Tokens, anim: Animation) -> None:
     bad = ~np.isfinite(verts) | (verts != np.round(verts)) | (verts < 0) | (verts >= nv)
     if bad.any():
         k = int(np.argmax(bad))
-        raise tok.error(
-            f"vertex index {verts[k]!r} does not exist (vertices 0..{nv - 1})",
-            first + int(row[k]),
+        raise tok.value_error(
+            first, int(row[k]), f"vertex index {verts[k]!r} does not exist (vertices 0..{nv - 1})"
         )
-    tok.pos = first + j
     anim.block_bones = bones.astype(np.int32).reshape(nf, nb)
     anim.block_counts = counts.astype(np.int32).reshape(nf, nb)
     anim.block_vertices = verts.astype(np.int32)

@@ -12,10 +12,9 @@ def _head_tokens(head: bytes, n: int) -> list[str] | None:
     if len(head) >= SNIFF_BYTES and b"\n" in head:
         head = head[: head.rindex(b"\n")]  # the last line may be cut short
     try:
-        items = Tokens(head).items
+        return Tokens(head).first_words(n)
     except ValueError:
         return None
-    return items[:n]
 
 
 def _is_count(token: str) -> bool:

@@ -47,18 +47,18 @@ def read(data: bytes) -> Structure:
     first_bone = tok.pos
     for b in range(nb):
         names.append(tok.name(f"bone {b} name"))
-        if tok.items[tok.pos] == "*":
-            tok.pos += 1
+        if tok.peek() == "*":
+            tok.word(f"bone {b} parent")
             parents[b] = -1
         else:
             parents[b] = tok.integer(f"bone {b} parent", 0, nb)
             if parents[b] == b:
-                raise tok.error(f"bone {b} is its own parent", tok.pos - 1)
+                raise tok.error(f"bone {b} is its own parent")
         values[b] = tok.floats(BONE_VALUES, f"bone {b} box and transforms")
     try:
         parent_first_order(parents)
     except ValueError as exc:
-        raise tok.error(str(exc), first_bone) from None
+        raise tok.value_error(first_bone, 0, str(exc)) from None
     counts, bones, weights, positions = _read_vertices(tok, nb, nv)
     return Structure(
         names,
@@ -76,9 +76,10 @@ def read(data: bytes) -> Structure:
 def _read_vertices(
     tok: Tokens, nb: int, nv: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    first = tok.pos
-    flat = tok.floats(tok.remaining, "vertices")
+    flat, first = tok.rest("vertices")
     size = len(flat)
+    if nv * 4 > size:
+        raise tok.end_error(f"{nv} vertices: the file ends after {size} numbers")
     # Where each vertex starts depends on every count before it: one pass over the
     # counts (ints, not tokens), everything else is gathered with numpy.
     values = flat.tolist()
@@ -86,20 +87,18 @@ def _read_vertices(
     j = 0
     for i in range(nv):
         if j + 4 > size:
-            raise tok.error(
-                f"vertex {i}: the file ends before its position and count", size + first
-            )
+            raise tok.end_error(f"vertex {i}: the file ends before its position and count")
         n = values[j + 3]
         if not (0 <= n <= size) or n != int(n):
-            raise tok.error(
-                f"vertex {i}: bone count {n!r} is not a whole number >= 0", first + j + 3
+            raise tok.value_error(
+                first, j + 3, f"vertex {i}: bone count {n!r} is not a whole number >= 0"
             )
         starts[i] = j
         j += 4 + 2 * int(n)
     if j > size:
-        raise tok.error(f"vertex {nv - 1}: the file ends inside its bone list", size + first)
+        raise tok.end_error(f"vertex {nv - 1}: the file ends inside its bone list")
     if j < size:
-        raise tok.error(f"unexpected {tok.items[first + j]!r} after vertex {nv - 1}", first + j)
+        raise tok.value_error(first, j, f"unexpected {values[j]!r} after vertex {nv - 1}")
     start = np.asarray(starts, np.int64)
     positions = flat[start[:, None] + np.arange(3)] if nv else np.zeros((0, 3))
     counts = flat[start + 3].astype(np.int32)
@@ -111,9 +110,10 @@ def _read_vertices(
     bad = ~np.isfinite(bones) | (bones != np.round(bones)) | (bones < 0) | (bones >= nb)
     if bad.any():
         k = int(np.argmax(bad))
-        raise tok.error(
+        raise tok.value_error(
+            first,
+            int(where[k]),
             f"vertex weight for bone {bones[k]!r}, which does not exist (bones 0..{nb - 1})",
-            first + int(where[k]),
         )
     return counts, bones.astype(np.int32), flat[where + 1], positions
 
