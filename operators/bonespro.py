@@ -200,7 +200,7 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     fps = r.fps / r.fps_base
     neutral = convert.bones_to_neutral(a, names, parents, fps, name)
     bone, node = convert.bone_worlds(a, parents)
-    offset = np.linalg.inv(bone[0]) @ node[0]
+    offset = convert.affine_inverse(bone[0]) @ node[0]
     drift = np.abs(bone @ offset[None] - node).max() if len(bone) else 0.0
     if drift > 1e-5:
         warnings.append(

@@ -75,6 +75,22 @@ def matrix_to_values(m: np.ndarray, representation: str, order: str, units: str)
     return np.concatenate([angles, m[..., :3, 3]], axis=-1)
 
 
+def affine_inverse(m: np.ndarray) -> np.ndarray:
+    """Inverse of (..., 4, 4) affine matrices, by the 3x3 adjugate (much faster than
+    ``np.linalg.inv`` on millions of small matrices)."""
+    a = np.asarray(m, np.float64)[..., :3, :3]
+    c0 = np.cross(a[..., :, 1], a[..., :, 2])
+    c1 = np.cross(a[..., :, 2], a[..., :, 0])
+    c2 = np.cross(a[..., :, 0], a[..., :, 1])
+    det = np.einsum("...i,...i->...", a[..., :, 0], c0)
+    inv3 = np.stack([c0, c1, c2], axis=-2) / det[..., None, None]
+    out = np.zeros(np.shape(m))
+    out[..., :3, :3] = inv3
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv3, np.asarray(m)[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
 def to_world(local: np.ndarray, parents: np.ndarray) -> np.ndarray:
     """(..., Nb, 4, 4) parent-relative -> world, for any bone order (vectorised over frames)."""
     world = np.empty_like(local)
@@ -92,7 +108,7 @@ def to_relative(world: np.ndarray, parents: np.ndarray) -> np.ndarray:
     out = world.copy()
     has = parents >= 0
     if has.any():
-        out[..., has, :, :] = np.linalg.inv(world[..., parents[has], :, :]) @ world[..., has, :, :]
+        out[..., has, :, :] = affine_inverse(world[..., parents[has], :, :]) @ world[..., has, :, :]
     return out
 
 
@@ -293,7 +309,7 @@ def world_positions_to_blocks(
     lists the vertices ``members[b]`` in its own frame at that frame."""
     nf, nb = bone_world.shape[:2]
     counts = np.array([len(m) for m in members], np.int32)
-    inv = np.linalg.inv(bone_world)
+    inv = affine_inverse(bone_world)
     verts_one = np.concatenate(members).astype(np.int32) if nb else np.zeros(0, np.int32)
     bone_one = np.repeat(np.arange(nb), counts)
     rows = []

@@ -6,9 +6,12 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ...io_formats.bonespro.convert import INDEX
+from ...io_formats.bonespro.convert import INDEX, to_world
+from ...io_formats.bonespro.euler import euler_to_matrix
+from ...io_formats.posing import basis_to_local
+from ...io_formats.transforms import compose_trs, matrix_to_quat
 from . import compat
-from .build import BIND_SCALE
+from .build import BIND_SCALE, rest_relative
 
 
 def bone_order(armature: bpy.types.Object) -> list[str]:
@@ -97,6 +100,71 @@ def world_positions(obj: bpy.types.Object, evaluated: bool = False) -> np.ndarra
     return pos.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
+def _sample_curve(fc, frames: np.ndarray) -> np.ndarray:
+    """An F-curve's values at ``frames``: its keys where they sit there, else evaluated."""
+    n = len(fc.keyframe_points)
+    co = np.empty(n * 2, np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    kf, kv = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
+    out = np.empty(len(frames))
+    pos = np.minimum(np.searchsorted(kf, frames.astype(np.float32)), max(n - 1, 0))
+    hit = (kf[pos] == frames.astype(np.float32)) if n else np.zeros(len(frames), bool)
+    out[hit] = kv[pos[hit]]
+    for i in np.nonzero(~hit)[0].tolist():
+        out[i] = fc.evaluate(float(frames[i]))
+    return out
+
+
+def action_worlds(
+    armature: bpy.types.Object, names: list[str], frames: np.ndarray
+) -> np.ndarray | None:
+    """World bone matrices (bind scale included) at ``frames`` computed from the
+    action's F-curves without changing the scene frame, or None when the pose depends on
+    more than the action (constraints, no action)."""
+    ad = armature.animation_data
+    if ad is None or ad.action is None or ad.drivers or ad.nla_tracks:
+        return None
+    pose = armature.pose.bones
+    if any(pb.constraints for pb in pose):
+        return None
+    curves: dict[tuple[str, str], dict[int, object]] = {}
+    for fc in compat.fcurves(ad.action):
+        path = fc.data_path
+        if path.startswith('pose.bones["'):
+            name, _, prop = path[len('pose.bones["') :].partition('"].')
+            name = name.replace('\\"', '"').replace("\\\\", "\\")
+            curves.setdefault((name, prop), {})[fc.array_index] = fc
+    rels = rest_relative(armature.data)
+    frames = np.asarray(frames, np.float64)
+    nf = len(frames)
+    local = np.empty((nf, len(names), 4, 4))
+    for b, name in enumerate(names):
+        pb = pose[name]
+
+        def channel(prop, current, name=name):
+            out = np.tile(np.array(current, np.float64), (nf, 1))
+            for index, fc in curves.get((name, prop), {}).items():
+                if index < out.shape[1]:
+                    out[:, index] = _sample_curve(fc, frames)
+            return out
+
+        loc = channel("location", pb.location)
+        scale = channel("scale", pb.scale)
+        mode = pb.rotation_mode
+        if mode == "QUATERNION":
+            quat = channel("rotation_quaternion", pb.rotation_quaternion)
+        elif mode == "AXIS_ANGLE":
+            return None
+        else:  # Blender's Euler orders are the same fixed-axis orders as 3ds Max's
+            quat = matrix_to_quat(
+                euler_to_matrix(channel("rotation_euler", pb.rotation_euler), mode)
+            )
+        t, q, sc = basis_to_local(*rels[name], loc, quat, scale)
+        local[:, b] = compose_trs(t, q, sc)
+    parents = bone_parents(armature, names)
+    return np.array(armature.matrix_world, np.float64) @ to_world(local, parents)
+
+
 def _set_frame(scene, frame: float) -> None:
     whole = int(np.floor(frame))
     scene.frame_set(whole, subframe=float(frame - whole))
@@ -111,11 +179,17 @@ def sample_frames(
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Per frame: the world bone matrices 3ds Max would export (pose matrix with the
     bind scale put back, (Nf, Nb, 4, 4)) and the deformed world vertex positions of
-    ``mesh`` ((Nf, V, 3)). The scene's frame is restored afterwards."""
+    ``mesh`` ((Nf, V, 3)). Bone matrices come straight from the action's F-curves when
+    nothing else moves the bones; otherwise each frame is set (and the scene's frame is
+    restored afterwards)."""
     scene = context.scene
-    keep = (scene.frame_current, scene.frame_subframe)
+    frames = np.asarray(frames, np.float64)
     worlds = positions = None
+    by_frame = False
     if armature is not None:
+        worlds = action_worlds(armature, names, frames)
+        by_frame = worlds is None
+    if by_frame:
         pose_bones = armature.pose.bones
         picks = [pose_bones.find(n) for n in names]
         bind_scale = np.array(
@@ -125,10 +199,13 @@ def sample_frames(
         buf = np.empty(len(pose_bones) * 16, np.float32)
     if mesh is not None:
         positions = np.empty((len(frames), len(mesh.data.vertices), 3))
+    if not by_frame and mesh is None:
+        return worlds, positions
+    keep = (scene.frame_current, scene.frame_subframe)
     try:
-        for f, frame in enumerate(np.asarray(frames, np.float64).tolist()):
+        for f, frame in enumerate(frames.tolist()):
             _set_frame(scene, frame)
-            if armature is not None:
+            if by_frame:
                 pose_bones.foreach_get("matrix", buf)
                 pose = buf.reshape(-1, 4, 4).transpose(0, 2, 1)[picks].astype(np.float64)
                 worlds[f] = np.array(armature.matrix_world, np.float64) @ pose
@@ -136,7 +213,7 @@ def sample_frames(
                 positions[f] = world_positions(mesh, evaluated=True)
     finally:
         scene.frame_set(keep[0], subframe=keep[1])
-    if worlds is not None:
+    if by_frame:
         worlds[..., :3, :3] *= bind_scale[None, :, None, :]
     return worlds, positions
 

@@ -286,3 +286,11 @@ def test_sniff_tells_the_two_files_apart(tmp_path):
     path.write_bytes(b"just some notes\n")
     with pytest.raises(registry.FormatError, match="neither BonesPro Structure nor"):
         registry.format_of(str(path))
+
+
+def test_affine_inverse_matches_numpy():
+    rng = np.random.default_rng(9)
+    m = np.zeros((50, 4, 4))
+    m[:, :3, :] = rng.uniform(-2, 2, (50, 3, 4))
+    m[:, 3, 3] = 1.0
+    np.testing.assert_allclose(convert.affine_inverse(m), np.linalg.inv(m), atol=1e-9)
