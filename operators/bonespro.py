@@ -218,9 +218,16 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
         NODE_OFFSET: [float(v) for v in offset.ravel()] if len(bone) else [],
         BOXES: [float(v) for v in a.boxes[0].ravel()] if len(bone) else [],
     }
+    previous = armature.animation_data.action if armature.animation_data else None
     action = build_action(armature, neutral, fps)
     compat.assign_action(armature, action)
-    return {"target": armature, "action": action, "how": how, "warnings": warnings}
+    return {
+        "target": armature,
+        "action": action,
+        "how": how,
+        "warnings": warnings,
+        "previous": previous,
+    }
 
 
 def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="") -> dict:
@@ -483,7 +490,11 @@ def _undo_anim(result: dict) -> None:
     target = result["target"]
     if target.type == "ARMATURE":
         if target.animation_data is not None and target.animation_data.action == action:
-            target.animation_data.action = None
+            previous = result.get("previous")
+            if previous is not None:
+                compat.assign_action(target, previous)
+            else:
+                target.animation_data.action = None
         bpy.data.actions.remove(action)
     else:
         me = target.data

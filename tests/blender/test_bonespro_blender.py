@@ -330,3 +330,52 @@ def test_euler_order_import_matches_direct_matrices(blank_blend, tmp_path, order
             pose = np.array(arm.pose.bones[s.names[b]].matrix)
             np.testing.assert_allclose(pose[:3, :3], world[b][:3, :3].T, atol=2e-5)
             np.testing.assert_allclose(pose[:3, 3], world[b][3, :3], atol=2e-5)
+
+
+def test_weights_message_reports_the_position_offset(blank_blend, tmp_path):
+    bpy = blank_blend
+    from rigport.operators import bonespro as ops
+
+    s, path = _rig(tmp_path, n_vertices=12)
+    me = bpy.data.meshes.new("body")
+    me.vertices.add(12)
+    moved = s.positions.copy()
+    moved[5] += (0.0, 0.25, 0.0)
+    me.vertices.foreach_set("co", moved.astype(np.float32).ravel())
+    body = bpy.data.objects.new("body", me)
+    bpy.context.collection.objects.link(body)
+    bpy.context.view_layer.objects.active = body
+    _, messages = ops.import_structure_file(bpy.context, path)
+    assert "weights put on 'body'" in messages[1] and "0.25 at most" in messages[1]
+    me2 = bpy.data.meshes.new("small")
+    me2.vertices.add(3)
+    small = bpy.data.objects.new("small", me2)
+    bpy.context.collection.objects.link(small)
+    bpy.context.view_layer.objects.active = small
+    _, messages = ops.import_structure_file(bpy.context, path)
+    assert "has 3 vertices, the file 12" in messages[1]
+
+
+def test_pose_from_fcurves_equals_the_evaluated_pose(blank_blend, tmp_path):
+    """The exporter reads bone matrices from the F-curves; with a constraint on a bone
+    it sets each frame instead. Both give the same matrices, also between keys."""
+    bpy = blank_blend
+    from rigport.operators.blender.bonespro_rig import bone_order, sample_frames
+
+    s, path = _rig(tmp_path)
+    bpy.ops.import_scene.bonespro_structure(filepath=path)
+    a = samples.animation(s, A.BONES, A.RELATIVE, n_frames=5)
+    bpy.ops.import_anim.bonespro_anim(filepath=_write(tmp_path, "a.txt", A.write(a)))
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    arm.location = (1.0, -2.0, 0.5)
+    bpy.context.view_layer.update()
+    names = bone_order(arm)
+    frames = np.array([0.0, 1.0, 2.5, 4.0])
+    fast, _ = sample_frames(bpy.context, frames, arm, names)
+    con = arm.pose.bones[names[2]].constraints.new("COPY_LOCATION")
+    con.influence = 0.0
+    slow, _ = sample_frames(bpy.context, frames, arm, names)
+    np.testing.assert_allclose(fast, slow, atol=1e-5)
+    world = samples.bone_world_frames(s, 5)
+    np.testing.assert_allclose(fast[1, :, :3, :3], world[1, :, :3, :3], atol=1e-5)
+    np.testing.assert_allclose(fast[1, :, :3, 3], world[1, :, :3, 3] + (1.0, -2.0, 0.5), atol=1e-5)
