@@ -173,7 +173,10 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     if a.mode == anim_file.MESH_ABSOLUTE:
         positions = a.positions
         return _mesh_animation(context, a, positions, name, mesh, None, warnings)
-    armature, how = _armature_for(context, a.bone_count, armature)
+    try:
+        armature, how = _armature_for(context, a.bone_count, armature)
+    except FormatError as err:
+        raise err.with_path(path) from None
     names = bone_order(armature)
     if len(names) != a.bone_count:
         raise FormatError(
@@ -192,7 +195,10 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
             )
         missing = hits == 0
         if missing.any():
-            warnings.append(f"{int(missing.sum())} vertex-frames listed by no bone keep frame 0")
+            warnings.append(
+                f"{int(missing.sum())} vertex-frames are listed by no bone: they take the "
+                "vertex's frame-0 position (the origin when it is missing there too)"
+            )
             first = np.where(missing[0][:, None], 0.0, positions[0])
             positions = np.where(missing[..., None], first[None], positions)
         return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
