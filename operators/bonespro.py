@@ -168,6 +168,8 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     """Bones mode: an action on the armature. Mesh modes: a copy of the mesh with one
     shape key per frame. Returns ``target``, ``action``, ``how`` and ``warnings``."""
     a = _read(path, "animation")
+    if a.frame_count == 0:
+        raise FormatError("the animation has no frames (Nf is 0): nothing to import", None, path)
     name = os.path.splitext(os.path.basename(path))[0]
     warnings: list[str] = []
     if a.mode == anim_file.MESH_ABSOLUTE:
@@ -282,6 +284,14 @@ def _deformed_mesh(context, armature) -> bpy.types.Object | None:
     return meshes[0] if meshes else None
 
 
+def _file_name(name: str, warnings: list[str]) -> str:
+    """A bone name a ``<name>`` can hold: no '>' and no line breaks."""
+    clean = name.replace(">", "_").replace("\n", "_").replace("\r", "_")
+    if clean != name:
+        warnings.append(f"bone {name!r} is written as {clean!r} (a <name> cannot hold '>')")
+    return clean
+
+
 def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
     """The armature's rest pose and the mesh's weights as a structure file."""
     warnings = []
@@ -292,7 +302,7 @@ def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
     parents = np.array([inverse[p] if p >= 0 else -1 for p in skeleton.parents[order]], np.int32)
     world = np.array(armature.matrix_world, np.float64)
     bind = world @ skeleton.bind_matrices()[order]
-    skeleton.names = names
+    skeleton.names = [_file_name(n, warnings) for n in names]
     skeleton.parents = parents
     skeleton.inverse_bind = np.linalg.inv(bind)
     skeleton.extras = [skeleton.extras[i] for i in order]

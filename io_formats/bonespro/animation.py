@@ -193,7 +193,7 @@ def write(a: Animation) -> bytes:
         parts.append(format_numbers(a.positions, 3))
     else:
         parts.append(_write_bone_blocks(a))
-    return "".join(parts).encode("ascii")
+    return "".join(parts).encode("utf-8")
 
 
 def _write_bone_blocks(a: Animation) -> str:

@@ -57,12 +57,16 @@ def structure(
     offset[:3, :3] = euler_to_matrix(rng.uniform(-0.4, 0.4, 3), "XYZ") * (0.5 if scaled else 1.0)
     offset[:3, 3] = (0.1, -0.2, 0.05)
     node = bind @ offset
-    counts = rng.integers(1, max_weights + 1, n_vertices).astype(np.int32)
+    counts = rng.integers(1, min(max_weights, nb) + 1, n_vertices).astype(np.int32)
     total = int(counts.sum())
-    bones = np.concatenate([rng.choice(nb, size=c, replace=False) for c in counts.tolist()])
+    # Distinct bones per vertex: the first ``count`` of a random permutation.
+    keys = rng.random((n_vertices, nb))
+    picks = np.argsort(keys, axis=1)
+    bones = picks[np.arange(nb)[None, :] < counts[:, None]]
     raw = rng.uniform(0.05, 1.0, total)
-    sums = np.add.reduceat(raw, np.concatenate([[0], np.cumsum(counts)[:-1]]))
-    weights = np.round(raw / np.repeat(sums, counts), 6)
+    owner = np.repeat(np.arange(n_vertices), counts)
+    sums = np.bincount(owner, raw, minlength=n_vertices)
+    weights = np.round(raw / sums[owner], 6)
     positions = np.round(rng.uniform(-2, 2, (n_vertices, 3)), 6)
     return Structure(
         names,

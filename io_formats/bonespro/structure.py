@@ -119,8 +119,12 @@ def _read_vertices(
 
 
 def write(s: Structure) -> bytes:
-    """The structure file as text, one value group per line as the specification lays it out."""
+    """The structure file as text, one value group per line as the specification lays it
+    out (UTF-8; plain ASCII unless a bone name is not)."""
     nb, nv = len(s.names), len(s.positions)
+    for name in s.names:
+        if ">" in name or "\n" in name or "\r" in name:
+            raise ValueError(f"bone name {name!r}: a <name> cannot hold '>' or a line break")
     parts = [f"{nb}\n{nv}\n"]
     for b in range(nb):
         parent = "*" if s.parents[b] < 0 else str(int(s.parents[b]))
@@ -144,4 +148,4 @@ def write(s: Structure) -> bytes:
     )
     pieces = table[counts].tolist()
     parts.append("".join(pieces) % tuple(flat.tolist()))
-    return "".join(parts).encode("ascii")
+    return "".join(parts).encode("utf-8")

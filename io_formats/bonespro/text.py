@@ -27,9 +27,9 @@ class Tokens:
 
     def __init__(self, data: bytes):
         try:
-            text = data.decode("ascii")
+            text = data.decode("utf-8")  # ASCII, or names RigPort wrote as UTF-8
         except UnicodeDecodeError:
-            text = data.decode("latin-1")
+            text = data.decode("latin-1")  # names in a Windows code page
         if "//" in text:
             text = _COMMENT_OR_NAME.sub(lambda m: m.group(1) or "", text)
         self.text = text

@@ -379,3 +379,19 @@ def test_pose_from_fcurves_equals_the_evaluated_pose(blank_blend, tmp_path):
     world = samples.bone_world_frames(s, 5)
     np.testing.assert_allclose(fast[1, :, :3, :3], world[1, :, :3, :3], atol=1e-5)
     np.testing.assert_allclose(fast[1, :, :3, 3], world[1, :, :3, 3] + (1.0, -2.0, 0.5), atol=1e-5)
+
+
+def test_export_renames_bones_a_file_cannot_hold(blank_blend, tmp_path):
+    bpy = blank_blend
+    s, path = _rig(tmp_path)
+    bpy.ops.import_scene.bonespro_structure(filepath=path)
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    arm.data.bones["Tail Tip"].name = "Tail>Tip"
+    out = str(tmp_path / "out.txt")
+    assert bpy.ops.export_scene.bonespro_structure(filepath=out) == {"FINISHED"}
+    assert structure.read(open(out, "rb").read()).names[5] == "Tail_Tip"
+    empty = samples.animation(s, A.BONES, n_frames=0)
+    before = _blend_state(bpy)
+    with pytest.raises(RuntimeError, match="no frames"):
+        bpy.ops.import_anim.bonespro_anim(filepath=_write(tmp_path, "e.txt", A.write(empty)))
+    assert _blend_state(bpy) == before

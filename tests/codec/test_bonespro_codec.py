@@ -294,3 +294,23 @@ def test_affine_inverse_matches_numpy():
     m[:, :3, :] = rng.uniform(-2, 2, (50, 3, 4))
     m[:, 3, 3] = 1.0
     np.testing.assert_allclose(convert.affine_inverse(m), np.linalg.inv(m), atol=1e-9)
+
+
+def test_names_outside_ascii_and_names_a_file_cannot_hold():
+    names = ["Kopf ÄÖ", "Bein", "c", "d", "e", "f"]
+    s = samples.structure(n_vertices=2, names=names)
+    assert structure.read(structure.write(s)).names == names
+    latin = structure.write(s).replace("Kopf ÄÖ".encode(), "Kopf ÄÖ".encode("latin-1"))
+    assert structure.read(latin).names == names  # a Windows code page reads too
+    s.names[1] = "a>b"
+    with pytest.raises(ValueError, match="cannot hold"):
+        structure.write(s)
+
+
+def test_no_frames_and_no_vertices():
+    s = samples.structure(n_vertices=0)
+    assert len(structure.read(structure.write(s)).positions) == 0
+    for mode in A.MODES:
+        a = samples.animation(samples.structure(n_vertices=4), mode, n_frames=0)
+        back = A.read(A.write(a))
+        assert back.frame_count == 0 and A.write(back) == A.write(a)
