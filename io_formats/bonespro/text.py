@@ -30,6 +30,8 @@ class Tokens:
             text = data.decode("utf-8")  # ASCII, or names RigPort wrote as UTF-8
         except UnicodeDecodeError:
             text = data.decode("latin-1")  # names in a Windows code page
+        if text.startswith("\ufeff"):
+            text = " " + text[1:]  # a byte-order mark: whitespace, columns unchanged
         if "//" in text:
             text = _COMMENT_OR_NAME.sub(lambda m: m.group(1) or "", text)
         self.text = text

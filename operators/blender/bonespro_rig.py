@@ -38,20 +38,25 @@ def set_weights(
     weights: np.ndarray,
 ) -> None:
     """One vertex group per bone (replacing groups of the same name) holding the ragged
-    per-vertex weights, zero weights included; one ``add`` per (bone, weight) run."""
+    per-vertex weights, zero weights included. The adds go rank by rank (every vertex's
+    first bone, then every second bone ...) and Blender appends each new weight to its
+    vertex's list, so each vertex keeps the file's bone order; within a rank there is
+    one ``add`` per (bone, weight) run."""
     for n in names:
         old = obj.vertex_groups.get(n)
         if old is not None:
             obj.vertex_groups.remove(old)
     groups = [obj.vertex_groups.new(name=n) for n in names]
+    counts = np.asarray(counts, np.int64)
     verts = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    rank = np.arange(len(verts)) - np.repeat(np.cumsum(counts) - counts, counts)
     w = np.asarray(weights, np.float32)
     b = np.asarray(bones, np.int64)
-    order = np.lexsort((verts, w, b))
-    verts, b, w = verts[order], b[order], w[order]
+    order = np.lexsort((verts, w, b, rank))
+    verts, b, w, rank = verts[order], b[order], w[order], rank[order]
     if not len(verts):
         return
-    change = np.nonzero((np.diff(b) != 0) | (np.diff(w) != 0))[0] + 1
+    change = np.nonzero((np.diff(b) != 0) | (np.diff(w) != 0) | (np.diff(rank) != 0))[0] + 1
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [len(verts)]])
     vlist = verts.tolist()
@@ -62,8 +67,8 @@ def set_weights(
 
 
 def get_weights(obj: bpy.types.Object, names: list[str]) -> tuple[np.ndarray, ...]:
-    """Ragged weights (counts, bone indices, weights) of the groups named like bones;
-    each vertex's bones in ascending bone order."""
+    """Ragged weights (counts, bone indices, weights) of the groups named like bones,
+    each vertex's bones in Blender's order for it (the file's order after an import)."""
     index = {n: i for i, n in enumerate(names)}
     group_to_bone = np.full(len(obj.vertex_groups) + 1, -1, np.int64)
     for g in obj.vertex_groups:
@@ -79,8 +84,6 @@ def get_weights(obj: bpy.types.Object, names: list[str]) -> tuple[np.ndarray, ..
     bone = group_to_bone[flat[:, 0].astype(np.int64)]
     keep = bone >= 0
     owner, bone, weight = owner[keep], bone[keep], flat[keep, 1]
-    order = np.lexsort((bone, owner))
-    owner, bone, weight = owner[order], bone[order], weight[order]
     return (
         np.bincount(owner, minlength=nv).astype(np.int32),
         bone.astype(np.int32),

@@ -46,6 +46,7 @@ def _assert_same_structure(got, want) -> None:
     np.testing.assert_allclose(got.boxes, want.boxes, rtol=TOL, atol=TOL)
     np.testing.assert_allclose(got.positions, want.positions, rtol=TOL, atol=TOL)
     np.testing.assert_array_equal(got.weight_counts, want.weight_counts)
+    np.testing.assert_array_equal(got.weight_bones, want.weight_bones)  # file order kept
     for g, w in zip(_weights_by_vertex(got), _weights_by_vertex(want), strict=True):
         assert g.keys() == w.keys()
         for b in g:

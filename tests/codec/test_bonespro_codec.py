@@ -314,3 +314,9 @@ def test_no_frames_and_no_vertices():
         a = samples.animation(samples.structure(n_vertices=4), mode, n_frames=0)
         back = A.read(A.write(a))
         assert back.frame_count == 0 and A.write(back) == A.write(a)
+
+
+def test_byte_order_mark():
+    text = structure.write(samples.structure(n_vertices=3))
+    assert_same(structure.read(b"\xef\xbb\xbf" + text), structure.read(text))
+    assert formats.is_structure(b"\xef\xbb\xbf" + text)
