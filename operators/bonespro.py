@@ -48,6 +48,8 @@ from .common import (
 HEADER = "bonespro_header"
 NODE_OFFSET = "bonespro_node_offset"
 BOXES = "bonespro_boxes"
+NODE_OFFSETS_PER_FRAME = "bonespro_node_offsets_per_frame"
+BOXES_PER_FRAME = "bonespro_boxes_per_frame"
 SOURCE_MESH = "bonespro_source"
 
 
@@ -206,26 +208,31 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
         return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
     r = context.scene.render
     fps = r.fps / r.fps_base
-    neutral = convert.bones_to_neutral(a, names, parents, fps, name)
+    neutral, shear = convert.bones_to_neutral(a, names, parents, fps, name)
+    if shear > 1e-5:
+        warnings.append(
+            f"bone transforms with shear: the action's keys are off by up to {shear:.3g}"
+        )
     bone, node = convert.bone_worlds(a, parents)
-    offset = convert.affine_inverse(bone[0]) @ node[0]
-    drift = np.abs(bone @ offset[None] - node).max() if len(bone) else 0.0
-    if drift > 1e-5:
-        warnings.append(
-            f"node transforms move against their bones (by up to {drift:.3g}): "
-            "export writes them from the first frame's offset"
-        )
-    box_drift = np.abs(a.boxes - a.boxes[:1]).max() if len(a.boxes) else 0.0
-    if box_drift > 0:
-        warnings.append(
-            f"box sizes change over the frames (by up to {box_drift:.3g}): "
-            "export writes the first frame's"
-        )
+    offsets = convert.affine_inverse(bone) @ node
     neutral.extras = {
         HEADER: convert.header(a),
-        NODE_OFFSET: [float(v) for v in offset.ravel()] if len(bone) else [],
-        BOXES: [float(v) for v in a.boxes[0].ravel()] if len(bone) else [],
+        NODE_OFFSET: [float(v) for v in offsets[0].ravel()],
+        BOXES: [float(v) for v in a.boxes[0].ravel()],
     }
+    drift = float(np.abs(offsets - offsets[:1]).max())
+    if drift > 1e-6:  # kept per frame: export writes them for the same frames
+        neutral.extras[NODE_OFFSETS_PER_FRAME] = offsets[..., :3, :].ravel().tolist()
+        warnings.append(
+            f"node transforms move against their bones (by up to {drift:.3g}): kept per "
+            "frame, written back only for the same frames"
+        )
+    if float(np.abs(a.boxes - a.boxes[:1]).max()) > 0:
+        neutral.extras[BOXES_PER_FRAME] = a.boxes.ravel().tolist()
+        warnings.append(
+            "box sizes change over the frames: kept per frame, written back only for "
+            "the same frames"
+        )
     previous = armature.animation_data.action if armature.animation_data else None
     action = build_action(armature, neutral, fps)
     compat.assign_action(armature, action)
@@ -433,10 +440,10 @@ def export_anim_file(
             out = template
         else:
             offset, boxes = _node_offsets_and_boxes(armature, action, names)
-            node = bones @ offset[None]
-            out = convert.worlds_to_bones_animation(
-                bones, node, np.broadcast_to(boxes, (nf, len(names), 3)), parents, template
-            )
+            per_frame = _per_frame(action, stored, frames, len(names), warnings)
+            offset = per_frame.get("offsets", offset[None])
+            boxes = per_frame.get("boxes", np.broadcast_to(boxes, (nf, len(names), 3)))
+            out = convert.worlds_to_bones_animation(bones, bones @ offset, boxes, parents, template)
             deformed = mesh or _deformed_mesh(context, armature)
             out.vertex_count = (
                 len(deformed.data.vertices)
@@ -450,6 +457,38 @@ def export_anim_file(
     with open(path, "wb") as fh:
         fh.write(anim_file.write(out))
     return warnings
+
+
+def _per_frame(action, stored: dict, frames: np.ndarray, nb: int, warnings: list) -> dict:
+    """Node offsets and boxes kept per frame by the import, when the export writes the
+    same frames."""
+    out: dict = {}
+    if action is None:
+        return out
+    same = "first_frame" in stored and np.array_equal(
+        frames,
+        stored["first_frame"] + np.arange(int(stored["frame_count"])) * stored["step"],
+    )
+    for key, name, width in (
+        (NODE_OFFSETS_PER_FRAME, "offsets", 12),
+        (BOXES_PER_FRAME, "boxes", 3),
+    ):
+        if key not in action:
+            continue
+        if not same:
+            warnings.append(
+                f"per-frame {'node transforms' if width == 12 else 'box sizes'} were kept "
+                "for the imported frames only: the first frame's are written"
+            )
+            continue
+        values = np.asarray(read_prop(action, key), np.float64).reshape(len(frames), nb, -1)
+        if width == 12:
+            full = np.zeros((len(frames), nb, 4, 4))
+            full[..., :3, :] = values.reshape(len(frames), nb, 3, 4)
+            full[..., 3, 3] = 1.0
+            values = full
+        out[name] = values
+    return out
 
 
 def _node_offsets_and_boxes(armature, action, names) -> tuple[np.ndarray, np.ndarray]:

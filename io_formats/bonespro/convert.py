@@ -12,7 +12,7 @@ import numpy as np
 
 from ..scene import Animation as NeutralAnimation
 from ..scene import BoneTrack, Mesh, Scene, Skeleton, Skin
-from ..transforms import decompose_trs, parent_first_order
+from ..transforms import compose_trs, decompose_trs, parent_first_order
 from . import animation as anim_file
 from .euler import euler_to_matrix, matrix_to_euler
 from .structure import Structure
@@ -252,18 +252,22 @@ def header(a: anim_file.Animation) -> dict:
 
 def bones_to_neutral(
     a: anim_file.Animation, names: list[str], parents: np.ndarray, fps: float, name: str
-) -> NeutralAnimation:
-    """Bones mode as parent-relative tracks (one key per exported frame)."""
+) -> tuple[NeutralAnimation, float]:
+    """Bones mode as parent-relative tracks (one key per exported frame), and how far
+    translation-rotation-scale keys are from the file's matrices (shear they cannot
+    hold; 0 for rigid or scaled bones)."""
     world, _ = bone_worlds(a, parents)
     local = to_relative(world, parents)
     times = a.frames() / fps
     tracks = []
+    error = 0.0
     for b, bone_name in enumerate(names):
         t, q, s = decompose_trs(local[:, b])
-        q = _continuous(q)
-        tracks.append(BoneTrack(bone_name, times, t, q, s))
+        if len(t):
+            error = max(error, float(np.abs(compose_trs(t, q, s) - local[:, b]).max()))
+        tracks.append(BoneTrack(bone_name, times, t, _continuous(q), s))
     length = float(times[-1] - times[0]) if len(times) else 0.0
-    return NeutralAnimation(name, length, tracks)
+    return NeutralAnimation(name, length, tracks), error
 
 
 def _continuous(q: np.ndarray) -> np.ndarray:

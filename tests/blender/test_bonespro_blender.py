@@ -396,3 +396,28 @@ def test_export_renames_bones_a_file_cannot_hold(blank_blend, tmp_path):
     with pytest.raises(RuntimeError, match="no frames"):
         bpy.ops.import_anim.bonespro_anim(filepath=_write(tmp_path, "e.txt", A.write(empty)))
     assert _blend_state(bpy) == before
+
+
+def test_node_transforms_and_boxes_that_vary_per_frame(blank_blend, tmp_path):
+    bpy = blank_blend
+    from rigport.operators import bonespro as ops
+
+    s, path = _rig(tmp_path)
+    a = samples.animation(s, A.BONES, A.RELATIVE, A.MATRIX, n_frames=4)
+    a.node_values[2, 3, 9:] += (0.5, -0.25, 0.125)  # bone 3's node moves on frame 2
+    a.boxes[1, 0] *= 2.0
+    anim_path = _write(tmp_path, "a.txt", A.write(a))
+    bpy.ops.import_scene.bonespro_structure(filepath=path)
+    result = ops.import_anim_file(bpy.context, anim_path)
+    assert any("node transforms move" in w for w in result["warnings"])
+    assert any("box sizes change" in w for w in result["warnings"])
+    out = str(tmp_path / "out.txt")
+    assert bpy.ops.export_anim.bonespro_anim(filepath=out) == {"FINISHED"}
+    got, want = A.read(open(out, "rb").read()), A.read(open(anim_path, "rb").read())
+    np.testing.assert_allclose(got.boxes, want.boxes, atol=TOL)
+    np.testing.assert_allclose(got.node_values, want.node_values, atol=TOL)
+    # Other frames: the first frame's offsets and boxes, with a warning.
+    arm = result["target"]
+    bpy.context.view_layer.objects.active = arm
+    warnings = ops.export_anim_file(bpy.context, out, arm, interval=(0, 2, 1))
+    assert any("first frame's are written" in w for w in warnings)
