@@ -158,10 +158,12 @@ def action_worlds(
             quat = channel("rotation_quaternion", pb.rotation_quaternion)
         elif mode == "AXIS_ANGLE":
             return None
-        else:  # Blender's Euler orders are the same fixed-axis orders as 3ds Max's
-            quat = matrix_to_quat(
-                euler_to_matrix(channel("rotation_euler", pb.rotation_euler), mode)
-            )
+        else:
+            # Blender's Euler modes are the same fixed-axis orders as 3ds Max's, but its
+            # angles are stored by axis (x, y, z), not by position in the order.
+            by_axis = channel("rotation_euler", pb.rotation_euler)
+            in_order = by_axis[:, ["XYZ".index(c) for c in mode]]
+            quat = matrix_to_quat(euler_to_matrix(in_order, mode))
         t, q, sc = basis_to_local(*rels[name], loc, quat, scale)
         local[:, b] = compose_trs(t, q, sc)
     parents = bone_parents(armature, names)

@@ -421,3 +421,49 @@ def test_node_transforms_and_boxes_that_vary_per_frame(blank_blend, tmp_path):
     bpy.context.view_layer.objects.active = arm
     warnings = ops.export_anim_file(bpy.context, out, arm, interval=(0, 2, 1))
     assert any("first frame's are written" in w for w in warnings)
+
+
+@pytest.mark.parametrize("mode", ["XYZ", "ZXY"])
+def test_pose_from_euler_fcurves(blank_blend, tmp_path, mode):
+    """Bones keyed in an Euler rotation mode (a rig animated in Blender) export the
+    same matrices from their F-curves as Blender evaluates."""
+    bpy = blank_blend
+    from rigport.operators.blender.bonespro_rig import bone_order, sample_frames
+
+    s, path = _rig(tmp_path, scaled=False)
+    bpy.ops.import_scene.bonespro_structure(filepath=path)
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    for i, pb in enumerate(arm.pose.bones):
+        pb.rotation_mode = mode
+        for frame, angle in ((1, 0.0), (5, 0.4 + 0.1 * i)):
+            pb.rotation_euler = (angle, -angle * 0.5, angle * 0.25)
+            pb.location = (0.0, angle, 0.0)
+            pb.keyframe_insert("rotation_euler", frame=frame)
+            pb.keyframe_insert("location", frame=frame)
+    names = bone_order(arm)
+    frames = np.array([1.0, 3.0, 5.0])
+    fast, _ = sample_frames(bpy.context, frames, arm, names)
+    arm.pose.bones[0].constraints.new("COPY_ROTATION").influence = 0.0
+    slow, _ = sample_frames(bpy.context, frames, arm, names)
+    np.testing.assert_allclose(fast, slow, atol=1e-5)
+    out = str(tmp_path / "out.txt")
+    bpy.context.view_layer.objects.active = arm
+    assert bpy.ops.export_anim.bonespro_anim(filepath=out) == {"FINISHED"}
+    got = A.read(open(out, "rb").read())
+    assert (got.first_frame, got.last_frame, got.frame_count) == (1, 5, 5)
+
+
+def test_export_errors_change_nothing(blank_blend, tmp_path):
+    bpy = blank_blend
+    s, path = _rig(tmp_path)
+    bpy.ops.import_scene.bonespro_structure(filepath=path)
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = arm
+    out = tmp_path / "none.txt"
+    with pytest.raises(RuntimeError, match="nothing is animated"):
+        bpy.ops.export_anim.bonespro_anim(filepath=str(out))
+    with pytest.raises(RuntimeError, match="needs a mesh"):
+        bpy.ops.export_anim.bonespro_anim(
+            filepath=str(out), mode=A.MESH_ABSOLUTE, interval="CUSTOM", last_frame=3
+        )
+    assert not out.exists()
