@@ -8,7 +8,7 @@ units); :mod:`.convert` turns them into matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -58,7 +58,6 @@ class Animation:
     block_counts: np.ndarray | None = None  # (Nf, Nb) int32
     block_vertices: np.ndarray | None = None  # (total,) int32
     block_positions: np.ndarray | None = None  # (total, 3) float64
-    extras: dict = field(default_factory=dict)
 
     @property
     def transform_width(self) -> int:
