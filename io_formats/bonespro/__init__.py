@@ -1,0 +1,1 @@
+"""BonesPro (3ds Max) structure and animation text exports."""

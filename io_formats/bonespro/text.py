@@ -1,0 +1,191 @@
+"""Tokens of a BonesPro text export, with line numbers for errors.
+
+The files are ASCII: ``//`` starts a comment that runs to the end of the line
+(even straight after a token), tokens are separated by any whitespace, and a
+``<name>`` runs from ``<`` to the first ``>`` on its line, spaces included.
+The few header and bone tokens are read one by one; the bulk of a file (all
+numbers) is converted in one call by numpy without making a Python object per
+number. Line numbers are worked out only when an error is reported.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+
+from ..codec import FormatError
+
+_COMMENT_OR_NAME = re.compile(r"(<[^>\n]*>)|//[^\n]*")
+_TOKEN = re.compile(r"<[^>\n]*>|[^\s<]+|<")
+_NEXT = re.compile(r"\s*(<[^>\n]*>|[^\s<]+|<)")
+
+
+class Tokens:
+    """The text of one file (comments removed, line breaks kept) and a cursor."""
+
+    def __init__(self, data: bytes):
+        try:
+            text = data.decode("utf-8")  # ASCII, or names RigPort wrote as UTF-8
+        except UnicodeDecodeError:
+            text = data.decode("latin-1")  # names in a Windows code page
+        if text.startswith("\ufeff"):
+            text = " " + text[1:]  # a byte-order mark: whitespace, columns unchanged
+        if "//" in text:
+            text = _COMMENT_OR_NAME.sub(lambda m: m.group(1) or "", text)
+        self.text = text
+        self.pos = 0  # character offset of the cursor
+        self.last = 0  # where the last token read starts
+
+    # ----------------------------------------------------------------- errors
+    def line_at(self, offset: int) -> int:
+        """1-based line of character ``offset`` (the last line when past the end)."""
+        if offset >= len(self.text.rstrip()):
+            return self.text.rstrip().count("\n") + 1
+        return self.text.count("\n", 0, offset) + 1
+
+    def error(self, message: str, at: int | None = None) -> FormatError:
+        """A FormatError at character ``at`` (the last token read by default).
+
+        Text files have lines, not byte offsets: the message starts with ``line N:``
+        and the error's ``line`` attribute holds N (``offset`` stays None).
+        """
+        line = self.line_at(self.last if at is None else at)
+        err = FormatError(f"line {line}: {message}")
+        err.line = line
+        return err
+
+    def value_error(self, start: int, index: int, message: str) -> FormatError:
+        """An error at the ``index``-th token after character ``start`` (found by
+        scanning again: only on the error path)."""
+        for k, m in enumerate(_TOKEN.finditer(self.text, start)):
+            if k == index:
+                return self.error(message, m.start())
+        return self.error(message, len(self.text))
+
+    def end_error(self, message: str) -> FormatError:
+        return self.error(message, len(self.text))
+
+    # ----------------------------------------------------------------- reading
+    def peek(self) -> str | None:
+        m = _NEXT.match(self.text, self.pos)
+        return m.group(1) if m else None
+
+    def first_words(self, n: int) -> list[str]:
+        out = []
+        pos = self.pos
+        for _ in range(n):
+            m = _NEXT.match(self.text, pos)
+            if not m:
+                break
+            out.append(m.group(1))
+            pos = m.end()
+        return out
+
+    def need(self, n: int, what: str) -> None:
+        """Refuse a count of tokens the rest of the text cannot hold (before allocating)."""
+        if n < 0 or n > (len(self.text) - self.pos + 1) // 2:
+            raise self.end_error(f"{what}: expected {n} more values, the file ends first")
+
+    def word(self, what: str) -> str:
+        m = _NEXT.match(self.text, self.pos)
+        if not m:
+            raise self.end_error(f"{what}: expected a value, the file ends")
+        self.last = m.start(1)
+        self.pos = m.end()
+        tok = m.group(1)
+        if tok == "<":
+            raise self.error(f"{what}: a bone name must be <...> on one line")
+        return tok
+
+    def name(self, what: str) -> str:
+        tok = self.word(what)
+        if not (tok.startswith("<") and tok.endswith(">")):
+            raise self.error(f"{what}: expected a <name>, got {tok!r}")
+        return tok[1:-1]
+
+    def number(self, what: str) -> float:
+        tok = self.word(what)
+        try:
+            return float(tok)
+        except ValueError:
+            raise self.error(f"{what}: expected a number, got {tok!r}") from None
+
+    def integer(self, what: str, low: int = 0, high: int | None = None) -> int:
+        value = self.number(what)
+        if not np.isfinite(value) or value != int(value):
+            raise self.error(f"{what}: expected an integer, got {value!r}")
+        value = int(value)
+        if value < low or (high is not None and value >= high):
+            limit = f"{low}..{high - 1}" if high is not None else f">= {low}"
+            raise self.error(f"{what}: {value} is out of range ({limit})")
+        return value
+
+    def floats(self, n: int, what: str) -> np.ndarray:
+        """The next ``n`` numbers (a few: read token by token)."""
+        return np.array([self.number(what) for _ in range(n)], np.float64)
+
+    def rest(self, what: str) -> tuple[np.ndarray, int]:
+        """Every remaining token as float64, parsed by numpy in one call; also the
+        character offset the values start at (for :meth:`value_error`)."""
+        start = self.pos
+        body = self.text[start:]
+        self.pos = self.last = len(self.text)
+        if not body.strip():
+            return np.zeros(0), start
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            try:
+                return np.fromstring(body, dtype=np.float64, sep=" "), start
+            except (DeprecationWarning, ValueError):
+                pass
+        for m in _TOKEN.finditer(self.text, start):
+            try:
+                float(m.group())
+            except ValueError:
+                raise self.error(
+                    f"{what}: expected a number, got {m.group()!r}", m.start()
+                ) from None
+        raise self.error(f"{what}: numbers that cannot be read", start)
+
+    def phrase(self, choices: tuple[str, ...], what: str) -> tuple[str, bool]:
+        """One of ``choices`` (words separated by any whitespace, optionally in double
+        quotes, any letter case); returns its spelling from ``choices`` and whether it was
+        quoted."""
+        start = self.pos
+        longest = max(len(c.split()) for c in choices)
+        words = self.first_words(longest + 1)
+        if not words:
+            raise self.end_error(f"{what}: expected a value, the file ends")
+        self.word(what)
+        self.pos = start
+        if words[0].startswith('"'):
+            for n in range(1, len(words) + 1):
+                if words[n - 1].endswith('"') and (n > 1 or len(words[0]) > 1):
+                    break
+            else:
+                raise self.error(f"{what}: the quoted value is not closed")
+            got = " ".join(words[:n])[1:-1].split()
+            quoted = True
+        else:
+            got, n, quoted = words, None, False
+        lowered = [w.lower() for w in got]
+        for choice in sorted(choices, key=lambda c: -len(c.split())):
+            want = [w.lower() for w in choice.split()]
+            if (quoted and lowered == want) or (not quoted and lowered[: len(want)] == want):
+                for _ in range(n if quoted else len(want)):
+                    self.word(what)
+                return choice, quoted
+        shown = " ".join(got) if quoted else got[0]
+        raise self.error(f"{what}: unknown value {shown!r} (expected one of {choices})")
+
+
+def format_numbers(values: np.ndarray, per_line: int, fmt: str = "%.9g") -> str:
+    """Numbers as text, ``per_line`` on each line (values rounded to 9 significant digits,
+    which reproduces every float32 exactly)."""
+    flat = np.asarray(values, np.float64).reshape(-1, per_line)
+    if not len(flat):
+        return ""
+    line = " ".join([fmt] * per_line) + "\n"
+    return (line * len(flat)) % tuple(flat.ravel().tolist())

@@ -1,0 +1,838 @@
+"""BonesPro (3ds Max) structure and animation text exports: import/export operators.
+
+Both files are ``.txt``: every importer looks at the content and says which
+file it got; ``import_scene.bonespro`` (used for drag and drop) imports either.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import bpy
+import numpy as np
+from bpy.props import (
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    StringProperty,
+)
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from ..io_formats.bonespro import animation as anim_file
+from ..io_formats.bonespro import convert, formats, structure
+from ..io_formats.bonespro.euler import ORDERS
+from ..io_formats.codec import FormatError
+from ..io_formats.scene import Scene
+from .blender import compat
+from .blender.bonespro_rig import (
+    bone_order,
+    bone_parents,
+    frame_shape_keys,
+    get_weights,
+    sample_frames,
+    set_weights,
+    world_positions,
+)
+from .blender.build import Built, build_action, build_scene
+from .blender.extract import extract_skeleton, read_prop
+from .common import (
+    BatchFormat,
+    Progress,
+    file_handler,
+    mesh_armature,
+    read_bytes,
+    selected_paths,
+)
+
+HEADER = "bonespro_header"
+NODE_OFFSET = "bonespro_node_offset"
+BOXES = "bonespro_boxes"
+NODE_OFFSETS_PER_FRAME = "bonespro_node_offsets_per_frame"
+BOXES_PER_FRAME = "bonespro_boxes_per_frame"
+SOURCE_MESH = "bonespro_source"
+
+
+def _kind(data: bytes) -> str:
+    if formats.is_structure(data[:4096]):
+        return "structure"
+    if formats.is_animation(data[:4096]):
+        return "animation"
+    return "neither"
+
+
+def _read(path: str, want: str):
+    data = read_bytes(path)
+    kind = _kind(data)
+    if kind != want:
+        other = {
+            "structure": "a BonesPro structure file (use Import > BonesPro Structure)",
+            "animation": "a BonesPro animation file (use Import > BonesPro Animation)",
+            "neither": "neither a BonesPro structure nor a BonesPro animation file",
+        }[kind]
+        raise FormatError(f"this is {other}", None, path)
+    try:
+        return (structure.read if want == "structure" else anim_file.read)(data)
+    except FormatError as err:
+        raise err.with_path(path) from None
+
+
+# ------------------------------------------------------------------ structure import
+def import_structure_file(context, path: str, weights_to: str = "AUTO") -> tuple[Built, list[str]]:
+    """An armature (bone transforms as the rest pose) and the weights: on the active mesh
+    when ``weights_to`` is AUTO and its vertex count matches, else on a new vertex-only
+    mesh. Returns what was built and messages; a failure leaves nothing behind."""
+    s = _read(path, "structure")
+    name = os.path.splitext(os.path.basename(path))[0]
+    scene = convert.structure_to_scene(s, name)
+    target = context.view_layer.objects.active
+    messages = []
+    use_active = (
+        weights_to == "AUTO"
+        and target is not None
+        and target.type == "MESH"
+        and len(target.data.vertices) == len(s.positions)
+        and len(s.positions) > 0
+    )
+    if use_active:
+        off = np.linalg.norm(world_positions(target) - s.positions, axis=1)
+        messages.append(
+            f"weights put on {target.name!r} (same {len(s.positions)} vertices; positions "
+            f"differ by {off.max():.3g} at most, {off.mean():.3g} on average)"
+        )
+        scene = Scene(name, scene.skeleton)
+    else:
+        scene.meshes[0].skin = None  # the weights go in below, zero weights included
+        if target is not None and target.type == "MESH" and weights_to == "AUTO":
+            messages.append(
+                f"the active mesh {target.name!r} has {len(target.data.vertices)} vertices, "
+                f"the file {len(s.positions)}: the weights are on a new vertex-only mesh"
+            )
+    built = build_scene(context, scene)
+    added_groups = modifier = None
+    try:
+        armature = built.armature
+        names = bone_order(armature)
+        if use_active:
+            mesh_obj = target
+            added_groups = list(s.names)
+            modifier = mesh_obj.modifiers.new("BonesPro", "ARMATURE")
+            modifier.object = armature
+        else:
+            mesh_obj = next(o for o in built.objects if o.type == "MESH")
+        set_weights(mesh_obj, names, s.weight_counts, s.weight_bones, s.weights)
+    except Exception:
+        if modifier is not None:
+            target.modifiers.remove(modifier)
+        for n in added_groups or ():
+            group = target.vertex_groups.get(n)
+            if group is not None:
+                target.vertex_groups.remove(group)
+        built.discard()
+        raise
+    messages.insert(0, f"{len(s.names)} bones, {len(s.positions)} vertices")
+    return built, messages
+
+
+# ------------------------------------------------------------------ animation import
+def _armature_for(context, nb: int, given=None) -> tuple[bpy.types.Object, str]:
+    if given is not None:
+        return given, "the given armature"
+    active = context.view_layer.objects.active
+    if active is not None and active.type == "ARMATURE":
+        return active, "the active armature"
+    if active is not None and active.type == "MESH":
+        arm = mesh_armature(active)
+        if arm is not None:
+            return arm, "the active mesh's armature"
+    fits = [o for o in context.scene.objects if o.type == "ARMATURE" and len(o.data.bones) == nb]
+    stored = [o for o in fits if all(convert.INDEX in b for b in o.data.bones)]
+    pick = stored or fits
+    if len(pick) == 1:
+        return pick[0], f"the only armature with {nb} bones"
+    raise FormatError(
+        f"select the armature to animate ({len(pick)} armatures have {nb} bones)"
+        if pick
+        else f"no armature has the animation's {nb} bones"
+    )
+
+
+def _mesh_for(context, nv: int, armature=None) -> bpy.types.Object | None:
+    active = context.view_layer.objects.active
+    if active is not None and active.type == "MESH" and len(active.data.vertices) == nv:
+        return active
+    fits = [o for o in context.scene.objects if o.type == "MESH" and len(o.data.vertices) == nv]
+    skinned = [o for o in fits if armature is not None and mesh_armature(o) == armature]
+    return (skinned or fits or [None])[0]
+
+
+def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
+    """Bones mode: an action on the armature. Mesh modes: a copy of the mesh with one
+    shape key per frame. Returns ``target``, ``action``, ``how`` and ``warnings``."""
+    a = _read(path, "animation")
+    if a.frame_count == 0:
+        raise FormatError("the animation has no frames (Nf is 0): nothing to import", None, path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    warnings: list[str] = []
+    if a.mode == anim_file.MESH_ABSOLUTE:
+        positions = a.positions
+        return _mesh_animation(context, a, positions, name, mesh, None, warnings)
+    try:
+        armature, how = _armature_for(context, a.bone_count, armature)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    names = bone_order(armature)
+    if len(names) != a.bone_count:
+        raise FormatError(
+            f"the animation has {a.bone_count} bones, {armature.name!r} has {len(names)}",
+            None,
+            path,
+        )
+    parents = bone_parents(armature, names)
+    if a.mode == anim_file.MESH_BONES:
+        bones, _ = sample_frames(context, a.frames(), armature, names)
+        positions, hits, spread = convert.block_world_positions(a, bones)
+        if spread.max() > 1e-4:
+            warnings.append(
+                f"bones disagree about vertex positions by up to {spread.max():.3g}: "
+                "the armature's pose is not the one the file was exported with (averaged)"
+            )
+        missing = hits == 0
+        if missing.any():
+            warnings.append(
+                f"{int(missing.sum())} vertex-frames are listed by no bone: they take the "
+                "vertex's frame-0 position (the origin when it is missing there too)"
+            )
+            first = np.where(missing[0][:, None], 0.0, positions[0])
+            positions = np.where(missing[..., None], first[None], positions)
+        return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
+    r = context.scene.render
+    fps = r.fps / r.fps_base
+    neutral, shear = convert.bones_to_neutral(a, names, parents, fps, name)
+    if shear > 1e-5:
+        warnings.append(
+            f"bone transforms with shear: the action's keys are off by up to {shear:.3g}"
+        )
+    bone, node = convert.bone_worlds(a, parents)
+    offsets = convert.affine_inverse(bone) @ node
+    neutral.extras = {
+        HEADER: convert.header(a),
+        NODE_OFFSET: [float(v) for v in offsets[0].ravel()],
+        BOXES: [float(v) for v in a.boxes[0].ravel()],
+    }
+    drift = float(np.abs(offsets - offsets[:1]).max())
+    if drift > 1e-6:  # kept per frame: export writes them for the same frames
+        neutral.extras[NODE_OFFSETS_PER_FRAME] = offsets[..., :3, :].ravel().tolist()
+        warnings.append(
+            f"node transforms move against their bones (by up to {drift:.3g}): kept per "
+            "frame, written back only for the same frames"
+        )
+    if float(np.abs(a.boxes - a.boxes[:1]).max()) > 0:
+        neutral.extras[BOXES_PER_FRAME] = a.boxes.ravel().tolist()
+        warnings.append(
+            "box sizes change over the frames: kept per frame, written back only for "
+            "the same frames"
+        )
+    previous = armature.animation_data.action if armature.animation_data else None
+    action = build_action(armature, neutral, fps)
+    compat.assign_action(armature, action)
+    return {
+        "target": armature,
+        "action": action,
+        "how": how,
+        "warnings": warnings,
+        "previous": previous,
+    }
+
+
+def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="") -> dict:
+    source = _mesh_for(context, a.vertex_count, armature) if mesh is None else mesh
+    if source is not None:
+        me = source.data.copy()
+        me.name = f"{name} mesh animation"
+        how = how or f"topology of {source.name!r}"
+    else:
+        me = bpy.data.meshes.new(f"{name} mesh animation")
+        me.vertices.add(a.vertex_count)
+        how = how or "a new vertex-only mesh"
+    obj = bpy.data.objects.new(me.name, me)
+    action = None
+    try:
+        if me.shape_keys is not None:
+            obj.shape_key_clear()
+        me.attributes["position"].data.foreach_set(
+            "vector", np.ascontiguousarray(positions[0], np.float32).ravel()
+        )
+        if source is not None:
+            for g in source.vertex_groups:
+                obj.vertex_groups.new(name=g.name)
+            obj[SOURCE_MESH] = source.name
+        context.collection.objects.link(obj)
+        action = frame_shape_keys(context, obj, positions, a.frames(), name)
+        header = convert.header(a)
+        action[HEADER] = json.dumps(header)
+        obj[HEADER] = json.dumps(header)
+    except Exception:
+        if action is not None:
+            bpy.data.actions.remove(action)
+        bpy.data.objects.remove(obj)
+        bpy.data.meshes.remove(me)
+        raise
+    return {"target": obj, "action": action, "how": how, "warnings": warnings}
+
+
+# ------------------------------------------------------------------ export
+def _deformed_mesh(context, armature) -> bpy.types.Object | None:
+    meshes = [
+        o
+        for o in context.scene.objects
+        if o.type == "MESH" and (armature is None or mesh_armature(o) == armature)
+    ]
+    return meshes[0] if meshes else None
+
+
+def _file_name(name: str, warnings: list[str]) -> str:
+    """A bone name a ``<name>`` can hold: no '>' and no line breaks."""
+    clean = name.replace(">", "_").replace("\n", "_").replace("\r", "_")
+    if clean != name:
+        warnings.append(f"bone {name!r} is written as {clean!r} (a <name> cannot hold '>')")
+    return clean
+
+
+def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
+    """The armature's rest pose and the mesh's weights as a structure file."""
+    warnings = []
+    names = bone_order(armature)
+    skeleton = extract_skeleton(armature)
+    order = [skeleton.names.index(n) for n in names]
+    inverse = np.argsort(order)
+    parents = np.array([inverse[p] if p >= 0 else -1 for p in skeleton.parents[order]], np.int32)
+    world = np.array(armature.matrix_world, np.float64)
+    bind = world @ skeleton.bind_matrices()[order]
+    skeleton.names = [_file_name(n, warnings) for n in names]
+    skeleton.parents = parents
+    skeleton.inverse_bind = np.linalg.inv(bind)
+    skeleton.extras = [skeleton.extras[i] for i in order]
+    lengths = np.array([armature.data.bones[n].length for n in names])
+    if mesh is None:
+        mesh = _deformed_mesh(context, armature)
+    if mesh is None:
+        warnings.append("no mesh is deformed by the armature: the file has no vertices")
+        counts = np.zeros(0, np.int32)
+        bones = np.zeros(0, np.int32)
+        weights = np.zeros(0)
+        positions = np.zeros((0, 3))
+    else:
+        counts, bones, weights = get_weights(mesh, names)
+        positions = world_positions(mesh)
+        if (counts == 0).any():
+            warnings.append(f"{int((counts == 0).sum())} vertices have no bone weights")
+    s = convert.scene_to_structure(skeleton, positions, counts, bones, weights, lengths)
+    with open(path, "wb") as fh:
+        fh.write(structure.write(s))
+    return warnings
+
+
+def _stored_header(*holders) -> dict:
+    for h in holders:
+        if h is None or HEADER not in h:
+            continue
+        value = read_prop(h, HEADER)
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def export_anim_file(
+    context,
+    path: str,
+    armature=None,
+    mesh=None,
+    mode: str = "AUTO",
+    system: str = "AUTO",
+    representation: str = "AUTO",
+    order: str = "AUTO",
+    units: str = "AUTO",
+    interval: tuple[float, float, float] | None = None,
+) -> list[str]:
+    """An animation file; AUTO settings are the imported file's, else Bones, Absolute,
+    Matrix, XYZ, Degrees. ``interval`` is (first, last, step), else the imported one or
+    the action's frame range."""
+    warnings: list[str] = []
+    action = None
+    if armature is not None and armature.animation_data is not None:
+        action = armature.animation_data.action
+    shape_action = None
+    if (
+        mesh is not None
+        and mesh.data.shape_keys is not None
+        and mesh.data.shape_keys.animation_data
+    ):
+        shape_action = mesh.data.shape_keys.animation_data.action
+    stored = _stored_header(action, shape_action, mesh)
+    h = {
+        "mode": anim_file.BONES,
+        "system": anim_file.ABSOLUTE,
+        "representation": anim_file.MATRIX,
+        "euler_order": "XYZ",
+        "angle_units": anim_file.DEGREES,
+        "quoted": False,
+    }
+    h.update({k: v for k, v in stored.items() if k in h})
+    for key, value in (
+        ("mode", mode),
+        ("system", system),
+        ("representation", representation),
+        ("euler_order", order),
+        ("angle_units", units),
+    ):
+        if value != "AUTO":
+            h[key] = value
+    if interval is None:
+        if "first_frame" in stored:
+            interval = (stored["first_frame"], stored["last_frame"], stored["step"])
+        else:
+            src = action or shape_action
+            if src is None:
+                raise FormatError("nothing is animated: give a frame interval")
+            lo, hi = src.frame_range
+            interval = (float(lo), float(hi), 1.0)
+    first, last, step = (float(v) for v in interval)
+    if step <= 0 or last < first:
+        raise FormatError(f"bad frame interval {first:g}..{last:g} step {step:g}")
+    nf = int(np.floor((last - first) / step + 1e-9)) + 1
+    frames = first + np.arange(nf) * step
+    template = anim_file.Animation(0, 0, nf, first_frame=first, last_frame=last, step=step)
+    for key, value in h.items():
+        setattr(template, key, value)
+    if h["mode"] == anim_file.MESH_ABSOLUTE:
+        if mesh is None:
+            raise FormatError("Mesh (absolute) needs a mesh: select it")
+        _, positions = sample_frames(context, frames, None, None, mesh)
+        template.vertex_count = positions.shape[1]
+        template.bone_count = (
+            len(bone_order(armature)) if armature is not None else int(stored.get("bone_count", 0))
+        )
+        template.positions = positions
+        out = template
+    else:
+        if armature is None:
+            raise FormatError(f"{h['mode']} needs an armature: select it")
+        names = bone_order(armature)
+        parents = bone_parents(armature, names)
+        need_mesh = h["mode"] == anim_file.MESH_BONES
+        if need_mesh and mesh is None:
+            raise FormatError("Mesh (bones c.s) needs a mesh with the bone weights: select it")
+        bones, positions = sample_frames(
+            context, frames, armature, names, mesh if need_mesh else None
+        )
+        if need_mesh:
+            counts, wb, w = get_weights(mesh, names)
+            owner = np.repeat(np.arange(len(counts)), counts)
+            members = [owner[(wb == b) & (w > 0)] for b in range(len(names))]
+            template.bone_count, template.vertex_count = len(names), positions.shape[1]
+            (
+                template.block_bones,
+                template.block_counts,
+                template.block_vertices,
+                template.block_positions,
+            ) = convert.world_positions_to_blocks(positions, bones, members)
+            out = template
+        else:
+            offset, boxes = _node_offsets_and_boxes(armature, action, names)
+            per_frame = _per_frame(action, stored, frames, len(names), warnings)
+            offset = per_frame.get("offsets", offset[None])
+            boxes = per_frame.get("boxes", np.broadcast_to(boxes, (nf, len(names), 3)))
+            out = convert.worlds_to_bones_animation(bones, bones @ offset, boxes, parents, template)
+            deformed = mesh or _deformed_mesh(context, armature)
+            out.vertex_count = (
+                len(deformed.data.vertices)
+                if deformed is not None
+                else int(stored.get("vertex_count", 0))
+            )
+            if out.representation == anim_file.EULER:
+                scale = np.linalg.norm(bones[..., :3, :3], axis=-2)
+                if np.abs(scale - 1).max() > 1e-5:
+                    warnings.append("Euler angles hold no scale: the bones' scale is not written")
+    with open(path, "wb") as fh:
+        fh.write(anim_file.write(out))
+    return warnings
+
+
+def _per_frame(action, stored: dict, frames: np.ndarray, nb: int, warnings: list) -> dict:
+    """Node offsets and boxes kept per frame by the import, when the export writes the
+    same frames."""
+    out: dict = {}
+    if action is None:
+        return out
+    same = "first_frame" in stored and np.array_equal(
+        frames,
+        stored["first_frame"] + np.arange(int(stored["frame_count"])) * stored["step"],
+    )
+    for key, name, width in (
+        (NODE_OFFSETS_PER_FRAME, "offsets", 12),
+        (BOXES_PER_FRAME, "boxes", 3),
+    ):
+        if key not in action:
+            continue
+        if not same:
+            warnings.append(
+                f"per-frame {'node transforms' if width == 12 else 'box sizes'} were kept "
+                "for the imported frames only: the first frame's are written"
+            )
+            continue
+        values = np.asarray(read_prop(action, key), np.float64).reshape(len(frames), nb, -1)
+        if width == 12:
+            full = np.zeros((len(frames), nb, 4, 4))
+            full[..., :3, :] = values.reshape(len(frames), nb, 3, 4)
+            full[..., 3, 3] = 1.0
+            values = full
+        out[name] = values
+    return out
+
+
+def _node_offsets_and_boxes(armature, action, names) -> tuple[np.ndarray, np.ndarray]:
+    """Per bone: node = bone @ offset, and the box size. From the imported animation,
+    else the imported structure, else identity and the bone length."""
+    nb = len(names)
+    offset = np.tile(np.eye(4), (nb, 1, 1))
+    boxes = np.array(
+        [
+            [b.length, b.length * 0.25, b.length * 0.25]
+            for b in (armature.data.bones[n] for n in names)
+        ]
+    )
+    stored_offset = read_prop(action, NODE_OFFSET) if action is not None else None
+    stored_boxes = read_prop(action, BOXES) if action is not None else None
+    for i, n in enumerate(names):
+        bone = armature.data.bones[n]
+        rows_b, rows_n = read_prop(bone, convert.BONE), read_prop(bone, convert.NODE)
+        if rows_b is not None and rows_n is not None:
+            offset[i] = np.linalg.inv(convert.rows_to_matrix(np.array(rows_b))) @ (
+                convert.rows_to_matrix(np.array(rows_n))
+            )
+        box = read_prop(bone, convert.BOX)
+        if box is not None:
+            boxes[i] = box
+    if stored_offset is not None and len(stored_offset) == nb * 16:
+        offset = np.array(stored_offset, np.float64).reshape(nb, 4, 4)
+    if stored_boxes is not None and len(stored_boxes) == nb * 3:
+        boxes = np.array(stored_boxes, np.float64).reshape(nb, 3)
+    return offset, boxes
+
+
+# ------------------------------------------------------------------ operators
+def _import_any(context, path: str, weights_to: str = "AUTO") -> tuple[str, list[str], list]:
+    """Import whichever BonesPro file ``path`` is; returns (kind, messages, undo list)."""
+    kind = _kind(read_bytes(path))
+    if kind == "structure":
+        built, messages = import_structure_file(context, path, weights_to)
+        return kind, messages, [built.discard]
+    if kind == "animation":
+        result = import_anim_file(context, path)
+        return kind, _anim_messages(result), [lambda: _undo_anim(result)]
+    raise FormatError("neither a BonesPro structure nor a BonesPro animation file", None, path)
+
+
+def _anim_messages(result: dict) -> list[str]:
+    return [f"{result['action'].name} on {result['target'].name} ({result['how']})"] + [
+        f"warning: {w}" for w in result["warnings"]
+    ]
+
+
+def _undo_anim(result: dict) -> None:
+    action = result["action"]
+    target = result["target"]
+    if target.type == "ARMATURE":
+        if target.animation_data is not None and target.animation_data.action == action:
+            previous = result.get("previous")
+            if previous is not None:
+                compat.assign_action(target, previous)
+            else:
+                target.animation_data.action = None
+        bpy.data.actions.remove(action)
+    else:
+        me = target.data
+        bpy.data.objects.remove(target)
+        bpy.data.actions.remove(action)
+        bpy.data.meshes.remove(me)
+
+
+def _report(op, messages: list[str]) -> None:
+    for m in messages:
+        if m.startswith("warning: "):
+            op.report({"WARNING"}, m[len("warning: ") :])
+        else:
+            op.report({"INFO"}, m)
+
+
+WEIGHTS_ITEMS = (
+    (
+        "AUTO",
+        "Active Mesh if It Fits",
+        "The active mesh when its vertex count matches, else a new vertex-only mesh",
+    ),
+    ("NEW", "New Vertex-Only Mesh", "Always a new mesh holding the file's vertices and weights"),
+)
+
+
+class _ImportMany:
+    """Shared execute: every selected file, all or nothing."""
+
+    def run(self, context, one, paths: list[str] | None = None) -> set[str]:
+        paths = paths or selected_paths(self)
+        undo: list = []
+        with Progress(context, len(paths)) as progress:
+            for i, path in enumerate(paths):
+                try:
+                    messages, undo_one = one(context, path)
+                except FormatError as err:
+                    for u in reversed(undo):
+                        u()
+                    self.report({"ERROR"}, str(err))
+                    return {"CANCELLED"}
+                undo.extend(undo_one)
+                _report(self, [f"{os.path.basename(path)}: {m}" for m in messages])
+                progress.update(i + 1)
+        return {"FINISHED"}
+
+
+class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportHelper, _ImportMany):
+    """Import BonesPro structure exports (.txt): armature and vertex weights"""
+
+    bl_idname = "import_scene.bonespro_structure"
+    bl_label = "Import BonesPro Structure"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".txt"
+    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
+    files: CollectionProperty(
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
+    )
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+    weights_to: EnumProperty(name="Weights", items=WEIGHTS_ITEMS, default="AUTO")
+
+    def execute(self, context):
+        def one(context, path):
+            built, messages = import_structure_file(context, path, self.weights_to)
+            return messages, [built.discard]
+
+        return self.run(context, one)
+
+
+class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportHelper, _ImportMany):
+    """Import BonesPro animation exports (.txt): an action (Bones mode) or per-frame
+    shape keys (Mesh modes)"""
+
+    bl_idname = "import_anim.bonespro_anim"
+    bl_label = "Import BonesPro Animation"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".txt"
+    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
+    files: CollectionProperty(
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
+    )
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+
+    def execute(self, context):
+        def one(context, path):
+            result = import_anim_file(context, path)
+            return _anim_messages(result), [lambda: _undo_anim(result)]
+
+        return self.run(context, one)
+
+
+class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportHelper, _ImportMany):
+    """Import BonesPro exports (.txt), structure or animation as the content says"""
+
+    bl_idname = "import_scene.bonespro"
+    bl_label = "Import BonesPro"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".txt"
+    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
+    files: CollectionProperty(
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
+    )
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+    weights_to: EnumProperty(name="Weights", items=WEIGHTS_ITEMS, default="AUTO")
+
+    def execute(self, context):
+        paths = selected_paths(self)
+        # Structures first, so animations of the same drop find their armature.
+        kinds = {p: _kind(read_bytes(p)) if os.path.isfile(p) else "neither" for p in paths}
+        ordered = sorted(paths, key=lambda p: kinds[p] != "structure")
+
+        def one(context, path):
+            kind, messages, undo = _import_any(context, path, self.weights_to)
+            return [f"BonesPro {kind}: {m}" for m in messages], undo
+
+        return self.run(context, one, ordered)
+
+
+def _active_armature_and_mesh(context):
+    active = context.view_layer.objects.active
+    armature = mesh = None
+    if active is not None and active.type == "ARMATURE":
+        armature = active
+    elif active is not None and active.type == "MESH":
+        mesh = active
+        armature = mesh_armature(active)
+    if armature is None:
+        arms = [o for o in context.scene.objects if o.type == "ARMATURE"]
+        armature = arms[0] if len(arms) == 1 else None
+    return armature, mesh
+
+
+class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportHelper):
+    """Export the active armature (or the active mesh's) and its mesh's weights to a
+    BonesPro structure file (.txt)"""
+
+    bl_idname = "export_scene.bonespro_structure"
+    bl_label = "Export BonesPro Structure"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".txt"
+    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
+
+    def execute(self, context):
+        armature, mesh = _active_armature_and_mesh(context)
+        if armature is None:
+            self.report({"ERROR"}, "select the armature (or a mesh it deforms) to export")
+            return {"CANCELLED"}
+        try:
+            warnings = export_structure_file(context, self.filepath, armature, mesh)
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        for w in warnings:
+            self.report({"WARNING"}, w)
+        return {"FINISHED"}
+
+
+def _auto(items):
+    return (("AUTO", "As Imported", "The imported file's setting, else the first one"),) + tuple(
+        (v, v, "") for v in items
+    )
+
+
+class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper):
+    """Export the active armature's animation (or the active mesh's deformation) to a
+    BonesPro animation file (.txt)"""
+
+    bl_idname = "export_anim.bonespro_anim"
+    bl_label = "Export BonesPro Animation"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".txt"
+    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
+    mode: EnumProperty(name="Export Mode", items=_auto(anim_file.MODES), default="AUTO")
+    system: EnumProperty(name="Transform System", items=_auto(anim_file.SYSTEMS), default="AUTO")
+    representation: EnumProperty(
+        name="Representation", items=_auto(anim_file.REPRESENTATIONS), default="AUTO"
+    )
+    euler_order: EnumProperty(name="Euler Order", items=_auto(ORDERS), default="AUTO")
+    angle_units: EnumProperty(name="Angle Units", items=_auto(anim_file.UNITS), default="AUTO")
+    interval: EnumProperty(
+        name="Frames",
+        items=(
+            ("AUTO", "As Imported", "The imported interval, else the action's frame range"),
+            ("SCENE", "Scene Range", "The scene's start and end frame, step 1"),
+            ("CUSTOM", "Custom", "First, last and step below"),
+        ),
+        default="AUTO",
+    )
+    first_frame: FloatProperty(name="First Frame", default=0.0)
+    last_frame: FloatProperty(name="Last Frame", default=100.0)
+    step: FloatProperty(name="Step", default=1.0, min=0.001)
+
+    def execute(self, context):
+        armature, mesh = _active_armature_and_mesh(context)
+        interval = None
+        if self.interval == "SCENE":
+            interval = (context.scene.frame_start, context.scene.frame_end, 1.0)
+        elif self.interval == "CUSTOM":
+            interval = (self.first_frame, self.last_frame, self.step)
+        try:
+            warnings = export_anim_file(
+                context,
+                self.filepath,
+                armature,
+                mesh,
+                self.mode,
+                self.system,
+                self.representation,
+                self.euler_order,
+                self.angle_units,
+                interval,
+            )
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        for w in warnings:
+            self.report({"WARNING"}, w)
+        return {"FINISHED"}
+
+
+# ------------------------------------------------------------------ batch
+def _batch_import_structure(context, path: str, state: dict, options: dict) -> str:
+    built, messages = import_structure_file(context, path, "NEW")
+    state["armature"] = built.armature
+    state.setdefault("objects", []).extend(built.objects)
+    return "; ".join(messages)
+
+
+def _batch_export_structure(context, path: str, state: dict, options: dict) -> str:
+    meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+    warnings = export_structure_file(
+        context, path, state["armature"], meshes[0] if meshes else None
+    )
+    return "".join(f"; warning: {w}" for w in warnings)
+
+
+def _batch_import_anim(context, path: str, state: dict, options: dict) -> str:
+    result = import_anim_file(context, path, state.get("armature"))
+    if result["target"].type == "ARMATURE":
+        state["armature"] = result["target"]
+    else:
+        state["mesh_animation"] = result["target"]
+    state["action"] = result["action"]
+    return "; ".join(_anim_messages(result))
+
+
+def _batch_export_anim(context, path: str, state: dict, options: dict) -> str:
+    mesh = state.get("mesh_animation")
+    if mesh is None:
+        meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+        mesh = meshes[0] if meshes else None
+    warnings = export_anim_file(context, path, state.get("armature"), mesh)
+    return "".join(f"; warning: {w}" for w in warnings)
+
+
+CLASSES = (
+    IMPORT_SCENE_OT_bonespro_structure,
+    IMPORT_ANIM_OT_bonespro_anim,
+    IMPORT_SCENE_OT_bonespro,
+    EXPORT_SCENE_OT_bonespro_structure,
+    EXPORT_ANIM_OT_bonespro_anim,
+    file_handler(
+        "bonespro",
+        "BonesPro Export",
+        "import_scene.bonespro",
+        "export_scene.bonespro_structure",
+        ".txt",
+    ),
+)
+MENU_IMPORT = (
+    ("import_scene.bonespro_structure", "BonesPro Structure (.txt)"),
+    ("import_anim.bonespro_anim", "BonesPro Animation (.txt)"),
+)
+MENU_EXPORT = (
+    ("export_scene.bonespro_structure", "BonesPro Structure (.txt)"),
+    ("export_anim.bonespro_anim", "BonesPro Animation (.txt)"),
+)
+BATCH = (
+    BatchFormat("bonespro.structure", _batch_import_structure, _batch_export_structure),
+    BatchFormat("bonespro.animation", _batch_import_anim, _batch_export_anim),
+)
