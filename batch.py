@@ -193,10 +193,20 @@ def package_members(path: str) -> list[str]:
         _fmt, pkg = _read_package(path)
     except Exception:  # FormatError or unreadable: the check of the package says why
         return [path]
-    known = set(registry().extensions())
-    return [path] + [
-        f"{path}:{name}" for name in pkg.names() if os.path.splitext(name)[1].lower() in known
-    ]
+    return [path] + [f"{path}:{name}" for name in pkg.names() if _readable(name, pkg)]
+
+
+def _readable(name: str, pkg) -> bool:
+    """A member RigPort reads: known extension, and content that fits where formats
+    share the extension (a ``.txt`` that is no BonesPro file is skipped)."""
+    reg = registry()
+    if os.path.splitext(name)[1].lower() not in set(reg.extensions()):
+        return False
+    try:
+        reg.format_of(name, pkg.find(name).data[: reg.SNIFF_BYTES])
+    except _format_error_class():
+        return False
+    return True
 
 
 def _parse(path: str):
