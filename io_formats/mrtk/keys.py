@@ -124,9 +124,10 @@ def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.nda
         wout = np.where(after > 0, dxr / after, THIRD)
         tin = np.where(dxl > 0, (y - hl[:, 1]) / dxl * fps, 0.0)
         tout = np.where(dxr > 0, (hr[:, 1] - y) / dxr * fps, 0.0)
-    spacing = np.spacing(np.maximum(np.abs(x), np.maximum(np.abs(hl[:, 0]), np.abs(hr[:, 0]))))
-    tol_in = 4 * spacing.astype(np.float32).astype(np.float64) / np.maximum(before, 1e-30) + 1e-7
-    tol_out = 4 * spacing.astype(np.float32).astype(np.float64) / np.maximum(after, 1e-30) + 1e-7
+    reach = np.maximum(np.abs(x), np.maximum(np.abs(hl[:, 0]), np.abs(hr[:, 0])))
+    spacing = np.spacing(reach.astype(np.float32)).astype(np.float64)  # one float32 step
+    tol_in = 4 * spacing / np.maximum(before, 1e-30) + 1e-7
+    tol_out = 4 * spacing / np.maximum(after, 1e-30) + 1e-7
     weighted_in = np.abs(win - THIRD) > tol_in
     weighted_out = np.abs(wout - THIRD) > tol_out
     if k > 1:

@@ -67,9 +67,10 @@ def full_curve(
     keys["in_weight"][unweighted] = np.float32(1.0 / 3.0)  # as Unity stores new keys
     keys["weighted_mode"] = rng.integers(0, 4, n)
     if infinite and n > 3:
-        steps = rng.choice(np.arange(1, n - 1), size=max(1, n // 10), replace=False)
-        keys["out_tangent"][steps] = np.inf
-        keys["in_tangent"][steps[: len(steps) // 2] + 1] = -np.inf
+        m = max(1, n // 10)
+        steps = rng.choice(np.arange(1, n - 1), size=2 * m, replace=False)
+        keys["out_tangent"][steps[:m]] = np.inf
+        keys["in_tangent"][steps[m:] + 1] = -np.inf
     return Curve(*wraps, keys)
 
 
