@@ -152,30 +152,43 @@ def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.nda
     return out
 
 
-def bezier_points(co, hl, hr, seg: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Points (x, y) at parameters ``u`` of segments ``seg``, with Blender's handle shortening."""
-    p0, p3 = co[seg], co[seg + 1]
-    h1 = p0 - hr[seg]
-    h2 = p3 - hl[seg + 1]
+def control_points(co, hl, hr) -> np.ndarray:
+    """(K-1, 4, 2) control points of each segment, with Blender's handle shortening."""
+    p0, p3 = co[:-1], co[1:]
+    h1 = p0 - hr[:-1]
+    h2 = p3 - hl[1:]
     total = np.abs(h1[:, 0]) + np.abs(h2[:, 0])
     span = p3[:, 0] - p0[:, 0]
     fac = np.where(total > span, span / np.where(total > 0, total, 1.0), 1.0)[:, None]
-    p1 = p0 - fac * h1
-    p2 = p3 - fac * h2
+    return np.stack([p0, p0 - fac * h1, p3 - fac * h2, p3], axis=1)
+
+
+def bezier_points(ctrl: np.ndarray, seg: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Points (x, y) at parameters ``u`` of segments ``seg`` (``ctrl`` from control_points)."""
+    c = ctrl[seg]
     uu = u[:, None]
     a = 1.0 - uu
-    return a**3 * p0 + 3 * a * a * uu * p1 + 3 * a * uu * uu * p2 + uu**3 * p3
+    return a**3 * c[:, 0] + 3 * a * a * uu * c[:, 1] + 3 * a * uu * uu * c[:, 2] + uu**3 * c[:, 3]
+
+
+def _chord_error(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """|y| distance of curve points ``m`` from the chords a-b, at the points' x."""
+    dx = b[:, 0] - a[:, 0]
+    frac = (m[:, 0] - a[:, 0]) / np.where(dx > 0, dx, 1.0)
+    lerp = np.where(dx > 0, a[:, 1] + (b[:, 1] - a[:, 1]) * frac, a[:, 1])
+    return np.abs(m[:, 1] - lerp)
 
 
 def sample_linear(co, hl, hr, interp, tolerance: float, max_depth: int = 24):
     """Points (x, y) whose straight segments follow the curve within ``tolerance`` in y.
 
-    Key times ``co[:, 0]`` are seconds (exact file times where known); LINEAR
-    segments stay as they are, Bezier
-    segments are split in their parameter until every piece's straight line is
-    within ``tolerance`` of the curve at 1/4, 1/2 and 3/4 of the piece; a
-    CONSTANT segment becomes a hold ending one float32 step before the next key.
-    Returns (points (N, 2) float64, is_key (N,) bool marking the original keys).
+    Key times ``co[:, 0]`` are seconds (exact file times where known). LINEAR
+    segments stay as they are; Bezier segments are halved in their parameter
+    until every piece's chord is within half the tolerance of the curve at 1/4,
+    1/2 and 3/4 of the piece (three probes are no strict bound: hence the
+    margin); a CONSTANT segment becomes a hold ending one float32 step before
+    the next key. Returns (points (N, 2) float64, is_key (N,) bool marking the
+    original keys).
     """
     co = np.asarray(co, np.float64)
     hl = np.asarray(hl, np.float64)
@@ -184,34 +197,27 @@ def sample_linear(co, hl, hr, interp, tolerance: float, max_depth: int = 24):
     k = len(co)
     if k < 2:
         return co.copy(), np.ones(k, bool)
+    ctrl = control_points(co, hl, hr)
     seg = np.flatnonzero(interp[:-1] == BEZIER)
     u0, u1 = np.zeros(len(seg)), np.ones(len(seg))
-    done_seg, done_u = [], []
+    a, b = co[seg], co[seg + 1]
+    done: list[np.ndarray] = []
     for _ in range(max_depth):
         if not len(seg):
             break
-        a = bezier_points(co, hl, hr, seg, u0)
-        b = bezier_points(co, hl, hr, seg, u1)
-        err = np.zeros(len(seg))
-        for f in (0.25, 0.5, 0.75):
-            m = bezier_points(co, hl, hr, seg, u0 + (u1 - u0) * f)
-            dx = b[:, 0] - a[:, 0]
-            frac = (m[:, 0] - a[:, 0]) / np.where(dx > 0, dx, 1.0)
-            lerp = np.where(dx > 0, a[:, 1] + (b[:, 1] - a[:, 1]) * frac, a[:, 1])
-            err = np.maximum(err, np.abs(m[:, 1] - lerp))
-        split = err > tolerance * 0.5  # the three probes are no strict bound: keep a margin
         um = (u0 + u1) * 0.5
-        done_seg.append(seg[split])
-        done_u.append(um[split])
+        m = bezier_points(ctrl, seg, um)
+        q1 = bezier_points(ctrl, seg, (u0 + um) * 0.5)
+        q3 = bezier_points(ctrl, seg, (um + u1) * 0.5)
+        err = np.maximum(_chord_error(a, b, m), _chord_error(a, b, q1))
+        err = np.maximum(err, _chord_error(a, b, q3))
+        split = err > tolerance * 0.5
+        done.append(m[split])
         seg = np.concatenate([seg[split], seg[split]])
         u0, u1 = np.concatenate([u0[split], um[split]]), np.concatenate([um[split], u1[split]])
-    pts = [co]
-    flags = [np.ones(k, bool)]
-    if done_seg:
-        s = np.concatenate(done_seg)
-        u = np.concatenate(done_u)
-        pts.append(bezier_points(co, hl, hr, s, u))
-        flags.append(np.zeros(len(s), bool))
+        a, b = np.concatenate([a[split], m[split]]), np.concatenate([m[split], b[split]])
+    pts = [co, *done]
+    flags = [np.ones(k, bool), *(np.zeros(len(d), bool) for d in done)]
     step = np.flatnonzero(interp[:-1] == CONSTANT)
     if len(step):
         hold_x = np.nextafter(co[step + 1, 0].astype(np.float32), np.float32(-np.inf))

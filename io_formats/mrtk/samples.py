@@ -58,9 +58,10 @@ def full_curve(
         0.5, 1.0, n
     )
     slope = amplitude * 2.0 * np.cos(2.0 * t)
-    keys["in_tangent"] = slope + rng.normal(0, 0.3 * amplitude, n)
+    noise = amplitude * min(1.0, 10.0 * duration / max(n, 1))  # dense keys: gentler noise
+    keys["in_tangent"] = slope + rng.normal(0, 0.3 * noise, n)
     broken = rng.random(n) < 0.5
-    keys["out_tangent"] = np.where(broken, slope + rng.normal(0, amplitude, n), keys["in_tangent"])
+    keys["out_tangent"] = np.where(broken, slope + rng.normal(0, noise, n), keys["in_tangent"])
     keys["in_weight"] = rng.uniform(0.05, 0.5, n)
     keys["out_weight"] = rng.uniform(0.05, 0.5, n)
     unweighted = rng.random(n) < 0.25
@@ -142,8 +143,24 @@ def sample_recording(
 
 
 def long_recording(minutes: float = 10.0, rate: float = 60.0, layout: str = SIMPLE) -> Recording:
-    """A benchmark-sized recording: camera, both hands, gaze, ``minutes * 60 * rate`` keys."""
+    """A benchmark-sized recording: camera, both hands, gaze, ``minutes * 60 * rate`` keys.
+
+    The motion is smooth, as a recorder samples it; full-keyframe tangents
+    follow it and the keys are unweighted.
+    """
     n = int(minutes * 60 * rate)
-    return sample_recording(
+    rec = sample_recording(
         layout=layout, keys=n, empty_joints=(), markers=20, duration=minutes * 60.0
     )
+    rng = np.random.default_rng(17)
+    for _, c in rec.float_curves():
+        k = c.keys
+        t = k["time"].astype(np.float64)
+        w1, w2, p1, p2 = rng.uniform(0.2, 1.5), rng.uniform(1.5, 4.0), *rng.uniform(0, 6, 2)
+        k["value"] = 0.3 * np.sin(w1 * t + p1) + 0.05 * np.sin(w2 * t + p2)
+        if layout == FULL:
+            slope = 0.3 * w1 * np.cos(w1 * t + p1) + 0.05 * w2 * np.cos(w2 * t + p2)
+            k["in_tangent"] = k["out_tangent"] = slope
+            k["weighted_mode"] = 0
+            k["in_weight"] = k["out_weight"] = np.float32(1.0 / 3.0)
+    return rec

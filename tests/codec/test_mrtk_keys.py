@@ -61,12 +61,13 @@ def unity_eval(keys: np.ndarray, x: np.ndarray) -> np.ndarray:
 def bezier_eval(co, hl, hr, interp, x: np.ndarray) -> np.ndarray:
     """The Bezier keys evaluated the way an F-curve does (bisection on the parameter)."""
     i = np.clip(np.searchsorted(co[:, 0], x, "right") - 1, 0, len(co) - 2)
+    ctrl = K.control_points(co, hl, hr)
     lo, hi = np.zeros(len(x)), np.ones(len(x))
     for _ in range(60):
         u = (lo + hi) / 2
-        px = K.bezier_points(co, hl, hr, i, u)[:, 0]
+        px = K.bezier_points(ctrl, i, u)[:, 0]
         lo, hi = np.where(px < x, u, lo), np.where(px < x, hi, u)
-    y = K.bezier_points(co, hl, hr, i, (lo + hi) / 2)[:, 1]
+    y = K.bezier_points(ctrl, i, (lo + hi) / 2)[:, 1]
     lin = co[i, 1] + (co[i + 1, 1] - co[i, 1]) * (x - co[i, 0]) / (co[i + 1, 0] - co[i, 0])
     y = np.where(interp[i] == K.LINEAR, lin, y)
     return np.where(interp[i] == K.CONSTANT, co[i, 1], y)
