@@ -66,7 +66,8 @@ def unity_eval(keys: np.ndarray, x: np.ndarray) -> np.ndarray:
         + u**3 * v1
     )
     y = np.where(out_w | in_w, weighted, hermite)
-    return np.where(np.isinf(m0) | np.isinf(m1), v0, y)
+    y = np.where(np.isinf(m0) | np.isinf(m1), v0, y)
+    return np.where(x >= t[-1], v[-1], y)  # at and after the last key: its value
 
 
 def _counts(bpy) -> tuple:
@@ -370,3 +371,25 @@ def test_batch_roundtrip(rigport_registered, tmp_path) -> None:
     assert batch.run(["roundtrip", str(src), str(out)]) == 0
     assert out.read_bytes() == data
     assert batch.run(["check", str(src)]) == 0
+
+
+def test_generated_mix_evaluates_like_unity(blank_blend, tmp_path) -> None:
+    """Every kind of key at once (weights <= 0.5), on the camera and four joints."""
+    bpy = blank_blend
+    rec = samples.sample_recording((1, 1), R.FULL, keys=40, seed=33)
+    src = tmp_path / "mix.bin"
+    src.write_bytes(R.write(rec))
+    assert _import(bpy, src, axes="UNITY") == {"FINISHED"}
+    objs = _recording_objects(bpy)
+    worst = 0.0
+    for role, curves in [("camera", rec.camera)] + [
+        (f"joint.L.{i}", rec.hands.left[i]) for i in (1, 2, 7, 20)
+    ]:
+        fcs = {(f.data_path, f.array_index): f for f in _fcurves(objs[role])}
+        for c, key in zip(curves, UNITY_ORDER, strict=True):
+            t = c.keys["time"].astype(np.float64)
+            x = np.linspace(t[0], t[-1], 2001)
+            got = np.array([fcs[key].evaluate(float(f)) for f in x * FPS])
+            err = np.max(np.abs(got - unity_eval(c.keys, x))) / (np.ptp(c.keys["value"]) or 1.0)
+            worst = max(worst, float(err))
+    assert worst <= 1e-5, worst

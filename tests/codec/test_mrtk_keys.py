@@ -55,7 +55,8 @@ def unity_eval(keys: np.ndarray, x: np.ndarray) -> np.ndarray:
     )
     y = np.where(out_w | in_w, weighted, hermite)
     step = np.isinf(m0) | np.isinf(m1)
-    return np.where(step, v0, y)
+    y = np.where(step, v0, y)
+    return np.where(x >= t[-1], v[-1], y)  # at and after the last key: its value
 
 
 def bezier_eval(co, hl, hr, interp, x: np.ndarray) -> np.ndarray:
