@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import bpy
 from bpy.props import CollectionProperty, EnumProperty, FloatProperty, StringProperty
@@ -38,7 +39,11 @@ def _scene_fps(context) -> float:
 
 
 def import_mrtk_file(
-    context, path: str, convert: bool = True, fps: float | None = None
+    context,
+    path: str,
+    convert: bool = True,
+    fps: float | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> tuple[BuiltRecording, list[str]]:
     """Import one recording; a FormatError leaves nothing behind."""
     data = read_bytes(path)
@@ -48,7 +53,7 @@ def import_mrtk_file(
     except FormatError as err:
         raise err.with_path(path) from None
     name = os.path.splitext(os.path.basename(path))[0]
-    built = build_recording(context, plan, name, fps or _scene_fps(context))
+    built = build_recording(context, plan, name, fps or _scene_fps(context), progress)
     return built, plan.warnings
 
 
@@ -125,7 +130,11 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportHelper):
             for i, path in enumerate(paths):
                 try:
                     built, warnings = import_mrtk_file(
-                        context, path, self.axes == "BLENDER", self.fps or None
+                        context,
+                        path,
+                        self.axes == "BLENDER",
+                        self.fps or None,
+                        lambda f, i=i: progress.update(i + f),
                     )
                 except FormatError as err:
                     for earlier in reversed(done):  # one bad file: nothing of this import stays

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import bpy
@@ -151,8 +152,17 @@ def _make_object(role: str, built: Built, coll, out: BuiltRecording):
     return obj
 
 
-def build_recording(context, plan: ImportPlan, name: str, fps: float) -> BuiltRecording:
-    """A collection for the recording in the scene; all or nothing."""
+def build_recording(
+    context,
+    plan: ImportPlan,
+    name: str,
+    fps: float,
+    progress: Callable[[float], None] | None = None,
+) -> BuiltRecording:
+    """A collection for the recording in the scene; all or nothing.
+
+    ``progress`` is called with the fraction of curves built so far.
+    """
     out = BuiltRecording(scene=context.scene, axes=plan.meta.get("axes", "BLENDER"))
     built = out.built
     try:
@@ -170,7 +180,9 @@ def build_recording(context, plan: ImportPlan, name: str, fps: float) -> BuiltRe
             out.objects[role] = obj
         actions: dict[str, bpy.types.Action] = {}
         stored: dict[str, dict[str, bytes]] = {}
-        for item in plan.curves:
+        for i, item in enumerate(plan.curves):
+            if progress is not None and i % 16 == 0:
+                progress(i / len(plan.curves))
             c = item.curve
             obj = out.objects[c.target]
             action = actions.get(c.target)
