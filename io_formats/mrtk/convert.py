@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..codec import FormatError
 from ..scene import FloatCurve
 from . import keys as kc
 from .recording import (
@@ -121,8 +122,6 @@ def curve_to_bezier(
 
 
 def _check_times(c: Curve, what: str) -> None:
-    from ..codec import FormatError
-
     t = c.keys["time"]
     bad = np.flatnonzero(~np.isfinite(t))
     if not len(bad) and len(t) > 1:
@@ -320,10 +319,16 @@ def export_recording(
     pose = POSE_BLENDER if opts.convert else POSE_UNITY
     ray = RAY_BLENDER if opts.convert else RAY_UNITY
 
+    used: set[tuple[str, str, int]] = set()
+
+    def take(key: tuple[str, str, int]) -> BlenderCurve | None:
+        used.add(key)
+        return curves.get(key)
+
     def curve_set(role: str, table, n: int) -> list[Curve]:
         out: list[Curve | None] = [None] * n
         for path, index, src, sign in table:
-            bc = curves.get((role, path, index))
+            bc = take((role, path, index))
             out[src] = curve_from_blender(bc, opts, sign, False, warnings, f"{role} {path}")
         return out  # type: ignore[return-value]
 
@@ -334,7 +339,7 @@ def export_recording(
         states = {}
         for side, s in SIDES:
             for path, state in ((TRACKED, "tracked"), (PINCH, "pinch")):
-                bc = curves.get((hand_role(s), path, 0))
+                bc = take((hand_role(s), path, 0))
                 states[f"{state}_{side}"] = curve_from_blender(
                     bc, opts, 1.0, True, warnings, f"{state} {side}"
                 )
@@ -352,5 +357,12 @@ def export_recording(
         if gaze is not None:
             warnings.append("version 1.0 has no eye gaze: the gaze curves are not written")
             gaze = None
+    rest = sorted(f"{role} {path}[{index}]" for role, path, index in set(curves) - used)
+    if rest:
+        warnings.append(
+            f"{len(rest)} F-curves have no place in a recording and are not written: "
+            + ", ".join(rest[:5])
+            + (" ..." if len(rest) > 5 else "")
+        )
     rec = Recording(opts.major, opts.minor, opts.layout, camera, hands, gaze, list(markers))
     return rec, warnings

@@ -292,6 +292,10 @@ def write(rec: Recording) -> bytes:
     else:
         for present in (rec.camera, rec.hands, rec.gaze):
             w.bool8(present is not None)
+    if rec.camera is not None and len(rec.camera) != 7:
+        raise ValueError("the camera has 7 pose curves")
+    if rec.gaze is not None and len(rec.gaze) != 6:
+        raise ValueError("eye gaze has 6 ray curves")
     for c in rec.camera or ():
         _write_curve(w, c, fdt)
     if rec.hands is not None:

@@ -144,3 +144,22 @@ def test_export_without_a_recording_is_an_error(blank_blend, tmp_path) -> None:
     bpy = blank_blend
     with pytest.raises(RuntimeError, match="nothing to export"):
         bpy.ops.export_anim.mrtk_input(filepath=str(tmp_path / "none.bin"))
+
+
+def test_fcurves_without_a_place_are_named_in_a_warning(blank_blend, tmp_path) -> None:
+    bpy = blank_blend
+    rec = samples.sample_recording(hands=False, gaze=False, keys=4)
+    data = _import(bpy, tmp_path, rec)
+    cam = _objects(bpy)["camera"]
+    cam.keyframe_insert("scale", index=2, frame=3)
+    from rigport.operators.blender.mrtk_build import recording_meta
+    from rigport.operators.blender.mrtk_extract import recording_collections, roles_in
+    from rigport.operators.mrtk import export_mrtk_file
+
+    coll = recording_collections(bpy.context.scene)[0]
+    out = tmp_path / "out.bin"
+    warnings = export_mrtk_file(bpy.context, str(out), roles_in(coll), recording_meta(coll))
+    assert warnings == [
+        "1 F-curves have no place in a recording and are not written: camera scale[2]"
+    ]
+    assert out.read_bytes() == data
