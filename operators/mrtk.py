@@ -69,7 +69,7 @@ def export_mrtk_file(
     fps: float | None = None,
 ) -> list[str]:
     """Write the recording of ``objects`` (by role); returns warnings."""
-    if not objects:
+    if not objects and not meta:  # a recording of markers only still has its collection
         raise FormatError("nothing to export: no MRTK recording objects (camera, hands, gaze)")
     if version == "AUTO":
         major, minor = (int(x) for x in meta.get("version", "1.1").split("."))

@@ -113,7 +113,7 @@ def test_import_export_is_byte_exact(blank_blend, tmp_path, version, layout) -> 
     assert out.read_bytes() == data
 
 
-@pytest.mark.parametrize("flags", [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1)])
+@pytest.mark.parametrize("flags", [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (0, 0, 0)])
 def test_partial_presence_round_trips(blank_blend, tmp_path, flags) -> None:
     bpy = blank_blend
     data = R.write(samples.sample_recording((1, 1), R.FULL, *map(bool, flags), keys=6))
