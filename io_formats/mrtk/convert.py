@@ -91,8 +91,7 @@ def unpack_record(data: bytes) -> Curve | None:
 @dataclass
 class ImportedCurve:
     curve: FloatCurve  # target = role
-    record: bytes
-    boolean: bool
+    record: bytes  # the file curve (pack_record)
 
 
 @dataclass
@@ -145,7 +144,7 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
             c = curves[src]
             _check_times(c, f"{name} curve {src}")
             fc = curve_to_bezier(c, role, path, index, sign, False)
-            out.append(ImportedCurve(fc, pack_record(c), False))
+            out.append(ImportedCurve(fc, pack_record(c)))
 
     if rec.camera is not None:
         roles.append("camera")
@@ -159,7 +158,7 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
                 c = states[f"{state}.{side}"]
                 _check_times(c, f"{state} {side}")
                 fc = curve_to_bezier(c, role, path, 0, 1.0, True)
-                out.append(ImportedCurve(fc, pack_record(c), True))
+                out.append(ImportedCurve(fc, pack_record(c)))
             joints = rec.hands.left if side == "left" else rec.hands.right
             for i, curves in enumerate(joints):
                 roles.append(joint_role(s, i))

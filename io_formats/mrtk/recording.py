@@ -23,7 +23,6 @@ import numpy as np
 from ..codec import FormatError, Reader, Writer
 
 MAGIC = 0x6A8FAF6E0F9E42C6
-MAGIC_BYTES = MAGIC.to_bytes(8, "little")
 SUPPORTED = ((1, 0), (1, 1))
 
 FULL = "full"
@@ -316,8 +315,3 @@ def write(rec: Recording) -> bytes:
         w.uleb7(len(raw))
         w.bytes(raw)
     return w.getvalue()
-
-
-def sniff(head: bytes) -> bool:
-    """True when ``head`` starts with the recording magic (``.bin`` is a generic extension)."""
-    return head[:8] == MAGIC_BYTES

@@ -163,3 +163,19 @@ def test_fcurves_without_a_place_are_named_in_a_warning(blank_blend, tmp_path) -
         "1 F-curves have no place in a recording and are not written: camera scale[2]"
     ]
     assert out.read_bytes() == data
+
+
+def test_saved_blend_file_keeps_the_exact_curves(blank_blend, tmp_path) -> None:
+    """The kept file curves (bytes properties) survive saving and reopening the .blend."""
+    bpy = blank_blend
+    rec = samples.sample_recording((1, 1), R.FULL, keys=5)
+    data = _import(bpy, tmp_path, rec)
+    blend = tmp_path / "edit.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    cam = _objects(bpy)["camera"]
+    bpy.context.view_layer.objects.active = cam
+    out = tmp_path / "out.bin"
+    assert bpy.ops.export_anim.mrtk_input(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == data
