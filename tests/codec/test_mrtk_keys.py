@@ -245,3 +245,20 @@ def test_export_without_stored_data_is_within_float32_rounding() -> None:
         span = float(np.ptp(a.keys["value"])) or 1.0
         err = np.max(np.abs(unity_eval(a.keys, x) - unity_eval(b.keys, x)))
         assert err <= 1e-5 * span, (name, err)
+
+
+def test_unedited_simple_curves_export_as_full_keys_mrtk_reads_the_same() -> None:
+    """Simple keys as full ones: weighted both sides, zero tangents and weights (straight)."""
+    rec = samples.sample_recording((1, 1), R.SIMPLE, keys=6)
+    plan = C.import_recording(rec)
+    opts = C.ExportOptions(1, 1, R.FULL, True, 60.0)
+    back, _ = C.export_recording(_as_blender(plan, 60.0, True), set(plan.roles), [], opts)
+    for (name, a), (_, b) in zip(rec.float_curves(), back.float_curves(), strict=True):
+        assert b.keys.dtype == R.FULL_KEY, name
+        assert np.array_equal(a.keys["time"], b.keys["time"]), name
+        assert np.array_equal(a.keys["value"], b.keys["value"]), name
+        assert np.all(b.keys["weighted_mode"] == 3) and not b.keys["in_weight"].any()
+        if len(a.keys) > 1:
+            x = np.linspace(a.keys["time"][0], a.keys["time"][-1], 501)
+            straight = np.interp(x, a.keys["time"], a.keys["value"])
+            assert np.allclose(unity_eval(b.keys, x), straight, atol=1e-6), name
