@@ -238,6 +238,41 @@ def _unchanged(bc: BlenderCurve, stored: Curve, fps: float, sign: float, boolean
     )
 
 
+def _kept_keys(bc: BlenderCurve, stored: Curve, fps: float, sign: float, boolean: bool):
+    """(current, stored) indices of keys that are still exactly what the import made.
+
+    A key counts when its position, handles and interpolation, the previous key's
+    interpolation and both neighbours' times are unchanged: its tangents and
+    weights depend on nothing else, so the stored record is still right for it.
+    """
+    co, hl, hr, interp = kc.unity_to_bezier(stored.keys, sign, boolean)
+    eco, ehl, ehr = kc.to_frames(co, hl, hr, fps)
+    k, n = len(bc.co), len(eco)
+    none = np.zeros(0, np.int64)
+    if not k or not n or np.any(np.diff(eco[:, 0]) < 0):
+        return none, none
+    pos = np.minimum(np.searchsorted(eco[:, 0], bc.co[:, 0]), n - 1)
+    cur_interp = np.asarray(bc.interpolation).astype(str)
+    same = (
+        np.all(eco[pos] == bc.co, axis=1)
+        & np.all(ehl[pos] == bc.handle_left, axis=1)
+        & np.all(ehr[pos] == bc.handle_right, axis=1)
+        & (interp[pos] == cur_interp)
+    )
+    prev_ok = np.zeros(k, bool)
+    prev_ok[0] = pos[0] == 0
+    prev_ok[1:] = (
+        (eco[pos[:-1], 0] == bc.co[:-1, 0])
+        & (pos[:-1] == pos[1:] - 1)
+        & (interp[pos[:-1]] == cur_interp[:-1])
+    )
+    next_ok = np.zeros(k, bool)
+    next_ok[-1] = pos[-1] == n - 1
+    next_ok[:-1] = (eco[pos[1:], 0] == bc.co[1:, 0]) & (pos[1:] == pos[:-1] + 1)
+    ok = np.flatnonzero(same & prev_ok & next_ok)
+    return ok, pos[ok]
+
+
 def _exact_times(bc: BlenderCurve, stored: Curve | None, fps: float, sign: float):
     """Key times (s) and values: the file's exact ones where a key still sits there."""
     t = bc.co[:, 0].astype(np.float64) / fps
@@ -287,6 +322,9 @@ def curve_from_blender(
             bc.co, bc.handle_left, bc.handle_right, bc.interpolation, opts.fps, sign
         )
         keys["time"], keys["value"] = t, v
+        if stored is not None and stored.keys.dtype == FULL_KEY:
+            cur, old = _kept_keys(bc, stored, opts.fps, sign, boolean)
+            keys[cur] = stored.keys[old]
         return Curve(pre, post, keys)
     if boolean:
         keys = np.zeros(len(t), SIMPLE_KEY)

@@ -262,3 +262,37 @@ def test_unedited_simple_curves_export_as_full_keys_mrtk_reads_the_same() -> Non
             x = np.linspace(a.keys["time"][0], a.keys["time"][-1], 501)
             straight = np.interp(x, a.keys["time"], a.keys["value"])
             assert np.allclose(unity_eval(b.keys, x), straight, atol=1e-6), name
+
+
+def test_keys_next_to_an_edit_are_derived_the_rest_kept() -> None:
+    """Delete one key: its two neighbours come from their handles, every other key is exact."""
+    rec = samples.sample_recording((1, 1), R.FULL, hands=False, gaze=False, keys=12)
+    k = rec.camera[0].keys
+    for field in ("in_tangent", "out_tangent"):
+        k[field][~np.isfinite(k[field])] = 0.5
+    plan = C.import_recording(rec)
+    curves = _as_blender(plan, 60.0, True)
+    key = ("camera", "location", 0)  # Unity position x
+    bc = curves[key]
+    drop = 5
+    curves[key] = C.BlenderCurve(
+        np.delete(bc.co, drop, 0),
+        np.delete(bc.handle_left, drop, 0),
+        np.delete(bc.handle_right, drop, 0),
+        np.delete(bc.interpolation, drop),
+        bc.cycle_before,
+        bc.cycle_after,
+        bc.record,
+    )
+    opts = C.ExportOptions(1, 1, R.FULL, True, 60.0)
+    back, _ = C.export_recording(curves, set(plan.roles), [], opts)
+    a = np.delete(rec.camera[0].keys, drop)
+    b = back.camera[0].keys
+    kept = [i for i in range(len(a)) if i not in (drop - 1, drop)]
+    assert a[kept].tobytes() == b[kept].tobytes()
+    assert np.array_equal(a["time"], b["time"]) and np.array_equal(a["value"], b["value"])
+    # the neighbours' handles now span a longer segment: their weights are smaller
+    for i, side, bit in ((drop - 1, "out", 2), (drop, "in", 1)):
+        wa = a[i][f"{side}_weight"] if a[i]["weighted_mode"] & bit else 1 / 3
+        wb = b[i][f"{side}_weight"] if b[i]["weighted_mode"] & bit else 1 / 3
+        assert wb < wa
