@@ -1,0 +1,1 @@
+"""Mixed Reality Toolkit input animation recordings."""

@@ -1,0 +1,405 @@
+"""Recordings <-> neutral Bezier float curves, one F-curve per Unity curve.
+
+Objects are named by role: ``camera``, ``hand.L`` / ``hand.R`` (bool state
+curves), ``joint.L.<i>`` / ``joint.R.<i>`` (27 joints per hand) and ``gaze``.
+Unity's left-handed Y-up axes become Blender's by swapping Y and Z: positions
+and directions are (x, z, y) and rotations (w, -x, -z, -y). That is a
+permutation and sign change of whole curves, so tangents and weights carry
+over exactly (``convert=False`` keeps Unity's axes).
+
+Each imported curve also keeps its file bytes (:func:`pack_record`): on export
+a curve whose Blender keys are still what the import made is written back
+verbatim, so unedited full-keyframe recordings come back byte for byte.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..codec import FormatError
+from ..scene import FloatCurve
+from . import keys as kc
+from .recording import (
+    FULL,
+    FULL_KEY,
+    HAND_STATES,
+    JOINTS,
+    SIMPLE,
+    SIMPLE_KEY,
+    WRAP_CLAMP_FOREVER,
+    WRAP_LOOP,
+    WRAP_PINGPONG,
+    Curve,
+    Hands,
+    Marker,
+    Recording,
+)
+
+SIDES = (("left", "L"), ("right", "R"))
+LOC, ROT = "location", "rotation_quaternion"
+TRACKED, PINCH, DIRECTION = '["tracked"]', '["pinch"]', '["direction"]'
+
+# (data path, index, Unity curve index, sign) for pose (7 curves) and ray (6 curves) sets.
+POSE_BLENDER = ((LOC, 0, 0, 1.0), (LOC, 1, 2, 1.0), (LOC, 2, 1, 1.0), (ROT, 0, 6, 1.0),
+                (ROT, 1, 3, -1.0), (ROT, 2, 5, -1.0), (ROT, 3, 4, -1.0))  # fmt: skip
+POSE_UNITY = ((LOC, 0, 0, 1.0), (LOC, 1, 1, 1.0), (LOC, 2, 2, 1.0), (ROT, 0, 6, 1.0),
+              (ROT, 1, 3, 1.0), (ROT, 2, 4, 1.0), (ROT, 3, 5, 1.0))  # fmt: skip
+RAY_BLENDER = ((LOC, 0, 0, 1.0), (LOC, 1, 2, 1.0), (LOC, 2, 1, 1.0),
+               (DIRECTION, 0, 3, 1.0), (DIRECTION, 1, 5, 1.0), (DIRECTION, 2, 4, 1.0))  # fmt: skip
+RAY_UNITY = ((LOC, 0, 0, 1.0), (LOC, 1, 1, 1.0), (LOC, 2, 2, 1.0),
+             (DIRECTION, 0, 3, 1.0), (DIRECTION, 1, 4, 1.0), (DIRECTION, 2, 5, 1.0))  # fmt: skip
+
+WRAP_TO_CYCLE = {WRAP_LOOP: "REPEAT", WRAP_PINGPONG: "MIRROR"}
+
+
+def joint_role(side: str, index: int) -> str:
+    return f"joint.{side}.{index}"
+
+
+def hand_role(side: str) -> str:
+    return f"hand.{side}"
+
+
+# --------------------------------------------------------------------------
+# stored file curves
+
+
+def pack_record(c: Curve) -> bytes:
+    """A curve as bytes: layout letter, wrap modes, raw keys."""
+    tag = b"F" if c.keys.dtype.names == FULL_KEY.names else b"S"
+    return tag + struct.pack("<ii", c.pre_wrap, c.post_wrap) + c.keys.tobytes()
+
+
+def unpack_record(data: bytes) -> Curve | None:
+    """The curve :func:`pack_record` stored; None for anything else."""
+    if len(data) < 9 or data[:1] not in (b"F", b"S"):
+        return None
+    dtype = FULL_KEY if data[:1] == b"F" else SIMPLE_KEY
+    if (len(data) - 9) % dtype.itemsize:
+        return None
+    pre, post = struct.unpack_from("<ii", data, 1)
+    return Curve(pre, post, np.frombuffer(data, dtype, offset=9).copy())
+
+
+# --------------------------------------------------------------------------
+# import
+
+
+@dataclass
+class ImportedCurve:
+    curve: FloatCurve  # target = role
+    record: bytes  # the file curve (pack_record)
+
+
+@dataclass
+class ImportPlan:
+    roles: list[str]
+    curves: list[ImportedCurve]
+    markers: list[Marker]
+    meta: dict
+    warnings: list[str] = field(default_factory=list)
+
+
+def curve_to_bezier(
+    c: Curve, role: str, path: str, index: int, sign: float, boolean: bool
+) -> FloatCurve:
+    co, hl, hr, interp = kc.unity_to_bezier(c.keys, sign, boolean)
+    return FloatCurve(
+        role,
+        path,
+        index,
+        co,
+        hl,
+        hr,
+        interp,
+        WRAP_TO_CYCLE.get(c.pre_wrap, "NONE"),
+        WRAP_TO_CYCLE.get(c.post_wrap, "NONE"),
+    )
+
+
+def _check_times(c: Curve, what: str) -> None:
+    t = c.keys["time"]
+    bad = np.flatnonzero(~np.isfinite(t))
+    if not len(bad) and len(t) > 1:
+        bad = np.flatnonzero(np.diff(t) < 0) + 1
+    if len(bad):
+        i = int(bad[0])
+        size = c.keys.dtype.itemsize
+        at = None if c.offset is None else c.offset + 12 + i * size
+        raise FormatError(f"{what}: key {i} time {float(t[i])} is not finite and increasing", at)
+
+
+def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
+    """The Blender-side plan of a recording: roles, one FloatCurve per Unity curve."""
+    pose = POSE_BLENDER if convert else POSE_UNITY
+    ray = RAY_BLENDER if convert else RAY_UNITY
+    roles: list[str] = []
+    out: list[ImportedCurve] = []
+
+    def add(role: str, table, curves: list[Curve], name: str) -> None:
+        for path, index, src, sign in table:
+            c = curves[src]
+            _check_times(c, f"{name} curve {src}")
+            fc = curve_to_bezier(c, role, path, index, sign, False)
+            out.append(ImportedCurve(fc, pack_record(c)))
+
+    if rec.camera is not None:
+        roles.append("camera")
+        add("camera", pose, rec.camera, "camera")
+    if rec.hands is not None:
+        states = dict(zip(HAND_STATES, rec.hands.states(), strict=True))
+        for side, s in SIDES:
+            role = hand_role(s)
+            roles.append(role)
+            for path, state in ((TRACKED, "tracked"), (PINCH, "pinch")):
+                c = states[f"{state}.{side}"]
+                _check_times(c, f"{state} {side}")
+                fc = curve_to_bezier(c, role, path, 0, 1.0, True)
+                out.append(ImportedCurve(fc, pack_record(c)))
+            joints = rec.hands.left if side == "left" else rec.hands.right
+            for i, curves in enumerate(joints):
+                roles.append(joint_role(s, i))
+                add(joint_role(s, i), pose, curves, f"{side} {JOINTS[i]}")
+    if rec.gaze is not None:
+        roles.append("gaze")
+        add("gaze", ray, rec.gaze, "gaze")
+    meta = {
+        "version": f"{rec.major}.{rec.minor}",
+        "layout": rec.layout,
+        "axes": "BLENDER" if convert else "UNITY",
+    }
+    plan = ImportPlan(roles, out, list(rec.markers), meta)
+    overlong = sum(
+        len(kc.overlong_segments(c.curve.handle_left, c.curve.handle_right, c.curve.co))
+        for c in out
+    )
+    if overlong:
+        plan.warnings.append(
+            f"{overlong} curve segments have weights adding up to more than 1: Blender "
+            "shortens their handles, so they look different in Blender (export restores "
+            "the file's keys while they are not edited)"
+        )
+    return plan
+
+
+# --------------------------------------------------------------------------
+# export
+
+
+@dataclass
+class BlenderCurve:
+    """An F-curve as Blender holds it: keys in frames (float32), Cycles modes, stored bytes."""
+
+    co: np.ndarray  # (K, 2)
+    handle_left: np.ndarray
+    handle_right: np.ndarray
+    interpolation: np.ndarray  # (K,) str
+    cycle_before: str = "NONE"
+    cycle_after: str = "NONE"
+    record: bytes | None = None
+
+
+@dataclass
+class ExportOptions:
+    major: int = 1
+    minor: int = 1
+    layout: str = SIMPLE
+    convert: bool = True
+    fps: float = 60.0
+    tolerance: float = 1e-4  # simple layout: largest distance of the samples' lines to the curve
+
+
+def _wrap(cycle: str, stored: int | None, warnings: list[str], what: str) -> int:
+    if cycle == "REPEAT":
+        return WRAP_LOOP
+    if cycle == "MIRROR":
+        return WRAP_PINGPONG
+    if cycle == "REPEAT_OFFSET":
+        warnings.append(f"{what}: Unity has no repeat with offset; written as Loop")
+        return WRAP_LOOP
+    if stored is not None and stored not in (WRAP_LOOP, WRAP_PINGPONG):
+        return stored
+    return WRAP_CLAMP_FOREVER
+
+
+def _unchanged(bc: BlenderCurve, stored: Curve, fps: float, sign: float, boolean: bool) -> bool:
+    co, hl, hr, interp = kc.unity_to_bezier(stored.keys, sign, boolean)
+    if len(co) != len(bc.co):
+        return False
+    eco, ehl, ehr = kc.to_frames(co, hl, hr, fps)
+    return (
+        np.array_equal(eco, bc.co)
+        and np.array_equal(ehl, bc.handle_left)
+        and np.array_equal(ehr, bc.handle_right)
+        and np.array_equal(interp.astype(str), np.asarray(bc.interpolation).astype(str))
+    )
+
+
+def _kept_keys(bc: BlenderCurve, stored: Curve, fps: float, sign: float, boolean: bool):
+    """(current, stored) indices of keys that are still exactly what the import made.
+
+    A key counts when its position, handles and interpolation, the previous key's
+    interpolation and both neighbours' times are unchanged: its tangents and
+    weights depend on nothing else, so the stored record is still right for it.
+    """
+    co, hl, hr, interp = kc.unity_to_bezier(stored.keys, sign, boolean)
+    eco, ehl, ehr = kc.to_frames(co, hl, hr, fps)
+    k, n = len(bc.co), len(eco)
+    none = np.zeros(0, np.int64)
+    if not k or not n or np.any(np.diff(eco[:, 0]) < 0):
+        return none, none
+    pos = np.minimum(np.searchsorted(eco[:, 0], bc.co[:, 0]), n - 1)
+    cur_interp = np.asarray(bc.interpolation).astype(str)
+    same = (
+        np.all(eco[pos] == bc.co, axis=1)
+        & np.all(ehl[pos] == bc.handle_left, axis=1)
+        & np.all(ehr[pos] == bc.handle_right, axis=1)
+        & (interp[pos] == cur_interp)
+    )
+    prev_ok = np.zeros(k, bool)
+    prev_ok[0] = pos[0] == 0
+    prev_ok[1:] = (
+        (eco[pos[:-1], 0] == bc.co[:-1, 0])
+        & (pos[:-1] == pos[1:] - 1)
+        & (interp[pos[:-1]] == cur_interp[:-1])
+    )
+    next_ok = np.zeros(k, bool)
+    next_ok[-1] = pos[-1] == n - 1
+    next_ok[:-1] = (eco[pos[1:], 0] == bc.co[1:, 0]) & (pos[1:] == pos[:-1] + 1)
+    ok = np.flatnonzero(same & prev_ok & next_ok)
+    return ok, pos[ok]
+
+
+def _exact_times(bc: BlenderCurve, stored: Curve | None, fps: float, sign: float):
+    """Key times (s) and values: the file's exact ones where a key still sits there."""
+    t = bc.co[:, 0].astype(np.float64) / fps
+    v = bc.co[:, 1].astype(np.float64) * sign
+    if stored is None or not len(stored.keys) or not len(t):
+        return t, v
+    st = stored.keys["time"]
+    sv = stored.keys["value"]
+    if np.any(np.diff(st) < 0):
+        return t, v
+    sx = (st.astype(np.float64) * fps).astype(np.float32)
+    sy = (sv.astype(np.float64) * sign).astype(np.float32)
+    pos = np.minimum(np.searchsorted(sx, bc.co[:, 0]), len(sx) - 1)
+    hit = (sx[pos] == bc.co[:, 0]) & (sy[pos] == bc.co[:, 1])
+    t[hit] = st[pos[hit]]
+    v[hit] = sv[pos[hit]]
+    return t, v
+
+
+def curve_from_blender(
+    bc: BlenderCurve | None,
+    opts: ExportOptions,
+    sign: float,
+    boolean: bool,
+    warnings: list[str],
+    what: str,
+) -> Curve:
+    """One Unity curve from one F-curve (an empty curve for a missing one)."""
+    dtype = SIMPLE_KEY if boolean or opts.layout == SIMPLE else FULL_KEY
+    if bc is None:
+        return Curve.empty(dtype)
+    stored = unpack_record(bc.record) if bc.record else None
+    pre = _wrap(bc.cycle_before, stored.pre_wrap if stored else None, warnings, what)
+    post = _wrap(bc.cycle_after, stored.post_wrap if stored else None, warnings, what)
+    if stored is not None and _unchanged(bc, stored, opts.fps, sign, boolean):
+        if stored.keys.dtype == dtype:
+            return Curve(pre, post, stored.keys.copy())
+        if dtype == FULL_KEY:  # a simple curve's keys as MRTK reads them: straight segments
+            keys = np.zeros(len(stored.keys), FULL_KEY)
+            keys["time"] = stored.keys["time"]
+            keys["value"] = stored.keys["value"]
+            keys["weighted_mode"] = kc.WEIGHTED_IN | kc.WEIGHTED_OUT
+            return Curve(pre, post, keys)
+    t, v = _exact_times(bc, stored, opts.fps, sign)
+    if dtype == FULL_KEY:
+        keys = kc.bezier_to_unity(
+            bc.co, bc.handle_left, bc.handle_right, bc.interpolation, opts.fps, sign
+        )
+        keys["time"], keys["value"] = t, v
+        if stored is not None and stored.keys.dtype == FULL_KEY:
+            cur, old = _kept_keys(bc, stored, opts.fps, sign, boolean)
+            keys[cur] = stored.keys[old]
+        return Curve(pre, post, keys)
+    if boolean:
+        keys = np.zeros(len(t), SIMPLE_KEY)
+        keys["time"], keys["value"] = t, v
+        return Curve(pre, post, keys)
+    co = np.stack([t, v * sign], axis=1)
+    scale = np.array([1.0 / opts.fps, 1.0])
+    hl = bc.handle_left.astype(np.float64) * scale
+    hr = bc.handle_right.astype(np.float64) * scale
+    pts, is_key = kc.sample_linear(co, hl, hr, bc.interpolation, opts.tolerance)
+    keys = np.zeros(len(pts), SIMPLE_KEY)
+    keys["time"] = pts[:, 0]
+    keys["value"] = pts[:, 1] * sign
+    keys["value"][is_key] = v  # exact file values (the sampled keys come in order)
+    return Curve(pre, post, keys)
+
+
+def export_recording(
+    curves: dict[tuple[str, str, int], BlenderCurve],
+    roles: set[str],
+    markers: list[Marker],
+    opts: ExportOptions,
+) -> tuple[Recording, list[str]]:
+    """A recording from F-curves keyed by (role, data path, index)."""
+    warnings: list[str] = []
+    v10 = (opts.major, opts.minor) == (1, 0)
+    if v10:
+        opts = replace(opts, layout=FULL)
+    pose = POSE_BLENDER if opts.convert else POSE_UNITY
+    ray = RAY_BLENDER if opts.convert else RAY_UNITY
+
+    used: set[tuple[str, str, int]] = set()
+
+    def take(key: tuple[str, str, int]) -> BlenderCurve | None:
+        used.add(key)
+        return curves.get(key)
+
+    def curve_set(role: str, table, n: int) -> list[Curve]:
+        out: list[Curve | None] = [None] * n
+        for path, index, src, sign in table:
+            bc = take((role, path, index))
+            out[src] = curve_from_blender(bc, opts, sign, False, warnings, f"{role} {path}")
+        return out  # type: ignore[return-value]
+
+    hands_there = any(hand_role(s) in roles for _, s in SIDES)
+    camera = curve_set("camera", pose, 7) if "camera" in roles or v10 else None
+    hands = None
+    if hands_there or v10:
+        states = {}
+        for side, s in SIDES:
+            for path, state in ((TRACKED, "tracked"), (PINCH, "pinch")):
+                bc = take((hand_role(s), path, 0))
+                states[f"{state}_{side}"] = curve_from_blender(
+                    bc, opts, 1.0, True, warnings, f"{state} {side}"
+                )
+        joints = {
+            side: [curve_set(joint_role(s, i), pose, 7) for i in range(len(JOINTS))]
+            for side, s in SIDES
+        }
+        hands = Hands(**states, left=joints["left"], right=joints["right"])
+    gaze = curve_set("gaze", ray, 6) if "gaze" in roles else None
+    if v10:
+        if "camera" not in roles:
+            warnings.append("no camera: version 1.0 always has one, written with empty curves")
+        if not hands_there:
+            warnings.append("no hands: version 1.0 always has them, written with empty curves")
+        if gaze is not None:
+            warnings.append("version 1.0 has no eye gaze: the gaze curves are not written")
+            gaze = None
+    rest = sorted(f"{role} {path}[{index}]" for role, path, index in set(curves) - used)
+    if rest:
+        warnings.append(
+            f"{len(rest)} F-curves have no place in a recording and are not written: "
+            + ", ".join(rest[:5])
+            + (" ..." if len(rest) > 5 else "")
+        )
+    rec = Recording(opts.major, opts.minor, opts.layout, camera, hands, gaze, list(markers))
+    return rec, warnings

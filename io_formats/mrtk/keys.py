@@ -1,0 +1,231 @@
+"""Unity keyframes <-> Blender Bezier keys, exactly, in numpy.
+
+A Unity segment from key a to key b (dt = b.time - a.time) is the cubic
+Bezier with inner control points (a.time + wa*dt, a.value + a.outTangent*wa*dt)
+and (b.time - wb*dt, b.value - b.inTangent*wb*dt), where wa/wb are the
+weights of weighted sides and 1/3 otherwise; an infinite tangent holds the
+segment at a's value. Blender's F-curve Bezier segment is the same cubic
+with the handles as inner control points, so each key's FREE handles carry
+Unity's tangents and weights. The handles of the first key's in side and the
+last key's out side have no segment: they use the neighbouring segment's
+length (one second for a single key), both ways.
+
+Blender shortens a segment's handles when their x extents add up to more than
+the segment (``wa + wb > 1``): :func:`overlong_segments` finds those, whose
+shape then differs in Blender until export restores them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .recording import FULL_KEY, SIMPLE_KEY, WEIGHTED_IN, WEIGHTED_OUT
+
+THIRD = 1.0 / 3.0
+THIRD32 = np.float32(THIRD)
+BEZIER, LINEAR, CONSTANT = "BEZIER", "LINEAR", "CONSTANT"
+
+
+def _segment_lengths(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per key: the length of the segment before it and of the one after it."""
+    k = len(t)
+    if k < 2:
+        one = np.ones(k)
+        return one, one
+    dt = np.diff(t)
+    return np.concatenate([dt[:1], dt]), np.concatenate([dt, dt[-1:]])
+
+
+def _weights(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mode = keys["weighted_mode"]
+    win = np.where(mode & WEIGHTED_IN, keys["in_weight"].astype(np.float64), THIRD)
+    wout = np.where(mode & WEIGHTED_OUT, keys["out_weight"].astype(np.float64), THIRD)
+    return win, wout
+
+
+def unity_to_bezier(keys: np.ndarray, sign: float = 1.0, boolean: bool = False):
+    """(co, handle_left, handle_right, interpolation) in seconds for Unity keys.
+
+    ``keys`` are FULL_KEY records (Bezier keys), SIMPLE_KEY records of a float
+    curve (straight segments: LINEAR keys) or of a bool curve (``boolean``:
+    CONSTANT keys). ``sign`` negates the whole curve (axis conversion).
+    """
+    k = len(keys)
+    t = keys["time"].astype(np.float64)
+    v = keys["value"].astype(np.float64) * sign
+    before, after = _segment_lengths(t)
+    co = np.stack([t, v], axis=1)
+    if keys.dtype.names == SIMPLE_KEY.names:
+        slope_after = np.zeros(k)
+        if k > 1 and not boolean:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                s = np.diff(v) / np.diff(t)
+            s = np.where(np.isfinite(s), s, 0.0)
+            slope_after = np.concatenate([s, s[-1:]])
+        slope_before = np.concatenate([slope_after[:1], slope_after[:-1]]) if k else slope_after
+        hl = np.stack([t - before * THIRD, v - slope_before * before * THIRD], axis=1)
+        hr = np.stack([t + after * THIRD, v + slope_after * after * THIRD], axis=1)
+        interp = np.full(k, CONSTANT if boolean else LINEAR, dtype="<U8")
+        return co, hl, hr, interp
+    win, wout = _weights(keys)
+    tin = keys["in_tangent"].astype(np.float64) * sign
+    tout = keys["out_tangent"].astype(np.float64) * sign
+    fin, fout = np.isfinite(tin), np.isfinite(tout)
+    hl = np.stack([t - win * before, v - np.where(fin, tin, 0.0) * win * before], axis=1)
+    hr = np.stack([t + wout * after, v + np.where(fout, tout, 0.0) * wout * after], axis=1)
+    interp = np.full(k, BEZIER, dtype="<U8")
+    if k > 1:
+        step = np.isinf(tout[:-1]) | np.isinf(tin[1:])
+        interp[:-1][step] = CONSTANT
+    return co, hl, hr, interp
+
+
+def to_frames(co: np.ndarray, hl: np.ndarray, hr: np.ndarray, fps: float):
+    """Seconds -> frames, as float32 (what Blender stores)."""
+    out = []
+    for a in (co, hl, hr):
+        f = np.array(a, np.float64)
+        f[:, 0] *= fps
+        out.append(f.astype(np.float32))
+    return out
+
+
+def overlong_segments(hl: np.ndarray, hr: np.ndarray, co: np.ndarray) -> np.ndarray:
+    """Segment indices whose handles Blender shortens (x extents longer than the segment)."""
+    if len(co) < 2:
+        return np.zeros(0, np.int64)
+    ext = (hr[:-1, 0] - co[:-1, 0]) + (co[1:, 0] - hl[1:, 0])
+    return np.flatnonzero(ext > (co[1:, 0] - co[:-1, 0]) * (1 + 1e-6))
+
+
+def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.ndarray:
+    """FULL_KEY records from Blender keys in frames (float32 arrays as Blender has them).
+
+    Weights are the handles' x extents over the segment; a side is weighted
+    only where its weight differs from 1/3 by more than the float32 rounding
+    of the frame numbers. A CONSTANT key's out tangent is infinite; a LINEAR
+    segment gets the segment's slope on both sides.
+    """
+    co = np.asarray(co, np.float64)
+    hl = np.asarray(hl, np.float64)
+    hr = np.asarray(hr, np.float64)
+    interp = np.asarray(interp, dtype="<U8")
+    k = len(co)
+    out = np.zeros(k, FULL_KEY)
+    if not k:
+        return out
+    x, y = co[:, 0], co[:, 1]
+    before, after = _segment_lengths(x)
+    if k < 2:
+        before = after = np.full(k, float(fps))
+    dxl, dxr = x - hl[:, 0], hr[:, 0] - x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        win = np.where(before > 0, dxl / before, THIRD)
+        wout = np.where(after > 0, dxr / after, THIRD)
+        tin = np.where(dxl > 0, (y - hl[:, 1]) / dxl * fps, 0.0)
+        tout = np.where(dxr > 0, (hr[:, 1] - y) / dxr * fps, 0.0)
+    reach = np.maximum(np.abs(x), np.maximum(np.abs(hl[:, 0]), np.abs(hr[:, 0])))
+    spacing = np.spacing(reach.astype(np.float32)).astype(np.float64)  # one float32 step
+    tol_in = 4 * spacing / np.maximum(before, 1e-30) + 1e-7
+    tol_out = 4 * spacing / np.maximum(after, 1e-30) + 1e-7
+    weighted_in = np.abs(win - THIRD) > tol_in
+    weighted_out = np.abs(wout - THIRD) > tol_out
+    if k > 1:
+        linear = interp[:-1] == LINEAR
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.diff(y) / np.diff(x) * fps
+        slope = np.where(np.isfinite(slope), slope, 0.0)
+        tout[:-1] = np.where(linear, slope, tout[:-1])
+        tin[1:] = np.where(linear, slope, tin[1:])
+        weighted_out[:-1] &= ~linear
+        weighted_in[1:] &= ~linear
+        step = interp[:-1] == CONSTANT
+        tout[:-1] = np.where(step, np.inf, tout[:-1])
+        weighted_out[:-1] &= ~step
+    out["time"] = x / fps
+    out["value"] = y * sign
+    out["in_tangent"] = tin * sign
+    out["out_tangent"] = tout * sign
+    out["in_weight"] = np.where(weighted_in, win, THIRD32)
+    out["out_weight"] = np.where(weighted_out, wout, THIRD32)
+    out["weighted_mode"] = weighted_in * WEIGHTED_IN + weighted_out * WEIGHTED_OUT
+    return out
+
+
+def control_points(co, hl, hr) -> np.ndarray:
+    """(K-1, 4, 2) control points of each segment, with Blender's handle shortening."""
+    p0, p3 = co[:-1], co[1:]
+    h1 = p0 - hr[:-1]
+    h2 = p3 - hl[1:]
+    total = np.abs(h1[:, 0]) + np.abs(h2[:, 0])
+    span = p3[:, 0] - p0[:, 0]
+    fac = np.where(total > span, span / np.where(total > 0, total, 1.0), 1.0)[:, None]
+    return np.stack([p0, p0 - fac * h1, p3 - fac * h2, p3], axis=1)
+
+
+def bezier_points(ctrl: np.ndarray, seg: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Points (x, y) at parameters ``u`` of segments ``seg`` (``ctrl`` from control_points)."""
+    c = ctrl[seg]
+    uu = u[:, None]
+    a = 1.0 - uu
+    return a**3 * c[:, 0] + 3 * a * a * uu * c[:, 1] + 3 * a * uu * uu * c[:, 2] + uu**3 * c[:, 3]
+
+
+def _chord_error(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """|y| distance of curve points ``m`` from the chords a-b, at the points' x."""
+    dx = b[:, 0] - a[:, 0]
+    frac = (m[:, 0] - a[:, 0]) / np.where(dx > 0, dx, 1.0)
+    lerp = np.where(dx > 0, a[:, 1] + (b[:, 1] - a[:, 1]) * frac, a[:, 1])
+    return np.abs(m[:, 1] - lerp)
+
+
+def sample_linear(co, hl, hr, interp, tolerance: float, max_depth: int = 24):
+    """Points (x, y) whose straight segments follow the curve within ``tolerance`` in y.
+
+    Key times ``co[:, 0]`` are seconds (exact file times where known). LINEAR
+    segments stay as they are; Bezier segments are halved in their parameter
+    until every piece's chord is within half the tolerance of the curve at 1/4,
+    1/2 and 3/4 of the piece (three probes are no strict bound: hence the
+    margin); a CONSTANT segment becomes a hold ending one float32 step before
+    the next key. Returns (points (N, 2) float64, is_key (N,) bool marking the
+    original keys).
+    """
+    co = np.asarray(co, np.float64)
+    hl = np.asarray(hl, np.float64)
+    hr = np.asarray(hr, np.float64)
+    interp = np.asarray(interp, dtype="<U8")
+    k = len(co)
+    if k < 2:
+        return co.copy(), np.ones(k, bool)
+    ctrl = control_points(co, hl, hr)
+    seg = np.flatnonzero(interp[:-1] == BEZIER)
+    u0, u1 = np.zeros(len(seg)), np.ones(len(seg))
+    a, b = co[seg], co[seg + 1]
+    done: list[np.ndarray] = []
+    for _ in range(max_depth):
+        if not len(seg):
+            break
+        um = (u0 + u1) * 0.5
+        m = bezier_points(ctrl, seg, um)
+        q1 = bezier_points(ctrl, seg, (u0 + um) * 0.5)
+        q3 = bezier_points(ctrl, seg, (um + u1) * 0.5)
+        err = np.maximum(_chord_error(a, b, m), _chord_error(a, b, q1))
+        err = np.maximum(err, _chord_error(a, b, q3))
+        split = err > tolerance * 0.5
+        done.append(m[split])
+        seg = np.concatenate([seg[split], seg[split]])
+        u0, u1 = np.concatenate([u0[split], um[split]]), np.concatenate([um[split], u1[split]])
+        a, b = np.concatenate([a[split], m[split]]), np.concatenate([m[split], b[split]])
+    pts = [co, *done]
+    flags = [np.ones(k, bool), *(np.zeros(len(d), bool) for d in done)]
+    step = np.flatnonzero(interp[:-1] == CONSTANT)
+    if len(step):
+        hold_x = np.nextafter(co[step + 1, 0].astype(np.float32), np.float32(-np.inf))
+        keep = hold_x.astype(np.float64) > co[step, 0]
+        hold = np.stack([hold_x.astype(np.float64)[keep], co[step[keep], 1]], axis=1)
+        pts.append(hold)
+        flags.append(np.zeros(len(hold), bool))
+    allp = np.concatenate(pts)
+    allf = np.concatenate(flags)
+    order = np.lexsort((~allf, allp[:, 0]))
+    return allp[order], allf[order]

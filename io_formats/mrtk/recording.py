@@ -1,0 +1,317 @@
+"""MRTK input animation recordings (binary, versions 1.0 and 1.1): lossless read and write.
+
+Layout (little-endian, .NET BinaryWriter): int64 magic, int32 major, int32
+minor; then (1.1 only) three 1-byte presence flags for camera, hands and eye
+gaze; the camera pose curves; the four hand state bool curves and 27 x 7
+joint curves per hand; (1.1 only) the six gaze ray curves; and a marker list
+(int32 count, then per marker a float32 time and a .NET string).
+
+Version 1.1 float curves come in two layouts that the header does not tell
+apart: "simple" (time and value per key; what MRTK's own serializer writes)
+and "full" (time, value, tangents, weights and weighted mode; what the
+documentation describes). :func:`read` parses the whole file in both and keeps
+the layout that consumes it exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..codec import FormatError, Reader, Writer
+
+MAGIC = 0x6A8FAF6E0F9E42C6
+SUPPORTED = ((1, 0), (1, 1))
+
+FULL = "full"
+SIMPLE = "simple"
+
+#: Unity's AnimationCurve keyframe as the documentation describes it (28 bytes).
+FULL_KEY = np.dtype(
+    [
+        ("time", "<f4"),
+        ("value", "<f4"),
+        ("in_tangent", "<f4"),
+        ("out_tangent", "<f4"),
+        ("in_weight", "<f4"),
+        ("out_weight", "<f4"),
+        ("weighted_mode", "<i4"),
+    ]
+)
+#: (time, value): bool curves in every version, float curves in simple 1.1 files.
+SIMPLE_KEY = np.dtype([("time", "<f4"), ("value", "<f4")])
+
+#: Unity WrapMode values.
+WRAP_DEFAULT, WRAP_ONCE, WRAP_LOOP, WRAP_PINGPONG, WRAP_CLAMP_FOREVER = 0, 1, 2, 4, 8
+WRAP_MODES = (WRAP_DEFAULT, WRAP_ONCE, WRAP_LOOP, WRAP_PINGPONG, WRAP_CLAMP_FOREVER)
+#: Unity WeightedMode bits: 1 = the in side is weighted, 2 = the out side.
+WEIGHTED_IN, WEIGHTED_OUT = 1, 2
+
+JOINTS = (
+    "None",
+    "Wrist",
+    "Palm",
+    "ThumbMetacarpalJoint",
+    "ThumbProximalJoint",
+    "ThumbDistalJoint",
+    "ThumbTip",
+    *(
+        f"{finger}{part}"
+        for finger in ("Index", "Middle", "Ring", "Pinky")
+        for part in ("Metacarpal", "Knuckle", "MiddleJoint", "DistalJoint", "Tip")
+    ),
+)
+POSE_CURVES = ("position.x", "position.y", "position.z", "rotation.x", "rotation.y",
+               "rotation.z", "rotation.w")  # fmt: skip
+RAY_CURVES = ("origin.x", "origin.y", "origin.z", "direction.x", "direction.y", "direction.z")
+HAND_STATES = ("tracked.left", "tracked.right", "pinch.left", "pinch.right")
+
+
+@dataclass
+class Curve:
+    """One Unity AnimationCurve: wrap modes and keys (FULL_KEY or SIMPLE_KEY records)."""
+
+    pre_wrap: int
+    post_wrap: int
+    keys: np.ndarray
+    offset: int | None = field(default=None, compare=False)  # where it starts in the file
+
+    @classmethod
+    def empty(cls, dtype: np.dtype = FULL_KEY) -> Curve:
+        return cls(WRAP_CLAMP_FOREVER, WRAP_CLAMP_FOREVER, np.zeros(0, dtype))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Curve):
+            return NotImplemented
+        return (
+            (self.pre_wrap, self.post_wrap) == (other.pre_wrap, other.post_wrap)
+            and self.keys.dtype == other.keys.dtype
+            and self.keys.tobytes() == other.keys.tobytes()
+        )
+
+
+@dataclass
+class Hands:
+    """Hand tracking: four bool curves and 27 joints x 7 pose curves per hand."""
+
+    tracked_left: Curve
+    tracked_right: Curve
+    pinch_left: Curve
+    pinch_right: Curve
+    left: list[list[Curve]]  # [joint][pose curve]
+    right: list[list[Curve]]
+
+    def states(self) -> list[Curve]:
+        return [self.tracked_left, self.tracked_right, self.pinch_left, self.pinch_right]
+
+
+@dataclass
+class Marker:
+    time: float  # float32 value
+    name: str  # invalid UTF-8 survives as surrogate escapes
+
+
+@dataclass
+class Recording:
+    major: int
+    minor: int
+    layout: str  # FULL or SIMPLE: how float curves store keys
+    camera: list[Curve] | None  # 7 pose curves
+    hands: Hands | None
+    gaze: list[Curve] | None  # 6 ray curves (1.1 only)
+    markers: list[Marker] = field(default_factory=list)
+
+    @property
+    def version(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+    def float_curves(self) -> Iterator[tuple[str, Curve]]:
+        """Every float curve with a dotted name, in file order."""
+        if self.camera is not None:
+            for name, c in zip(POSE_CURVES, self.camera, strict=True):
+                yield f"camera.{name}", c
+        if self.hands is not None:
+            for side, joints in (("left", self.hands.left), ("right", self.hands.right)):
+                for joint, curves in zip(JOINTS, joints, strict=True):
+                    for name, c in zip(POSE_CURVES, curves, strict=True):
+                        yield f"hand.{side}.{joint}.{name}", c
+        if self.gaze is not None:
+            for name, c in zip(RAY_CURVES, self.gaze, strict=True):
+                yield f"gaze.{name}", c
+
+    def bool_curves(self) -> Iterator[tuple[str, Curve]]:
+        if self.hands is not None:
+            yield from zip(HAND_STATES, self.hands.states(), strict=True)
+
+
+# --------------------------------------------------------------------------
+# reading
+
+
+def _wrap(r: Reader, what: str) -> int:
+    at = r.pos
+    mode = r.i32()
+    if mode not in WRAP_MODES:
+        raise r.error(f"{what} wrap mode {mode} is not a Unity WrapMode {WRAP_MODES}", at)
+    return mode
+
+
+def _curve(r: Reader, dtype: np.dtype) -> Curve:
+    start = r.pos
+    pre = _wrap(r, "pre")
+    post = _wrap(r, "post")
+    n = r.count(r.i32(), dtype.itemsize, "keyframe")
+    keys_at = r.pos
+    keys = r.array(dtype, n, "keyframes")
+    if "weighted_mode" in dtype.names and n:
+        bad = np.flatnonzero((keys["weighted_mode"] < 0) | (keys["weighted_mode"] > 3))
+        if len(bad):
+            i = int(bad[0])
+            raise r.error(
+                f"weighted mode {int(keys['weighted_mode'][i])} of key {i} is not 0..3",
+                keys_at + i * dtype.itemsize + 24,
+            )
+    return Curve(pre, post, keys, start)
+
+
+def _curves(r: Reader, n: int, dtype: np.dtype) -> list[Curve]:
+    return [_curve(r, dtype) for _ in range(n)]
+
+
+def _flag(r: Reader, what: str) -> bool:
+    at = r.pos
+    v = r.u8()
+    if v > 1:
+        raise r.error(f"{what} presence flag is {v}, expected 0 or 1", at)
+    return v == 1
+
+
+def _marker(r: Reader) -> Marker:
+    time = r.f32()
+    n = r.uleb7()
+    r.need(n, "marker name")
+    return Marker(time, r.bytes(n).decode("utf-8", "surrogateescape"))
+
+
+def read_header(r: Reader) -> tuple[int, int]:
+    if r.remaining < 8:
+        raise r.error(f"file of {r.remaining} bytes is too short for the 8-byte magic")
+    magic = r.u64()
+    if magic != MAGIC:
+        raise r.error(
+            f"not an MRTK input animation recording: magic 0x{magic:016X}, expected 0x{MAGIC:016X}",
+            0,
+        )
+    major, minor = r.i32(), r.i32()
+    if (major, minor) not in SUPPORTED:
+        newer = (major, minor) > SUPPORTED[-1]
+        raise r.error(
+            f"recording version {major}.{minor} is {'newer than 1.1' if newer else 'unknown'}; "
+            "supported: 1.0 and 1.1",
+            8,
+        )
+    return major, minor
+
+
+def _body(data: bytes, layout: str) -> Recording:
+    r = Reader(data)
+    major, minor = read_header(r)
+    fdt = FULL_KEY if layout == FULL else SIMPLE_KEY
+    if minor == 0:
+        has_camera = has_hands = True
+        has_gaze = False
+    else:
+        has_camera = _flag(r, "camera")
+        has_hands = _flag(r, "hand")
+        has_gaze = _flag(r, "eye gaze")
+    camera = _curves(r, 7, fdt) if has_camera else None
+    hands = None
+    if has_hands:
+        states = _curves(r, 4, SIMPLE_KEY)
+        left = [_curves(r, 7, fdt) for _ in JOINTS]
+        right = [_curves(r, 7, fdt) for _ in JOINTS]
+        hands = Hands(*states, left, right)
+    gaze = _curves(r, 6, fdt) if has_gaze else None
+    n = r.count(r.i32(), 5, "marker")
+    markers = [_marker(r) for _ in range(n)]
+    if r.remaining:
+        raise r.error(f"{r.remaining} bytes after the marker list, expected the end of the file")
+    return Recording(major, minor, layout, camera, hands, gaze, markers)
+
+
+def read(data: bytes) -> Recording:
+    """Parse a recording; raises FormatError (with the byte offset) for anything else."""
+    r = Reader(data)
+    _major, minor = read_header(r)
+    if minor == 0:
+        return _body(data, FULL)
+    errors: list[FormatError] = []
+    for layout in (SIMPLE, FULL):  # the reference serializer's layout first
+        try:
+            return _body(data, layout)
+        except FormatError as err:
+            errors.append(err)
+    best, other = sorted(errors, key=lambda e: e.offset or 0, reverse=True)
+    which = "simple (time, value)" if best is errors[0] else "full keyframe"
+    raise FormatError(
+        f"neither 1.1 float curve layout reads this file; as {which} keys: {best.message} "
+        f"(the other layout failed at offset {other.offset}: {other.message})",
+        best.offset,
+    )
+
+
+# --------------------------------------------------------------------------
+# writing
+
+
+def _write_curve(w: Writer, c: Curve, dtype: np.dtype) -> None:
+    if c.keys.dtype.names != dtype.names:
+        raise ValueError(f"curve keys have fields {c.keys.dtype.names}, expected {dtype.names}")
+    w.i32(c.pre_wrap)
+    w.i32(c.post_wrap)
+    w.i32(len(c.keys))
+    w.bytes(np.ascontiguousarray(c.keys, dtype).tobytes())
+
+
+def write(rec: Recording) -> bytes:
+    if rec.version not in SUPPORTED:
+        raise ValueError(f"cannot write version {rec.major}.{rec.minor}")
+    if rec.layout not in (FULL, SIMPLE) or (rec.minor == 0 and rec.layout != FULL):
+        raise ValueError(f"version {rec.major}.{rec.minor} cannot have {rec.layout} float curves")
+    fdt = FULL_KEY if rec.layout == FULL else SIMPLE_KEY
+    w = Writer()
+    w.u64(MAGIC)
+    w.i32(rec.major)
+    w.i32(rec.minor)
+    if rec.minor == 0:
+        if rec.camera is None or rec.hands is None or rec.gaze is not None:
+            raise ValueError("version 1.0 always has camera and hands and never eye gaze")
+    else:
+        for present in (rec.camera, rec.hands, rec.gaze):
+            w.bool8(present is not None)
+    if rec.camera is not None and len(rec.camera) != 7:
+        raise ValueError("the camera has 7 pose curves")
+    if rec.gaze is not None and len(rec.gaze) != 6:
+        raise ValueError("eye gaze has 6 ray curves")
+    for c in rec.camera or ():
+        _write_curve(w, c, fdt)
+    if rec.hands is not None:
+        for c in rec.hands.states():
+            _write_curve(w, c, SIMPLE_KEY)
+        for joints in (rec.hands.left, rec.hands.right):
+            if len(joints) != len(JOINTS) or any(len(j) != 7 for j in joints):
+                raise ValueError("a hand has 27 joints of 7 curves each")
+            for curves in joints:
+                for c in curves:
+                    _write_curve(w, c, fdt)
+    for c in rec.gaze or ():
+        _write_curve(w, c, fdt)
+    w.i32(len(rec.markers))
+    for m in rec.markers:
+        w.f32(m.time)
+        raw = m.name.encode("utf-8", "surrogateescape")
+        w.uleb7(len(raw))
+        w.bytes(raw)
+    return w.getvalue()

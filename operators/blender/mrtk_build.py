@@ -1,0 +1,223 @@
+"""An MRTK recording plan -> a collection of animated empties, a camera and markers.
+
+Every Unity curve becomes one F-curve, written in bulk (``keyframe_points.add``
+and ``foreach_set``) with FREE handles. Whatever the build makes is recorded,
+so a failure removes it all again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from ...io_formats.mrtk import keys as kc
+from ...io_formats.mrtk.convert import DIRECTION, ImportPlan
+from ...io_formats.mrtk.recording import JOINTS
+from . import compat
+from .build import Built
+
+ROLE = "mrtk_role"
+CURVES = "mrtk_curves"  # action property: {"<data path>[<index>]": stored file curve}
+META = "mrtk_meta"  # collection property: JSON (version, layout, axes, fps, markers)
+
+
+def curve_key(data_path: str, index: int) -> str:
+    return f"{data_path}[{index}]"
+
+
+def object_name(role: str) -> str:
+    kind, _, rest = role.partition(".")
+    if kind == "camera":
+        return "Camera"
+    if kind == "gaze":
+        return "Gaze"
+    if kind == "hand":
+        return f"Hand.{rest}"
+    side, _, index = rest.partition(".")
+    return f"{JOINTS[int(index)]}.{side}"
+
+
+@dataclass
+class BuiltRecording:
+    """What one import made: collection, objects by role, camera data, timeline markers."""
+
+    built: Built = field(default_factory=Built)
+    collection: bpy.types.Collection | None = None
+    objects: dict[str, bpy.types.Object] = field(default_factory=dict)
+    cameras: list = field(default_factory=list)
+    markers: list = field(default_factory=list)
+    scene: bpy.types.Scene | None = None
+    axes: str = "BLENDER"
+
+    def discard(self) -> None:
+        if self.scene is not None:
+            for m in reversed(self.markers):
+                try:
+                    self.scene.timeline_markers.remove(m)
+                except (ReferenceError, RuntimeError):
+                    pass
+        self.markers.clear()
+        self.built.discard()
+        for cam in self.cameras:
+            try:
+                bpy.data.cameras.remove(cam)
+            except (ReferenceError, RuntimeError):
+                pass
+        self.cameras.clear()
+
+
+def _enum(name: str, prop: str = "interpolation") -> int:
+    return compat.enum_value(bpy.types.Keyframe, prop, name)
+
+
+def fill_fcurve(fc, co, hl, hr, interp: np.ndarray) -> None:
+    """Keys from float32 (K, 2) arrays in frames, all FREE handles, in bulk."""
+    k = len(co)
+    if not k:
+        return
+    kp = fc.keyframe_points
+    kp.add(k)
+    kp.foreach_set("co", np.ascontiguousarray(co, np.float32).ravel())
+    kp.foreach_set("handle_left", np.ascontiguousarray(hl, np.float32).ravel())
+    kp.foreach_set("handle_right", np.ascontiguousarray(hr, np.float32).ravel())
+    codes = np.full(k, _enum("BEZIER"), np.int32)
+    codes[interp == kc.LINEAR] = _enum("LINEAR")
+    codes[interp == kc.CONSTANT] = _enum("CONSTANT")
+    kp.foreach_set("interpolation", codes)
+    free = np.full(k, _enum("FREE", "handle_left_type"), np.int32)
+    kp.foreach_set("handle_left_type", free)
+    kp.foreach_set("handle_right_type", free)
+    fc.update()
+
+
+def _empty(name: str, display: str, size: float, built: Built, coll, parent=None):
+    obj = bpy.data.objects.new(name, None)
+    built.objects.append(obj)
+    obj.empty_display_type = display
+    obj.empty_display_size = size
+    obj.rotation_mode = "QUATERNION"
+    coll.objects.link(obj)
+    if parent is not None:
+        obj.parent = parent
+    return obj
+
+
+def _gaze_arrow(gaze, built: Built, coll) -> None:
+    """A child arrow turned along the animated direction by drivers (simple expressions)."""
+    arrow = _empty("Gaze Arrow", "SINGLE_ARROW", 0.5, built, coll, gaze)
+    arrow.rotation_mode = "XYZ"
+    for axis, expr in ((0, "atan2(sqrt(x*x+y*y), z)"), (2, "atan2(x, -y)")):
+        drv = arrow.driver_add("rotation_euler", axis).driver
+        drv.type = "SCRIPTED"
+        for i, var_name in enumerate("xyz"):
+            var = drv.variables.new()
+            var.name = var_name
+            var.targets[0].id = gaze
+            var.targets[0].data_path = f"{DIRECTION}[{i}]"
+        drv.expression = expr
+
+
+def _make_object(role: str, built: Built, coll, out: BuiltRecording):
+    name = object_name(role)
+    if role == "camera":
+        obj = _empty(name, "ARROWS", 0.1, built, coll)
+        cam = bpy.data.cameras.new("Camera View")
+        out.cameras.append(cam)
+        view = bpy.data.objects.new("Camera View", cam)
+        built.objects.append(view)
+        coll.objects.link(view)
+        view.parent = obj
+        # Blender cameras look down -Z with +Y up; Unity's look down +Z with +Y up.
+        if out.axes == "BLENDER":
+            view.rotation_euler = (math.pi / 2, 0.0, 0.0)
+        else:
+            view.rotation_euler = (0.0, math.pi, 0.0)
+        return obj
+    if role.startswith("hand."):
+        obj = _empty(name, "CUBE", 0.02, built, coll)
+        obj["tracked"] = False
+        obj["pinch"] = False
+        return obj
+    if role.startswith("joint."):
+        side = role.split(".")[1]
+        return _empty(name, "SPHERE", 0.008, built, coll, out.objects[f"hand.{side}"])
+    obj = _empty(name, "PLAIN_AXES", 0.05, built, coll)
+    obj["direction"] = [0.0, 0.0, 1.0]
+    _gaze_arrow(obj, built, coll)
+    return obj
+
+
+def build_recording(
+    context,
+    plan: ImportPlan,
+    name: str,
+    fps: float,
+    progress: Callable[[float], None] | None = None,
+) -> BuiltRecording:
+    """A collection for the recording in the scene; all or nothing.
+
+    ``progress`` is called with the fraction of curves built so far.
+    """
+    out = BuiltRecording(scene=context.scene, axes=plan.meta.get("axes", "BLENDER"))
+    built = out.built
+    try:
+        coll = bpy.data.collections.new(name)
+        built.collections.append(coll)
+        out.collection = coll
+        context.scene.collection.children.link(coll)
+        meta = dict(plan.meta)
+        meta["fps"] = float(fps)
+        meta["markers"] = [[m.name, m.time] for m in plan.markers]
+        coll[META] = json.dumps(meta)
+        for role in plan.roles:
+            obj = _make_object(role, built, coll, out)
+            obj[ROLE] = role
+            out.objects[role] = obj
+        actions: dict[str, bpy.types.Action] = {}
+        stored: dict[str, dict[str, bytes]] = {}
+        for i, item in enumerate(plan.curves):
+            if progress is not None and i % 16 == 0:
+                progress(i / len(plan.curves))
+            c = item.curve
+            obj = out.objects[c.target]
+            action = actions.get(c.target)
+            if action is None:
+                action = bpy.data.actions.new(f"{name} {obj.name}")
+                built.actions.append(action)
+                actions[c.target] = action
+                stored[c.target] = {}
+            fc = compat.new_fcurve(action, c.data_path, c.index, obj.name)
+            co, hl, hr = kc.to_frames(c.co, c.handle_left, c.handle_right, fps)
+            fill_fcurve(fc, co, hl, hr, c.interpolation)
+            if c.cycle_before != "NONE" or c.cycle_after != "NONE":
+                mod = fc.modifiers.new("CYCLES")
+                mod.mode_before = c.cycle_before
+                mod.mode_after = c.cycle_after
+            stored[c.target][curve_key(c.data_path, c.index)] = item.record
+        for role, action in actions.items():
+            action[CURVES] = stored[role]
+            compat.assign_action(out.objects[role], action)
+        for m in plan.markers:
+            marker = context.scene.timeline_markers.new(m.name, frame=round(m.time * fps))
+            out.markers.append(marker)
+    except Exception:
+        out.discard()
+        raise
+    return out
+
+
+def recording_meta(coll) -> dict:
+    """The stored import metadata of a recording collection ({} for any other)."""
+    text = coll.get(META) if coll is not None else None
+    if not isinstance(text, str):
+        return {}
+    try:
+        meta = json.loads(text)
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}

@@ -1,0 +1,138 @@
+"""Blender objects -> the F-curves of an MRTK recording, read in bulk."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ...io_formats.mrtk.convert import BlenderCurve, hand_role, joint_role
+from ...io_formats.mrtk.recording import JOINTS, Marker
+from . import compat
+from .mrtk_build import CURVES, ROLE, curve_key, recording_meta
+
+_SUPPORTED = ("BEZIER", "LINEAR", "CONSTANT")
+
+
+def recording_collections(scene: bpy.types.Scene) -> list[bpy.types.Collection]:
+    """Collections in the scene that an MRTK import made."""
+    found = []
+    stack = list(scene.collection.children)
+    while stack:
+        coll = stack.pop(0)
+        if recording_meta(coll):
+            found.append(coll)
+        stack.extend(coll.children)
+    return found
+
+
+def roles_in(collection: bpy.types.Collection) -> dict[str, bpy.types.Object]:
+    return {str(o[ROLE]): o for o in collection.all_objects if isinstance(o.get(ROLE), str)}
+
+
+def roles_from_mapping(
+    camera=None, left=None, right=None, gaze=None
+) -> dict[str, bpy.types.Object]:
+    """Roles for objects the user picked: a hand's joints are its children named after them."""
+    out: dict[str, bpy.types.Object] = {}
+    if camera is not None:
+        out["camera"] = camera
+    if gaze is not None:
+        out["gaze"] = gaze
+    for side, obj in (("L", left), ("R", right)):
+        if obj is None:
+            continue
+        out[hand_role(side)] = obj
+        by_joint = {}
+        for child in obj.children:
+            role = child.get(ROLE)
+            if isinstance(role, str) and role.startswith(f"joint.{side}."):
+                by_joint[int(role.rsplit(".", 1)[1])] = child
+                continue
+            base = child.name.split(".")[0]
+            if base in JOINTS:
+                by_joint.setdefault(JOINTS.index(base), child)
+        for i, child in by_joint.items():
+            out[joint_role(side, i)] = child
+    return out
+
+
+def _interp_names() -> dict[int, str]:
+    items = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items
+    return {item.value: item.identifier for item in items}
+
+
+def read_fcurve(fc, record: bytes | None) -> tuple[BlenderCurve, int]:
+    """The keys of ``fc`` and how many use an interpolation MRTK cannot hold."""
+    kp = fc.keyframe_points
+    k = len(kp)
+    arrays = []
+    for prop in ("co", "handle_left", "handle_right"):
+        a = np.empty(k * 2, np.float32)
+        kp.foreach_get(prop, a)
+        arrays.append(a.reshape(k, 2))
+    codes = np.empty(k, np.int32)
+    kp.foreach_get("interpolation", codes)
+    names = _interp_names()
+    interp = np.array([names[c] for c in np.unique(codes)], dtype="<U16")
+    interp = interp[np.searchsorted(np.unique(codes), codes)] if k else np.zeros(0, "<U16")
+    odd = ~np.isin(interp, _SUPPORTED)
+    interp[odd] = "BEZIER"
+    before = after = "NONE"
+    for mod in fc.modifiers:
+        if mod.type == "CYCLES" and not mod.mute:
+            before, after = mod.mode_before, mod.mode_after
+            break
+    return BlenderCurve(*arrays, interp.astype("<U8"), before, after, record), int(odd.sum())
+
+
+def extract_curves(
+    objects: dict[str, bpy.types.Object],
+) -> tuple[dict[tuple[str, str, int], BlenderCurve], list[str]]:
+    """Every F-curve of the objects' actions, keyed by (role, data path, index)."""
+    curves: dict[tuple[str, str, int], BlenderCurve] = {}
+    warnings: list[str] = []
+    eased = 0
+    for role, obj in objects.items():
+        ad = obj.animation_data
+        if ad is None or ad.action is None:
+            continue
+        stored = ad.action.get(CURVES)
+        for fc in compat.fcurves(ad.action):
+            key = curve_key(fc.data_path, fc.array_index)
+            record = stored.get(key) if stored is not None else None
+            bc, odd = read_fcurve(fc, record if isinstance(record, bytes) else None)
+            eased += odd
+            curves[(role, fc.data_path, fc.array_index)] = bc
+    if eased:
+        warnings.append(
+            f"{eased} keys use an easing interpolation MRTK cannot hold: written from their "
+            "Bezier handles"
+        )
+    return curves, warnings
+
+
+def recording_markers(
+    scene: bpy.types.Scene, meta: dict, fps: float, mode: str
+) -> tuple[list[Marker], list[str]]:
+    """Markers to write: the recording's own (exact times, following timeline moves by
+    name), every timeline marker (``SCENE``) or none."""
+    if mode == "NONE":
+        return [], []
+    timeline = sorted(((m.frame, m.name) for m in scene.timeline_markers), key=lambda x: x[0])
+    if mode == "SCENE":
+        return [Marker(frame / fps, name) for frame, name in timeline], []
+    pool = list(timeline)
+    out, warnings = [], []
+    for name, time in meta.get("markers", []):
+        exact = (round(time * meta.get("fps", fps)), name)
+        if exact in pool:
+            pool.remove(exact)
+            out.append(Marker(float(time), name))
+            continue
+        moved = next((m for m in pool if m[1] == name), None)
+        if moved is None:
+            warnings.append(f"marker {name!r} is no longer in the timeline: not written")
+            continue
+        pool.remove(moved)
+        out.append(Marker(moved[0] / fps, name))
+    return out, warnings

@@ -1,0 +1,298 @@
+"""Unity keyframes <-> Bezier handles, axis conversion and simple-layout sampling (no bpy).
+
+``unity_eval`` is an independent evaluator of Unity's keyframe semantics:
+cubic Hermite for unweighted segments, a weighted Bezier solved for its
+parameter by bisection otherwise, a hold for infinite tangents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigport.io_formats.mrtk import convert as C
+from rigport.io_formats.mrtk import keys as K
+from rigport.io_formats.mrtk import recording as R
+from rigport.io_formats.mrtk import samples
+
+
+def unity_eval(keys: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Unity AnimationCurve.Evaluate (clamped outside the keys) at times ``x`` (s)."""
+    t = keys["time"].astype(np.float64)
+    v = keys["value"].astype(np.float64)
+    x = np.clip(x, t[0], t[-1])
+    i = np.clip(np.searchsorted(t, x, "right") - 1, 0, len(t) - 2)
+    a, b = keys[i], keys[i + 1]
+    dt = t[i + 1] - t[i]
+    s = (x - t[i]) / dt
+    m0 = a["out_tangent"].astype(np.float64)
+    m1 = b["in_tangent"].astype(np.float64)
+    out_w = (a["weighted_mode"] & 2) != 0
+    in_w = (b["weighted_mode"] & 1) != 0
+    wa = np.where(out_w, a["out_weight"], 1 / 3)
+    wb = np.where(in_w, b["in_weight"], 1 / 3)
+    v0, v1 = v[i], v[i + 1]
+    fm0 = np.where(np.isfinite(m0), m0, 0)
+    fm1 = np.where(np.isfinite(m1), m1, 0)
+    s2, s3 = s * s, s * s * s
+    hermite = (
+        (2 * s3 - 3 * s2 + 1) * v0
+        + (s3 - 2 * s2 + s) * dt * fm0
+        + (-2 * s3 + 3 * s2) * v1
+        + (s3 - s2) * dt * fm1
+    )
+    lo, hi = np.zeros_like(s), np.ones_like(s)
+    for _ in range(60):
+        u = (lo + hi) / 2
+        bx = 3 * wa * u * (1 - u) ** 2 + 3 * (1 - wb) * u * u * (1 - u) + u**3
+        lo, hi = np.where(bx < s, u, lo), np.where(bx < s, hi, u)
+    u = (lo + hi) / 2
+    weighted = (
+        (1 - u) ** 3 * v0
+        + 3 * (1 - u) ** 2 * u * (v0 + fm0 * wa * dt)
+        + 3 * (1 - u) * u * u * (v1 - fm1 * wb * dt)
+        + u**3 * v1
+    )
+    y = np.where(out_w | in_w, weighted, hermite)
+    step = np.isinf(m0) | np.isinf(m1)
+    y = np.where(step, v0, y)
+    return np.where(x >= t[-1], v[-1], y)  # at and after the last key: its value
+
+
+def bezier_eval(co, hl, hr, interp, x: np.ndarray) -> np.ndarray:
+    """The Bezier keys evaluated the way an F-curve does (bisection on the parameter)."""
+    i = np.clip(np.searchsorted(co[:, 0], x, "right") - 1, 0, len(co) - 2)
+    ctrl = K.control_points(co, hl, hr)
+    lo, hi = np.zeros(len(x)), np.ones(len(x))
+    for _ in range(60):
+        u = (lo + hi) / 2
+        px = K.bezier_points(ctrl, i, u)[:, 0]
+        lo, hi = np.where(px < x, u, lo), np.where(px < x, hi, u)
+    y = K.bezier_points(ctrl, i, (lo + hi) / 2)[:, 1]
+    lin = co[i, 1] + (co[i + 1, 1] - co[i, 1]) * (x - co[i, 0]) / (co[i + 1, 0] - co[i, 0])
+    y = np.where(interp[i] == K.LINEAR, lin, y)
+    return np.where(interp[i] == K.CONSTANT, co[i, 1], y)
+
+
+def _keys(modes, weights=0.3, n=6, seed=1, infinite=False) -> np.ndarray:
+    c = samples.full_curve(np.random.default_rng(seed), n, infinite=infinite)
+    c.keys["weighted_mode"] = modes
+    c.keys["in_weight"] = weights
+    c.keys["out_weight"] = np.float32(0.45)
+    return c.keys
+
+
+CASES = {
+    "unweighted": lambda: _keys(0),
+    "weighted": lambda: _keys(3),
+    "in_only": lambda: _keys(1),
+    "out_only": lambda: _keys(2),
+    "mixed": lambda: _keys(np.array([0, 1, 2, 3, 1, 2])),
+    "broken_stepped": lambda: samples.full_curve(np.random.default_rng(3), 40, infinite=True).keys,
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bezier_handles_reproduce_unity_curves(case: str) -> None:
+    keys = CASES[case]()
+    co, hl, hr, interp = K.unity_to_bezier(keys)
+    x = np.linspace(keys["time"][0], keys["time"][-1], 4001)
+    want = unity_eval(keys, x)
+    got = bezier_eval(co, hl, hr, interp, x)
+    span = float(np.ptp(keys["value"])) or 1.0
+    assert np.max(np.abs(got - want)) <= 1e-7 * span  # both solve by bisection
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_handles_come_back_as_the_same_keys(case: str) -> None:
+    """Through float32 frames (what Blender stores): keys, tangents, weights, modes."""
+    keys = CASES[case]()
+    fps = 60.0
+    co, hl, hr = K.to_frames(*K.unity_to_bezier(keys)[:3], fps)
+    interp = K.unity_to_bezier(keys)[3]
+    back = K.bezier_to_unity(co, hl, hr, interp, fps)
+    # seconds -> float32 frames -> seconds: within one float32 step (the stored times
+    # make the Blender round trip exact, see test_export_of_unchanged_curves_is_byte_exact)
+    assert np.all(np.abs(back["time"] - keys["time"]) <= np.spacing(keys["time"]))
+    assert np.array_equal(back["value"], keys["value"])
+    step_out = np.zeros(len(keys), bool)
+    step_out[:-1] = interp[:-1] == K.CONSTANT
+    step_in = np.zeros(len(keys), bool)
+    step_in[1:] = step_out[:-1]
+    finite_out = np.isfinite(keys["out_tangent"]) & ~step_out
+    finite_in = np.isfinite(keys["in_tangent"]) & ~step_in
+    assert np.all(np.isinf(back["out_tangent"][step_out]))
+    for field, ok in (("in_tangent", finite_in), ("out_tangent", finite_out)):
+        a, b = back[field][ok].astype(np.float64), keys[field][ok].astype(np.float64)
+        assert np.max(np.abs(a - b) / np.maximum(np.abs(b), 1.0)) < 2e-5, field
+    wm = keys["weighted_mode"]
+    ins = ((wm & 1) != 0) & finite_in
+    outs = ((wm & 2) != 0) & finite_out
+    # a weight is a handle's x extent over the segment, both in float32 frames
+    assert np.max(np.abs(back["in_weight"][ins] - keys["in_weight"][ins]), initial=0) < 1e-5
+    assert np.max(np.abs(back["out_weight"][outs] - keys["out_weight"][outs]), initial=0) < 1e-5
+    # a weighted side with a weight other than 1/3 stays weighted, and only those
+    real_in = ins & (np.abs(keys["in_weight"] - 1 / 3) > 1e-5)
+    assert np.array_equal((back["weighted_mode"] & 1)[finite_in] != 0, real_in[finite_in])
+
+
+def test_whole_curve_negation_is_exact() -> None:
+    keys = CASES["mixed"]()
+    co, hl, hr, _ = K.unity_to_bezier(keys, 1.0)
+    nco, nhl, nhr, _ = K.unity_to_bezier(keys, -1.0)
+    assert np.array_equal(nco[:, 1], -co[:, 1]) and np.array_equal(nhl[:, 0], hl[:, 0])
+    assert np.array_equal(nhr[:, 1], -hr[:, 1])
+
+
+def test_axis_conversion_is_a_proper_change_of_basis() -> None:
+    """Positions (x, z, y) and quaternions (w, -x, -z, -y): R_blender = P R_unity P."""
+    rng = np.random.default_rng(4)
+    q = rng.normal(size=4)
+    q /= np.linalg.norm(q)
+    x, y, z, w = q
+
+    def mat(w, x, y, z):
+        return np.array(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+            ]
+        )
+
+    unity = {0: 0.0, 1: 0.0, 2: 0.0, 3: x, 4: y, 5: z, 6: w}
+    blender = [0.0] * 4
+    for path, index, src, sign in C.POSE_BLENDER:
+        if path == C.ROT:
+            blender[index] = sign * unity[src]
+    p = np.array([[1, 0, 0], [0, 0, 1], [0, 1, 0]], float)
+    assert np.allclose(mat(*blender), p @ mat(w, x, y, z) @ p, atol=1e-12)
+    loc = {index: src for path, index, src, _ in C.POSE_BLENDER if path == C.LOC}
+    assert loc == {0: 0, 1: 2, 2: 1}
+
+
+@pytest.mark.parametrize("tolerance", [1e-3, 1e-5])
+def test_simple_layout_sampling_stays_within_tolerance(tolerance: float) -> None:
+    keys = samples.full_curve(np.random.default_rng(8), 30, duration=6.0, infinite=True).keys
+    co, hl, hr, interp = K.unity_to_bezier(keys)
+    pts, is_key = K.sample_linear(co, hl, hr, interp, tolerance)
+    assert np.array_equal(pts[is_key, 0], co[:, 0])
+    assert np.all(np.diff(pts[:, 0]) >= 0)
+    pts32 = pts.astype(np.float32).astype(np.float64)  # the file stores float32
+    x = np.linspace(co[0, 0], co[-1, 0], 20001)
+    x = x[~np.isin(np.searchsorted(co[:, 0], x), np.flatnonzero(interp == K.CONSTANT) + 1)]
+    approx = np.interp(x, pts32[:, 0], pts32[:, 1])
+    err = np.max(np.abs(approx - unity_eval(keys, x)))
+    assert err <= tolerance, err
+    assert len(pts) < 30 * 200
+
+
+def test_linear_simple_curves_add_no_samples() -> None:
+    c = samples.simple_curve(np.random.default_rng(2), 20)
+    co, hl, hr, interp = K.unity_to_bezier(c.keys)
+    assert set(interp) == {K.LINEAR}
+    pts, is_key = K.sample_linear(co, hl, hr, interp, 1e-6)
+    assert is_key.all() and np.array_equal(pts, co)
+
+
+def test_import_plan_has_one_curve_per_unity_curve() -> None:
+    rec = samples.sample_recording()
+    plan = C.import_recording(rec)
+    n_float = len(list(rec.float_curves()))
+    assert len(plan.curves) == n_float + 4
+    keys = {(c.curve.target, c.curve.data_path, c.curve.index) for c in plan.curves}
+    assert len(keys) == len(plan.curves)
+    assert len(plan.roles) == 1 + 2 * 28 + 1
+
+
+def _as_blender(plan: C.ImportPlan, fps: float, keep_records: bool):
+    out = {}
+    for item in plan.curves:
+        c = item.curve
+        co, hl, hr = K.to_frames(c.co, c.handle_left, c.handle_right, fps)
+        out[(c.target, c.data_path, c.index)] = C.BlenderCurve(
+            co, hl, hr, c.interpolation, c.cycle_before, c.cycle_after,
+            item.record if keep_records else None,
+        )  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("version,layout", [((1, 0), R.FULL), ((1, 1), R.FULL), ((1, 1), R.SIMPLE)])
+def test_export_of_unchanged_curves_is_byte_exact(version, layout) -> None:
+    rec = samples.sample_recording(version, layout)
+    data = R.write(rec)
+    plan = C.import_recording(R.read(data))
+    opts = C.ExportOptions(*version, layout, True, 60.0)
+    back, warnings = C.export_recording(
+        _as_blender(plan, 60.0, True), set(plan.roles), rec.markers, opts
+    )
+    assert R.write(back) == data and not warnings
+
+
+def test_export_without_stored_data_is_within_float32_rounding() -> None:
+    rec = samples.sample_recording((1, 1), R.FULL, keys=20)
+    plan = C.import_recording(rec)
+    opts = C.ExportOptions(1, 1, R.FULL, True, 60.0)
+    back, _ = C.export_recording(_as_blender(plan, 60.0, False), set(plan.roles), [], opts)
+    for (name, a), (_, b) in zip(rec.float_curves(), back.float_curves(), strict=True):
+        assert len(a.keys) == len(b.keys), name
+        if not len(a.keys):
+            continue
+        ta, tb = a.keys["time"].astype(np.float64), b.keys["time"].astype(np.float64)
+        assert np.max(np.abs(ta - tb) / np.maximum(np.abs(ta), 1e-3)) < 2e-7, name
+        assert np.array_equal(np.abs(a.keys["value"]), np.abs(b.keys["value"])), name
+        x = np.linspace(ta[0], ta[-1], 2001)
+        span = float(np.ptp(a.keys["value"])) or 1.0
+        err = np.max(np.abs(unity_eval(a.keys, x) - unity_eval(b.keys, x)))
+        assert err <= 1e-5 * span, (name, err)
+
+
+def test_unedited_simple_curves_export_as_full_keys_mrtk_reads_the_same() -> None:
+    """Simple keys as full ones: weighted both sides, zero tangents and weights (straight)."""
+    rec = samples.sample_recording((1, 1), R.SIMPLE, keys=6)
+    plan = C.import_recording(rec)
+    opts = C.ExportOptions(1, 1, R.FULL, True, 60.0)
+    back, _ = C.export_recording(_as_blender(plan, 60.0, True), set(plan.roles), [], opts)
+    for (name, a), (_, b) in zip(rec.float_curves(), back.float_curves(), strict=True):
+        assert b.keys.dtype == R.FULL_KEY, name
+        assert np.array_equal(a.keys["time"], b.keys["time"]), name
+        assert np.array_equal(a.keys["value"], b.keys["value"]), name
+        assert np.all(b.keys["weighted_mode"] == 3) and not b.keys["in_weight"].any()
+        if len(a.keys) > 1:
+            x = np.linspace(a.keys["time"][0], a.keys["time"][-1], 501)
+            straight = np.interp(x, a.keys["time"], a.keys["value"])
+            assert np.allclose(unity_eval(b.keys, x), straight, atol=1e-6), name
+
+
+def test_keys_next_to_an_edit_are_derived_the_rest_kept() -> None:
+    """Delete one key: its two neighbours come from their handles, every other key is exact."""
+    rec = samples.sample_recording((1, 1), R.FULL, hands=False, gaze=False, keys=12)
+    k = rec.camera[0].keys
+    for field in ("in_tangent", "out_tangent"):
+        k[field][~np.isfinite(k[field])] = 0.5
+    plan = C.import_recording(rec)
+    curves = _as_blender(plan, 60.0, True)
+    key = ("camera", "location", 0)  # Unity position x
+    bc = curves[key]
+    drop = 5
+    curves[key] = C.BlenderCurve(
+        np.delete(bc.co, drop, 0),
+        np.delete(bc.handle_left, drop, 0),
+        np.delete(bc.handle_right, drop, 0),
+        np.delete(bc.interpolation, drop),
+        bc.cycle_before,
+        bc.cycle_after,
+        bc.record,
+    )
+    opts = C.ExportOptions(1, 1, R.FULL, True, 60.0)
+    back, _ = C.export_recording(curves, set(plan.roles), [], opts)
+    a = np.delete(rec.camera[0].keys, drop)
+    b = back.camera[0].keys
+    kept = [i for i in range(len(a)) if i not in (drop - 1, drop)]
+    assert a[kept].tobytes() == b[kept].tobytes()
+    assert np.array_equal(a["time"], b["time"]) and np.array_equal(a["value"], b["value"])
+    # the neighbours' handles now span a longer segment: their weights are smaller
+    for i, side, bit in ((drop - 1, "out", 2), (drop, "in", 1)):
+        wa = a[i][f"{side}_weight"] if a[i]["weighted_mode"] & bit else 1 / 3
+        wb = b[i][f"{side}_weight"] if b[i]["weighted_mode"] & bit else 1 / 3
+        assert wb < wa
