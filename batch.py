@@ -197,16 +197,18 @@ def package_members(path: str) -> list[str]:
 
 
 def _readable(name: str, pkg) -> bool:
-    """A member RigPort reads: known extension, and content that fits where formats
-    share the extension (a ``.txt`` that is no BonesPro file is skipped)."""
+    """A member RigPort reads: a known extension, and content its format's sniff
+    accepts (a ``.txt`` that is no BonesPro file, a ``.bin`` that is no MRTK
+    recording are skipped)."""
     reg = registry()
     if os.path.splitext(name)[1].lower() not in set(reg.extensions()):
         return False
+    head = pkg.find(name).data[: reg.SNIFF_BYTES]
     try:
-        reg.format_of(name, pkg.find(name).data[: reg.SNIFF_BYTES])
+        fmt = reg.format_of(name, head)
     except _format_error_class():
         return False
-    return True
+    return fmt.sniff is None or fmt.sniff(head)
 
 
 def _parse(path: str):

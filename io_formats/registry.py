@@ -94,8 +94,11 @@ def format_of(path: str, head: bytes | None = None, kind: str | None = None) -> 
     if not candidates:
         known = ", ".join(extensions(kind))
         raise FormatError(f"unknown extension {ext or '(none)'!r} (expected {known})", None, path)
-    if len(candidates) == 1 and (candidates[0].sniff is None or kind is not None):
-        return candidates[0]  # with ``kind`` given, the file may not exist yet
+    if len(candidates) == 1:
+        # The sniff only chooses among several; a lone format's reader says best
+        # what is wrong with content that is not its own (and with ``kind``
+        # given, the file may not exist yet).
+        return candidates[0]
     if head is None:
         try:
             with open(path, "rb") as fh:

@@ -27,9 +27,11 @@ def summarize(rec: recording.Recording) -> dict:
     }
 
 
-# ``.bin`` is generic: the reader checks the magic first and says when a file is
-# not a recording. No sniff while no other format claims ``.bin`` (a sniff would
-# make the registry read the head of an export target that does not exist yet).
+def is_recording(head: bytes) -> bool:
+    """``.bin`` is generic: a recording starts with the format's 64-bit magic."""
+    return len(head) >= 8 and int.from_bytes(head[:8], "little") == recording.MAGIC
+
+
 FORMATS = (
     FileFormat(
         "mrtk.input",
@@ -39,5 +41,6 @@ FORMATS = (
         recording.read,
         recording.write,
         summarize,
+        is_recording,
     ),
 )
