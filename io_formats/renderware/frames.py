@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codec import FormatError, Reader
+from ..transforms import parent_first_order
 from .chunks import FRAME_LIST, FRAME_NAME, HANIM_PLG, STRUCT, chunk_bytes, expect_chunk, finish
 from .extension import Extension, read_extension
 
@@ -159,6 +160,10 @@ def read_frame_list(r: Reader, stamp: int) -> FrameList:
         raise FormatError(
             f"frame {i} has parent {int(parents[i])} (frames: {n})", s.pos - (n - i) * 56 + 48
         )
+    try:
+        parent_first_order(parents)
+    except ValueError as exc:
+        raise FormatError(f"frame hierarchy: {exc}".replace("bone", "frame"), s.pos) from None
     r.count(n, 12, "frame extension")
     extensions = [read_extension(r, f"frame {i}", FRAME_PLUGINS) for i in range(n)]
     finish(r, "frame list")
