@@ -1,0 +1,279 @@
+"""RenderWare DFF codec: byte round trips, section contents, neutral round trips."""
+
+from __future__ import annotations
+
+import functools
+import struct
+
+import numpy as np
+import pytest
+
+from rigport.io_formats.renderware import chunks, clump_export, clump_import, dff, samples
+from rigport.io_formats.renderware.frames import (
+    HANIM_POP,
+    HANIM_PUSH,
+    hanim_flags,
+    hanim_parents,
+)
+from rigport.io_formats.renderware.geometry import strip_triangles
+from rigport.io_formats.renderware.skin import DEADDEAD
+
+
+@functools.cache
+def generated() -> dict[str, bytes]:
+    return {
+        "ped_III": dff.write(samples.skinned_ped("III")),
+        "ped_VC": dff.write(samples.skinned_ped("VC")),
+        "ped_SA": dff.write(samples.skinned_ped("SA")),
+        "ped_SA_split": dff.write(samples.skinned_ped("SA", split=True)),
+        "ped_VC_full": dff.write(
+            samples.skinned_ped(
+                "VC", uv_sets=2, prelit=True, morphs=2, split=True, strips=True, unknown=True
+            )
+        ),
+        "ped_III_full": dff.write(
+            samples.skinned_ped("III", uv_sets=8, prelit=True, morphs=1, strips=True, unknown=True)
+        ),
+        "static_SA": dff.write(samples.static_clump("SA")),
+        "static_III": dff.write(samples.static_clump("III", atomics=4, uv_sets=1)),
+    }
+
+
+GENERATED = list(generated())
+
+
+def test_version_stamps_decode_as_measured():
+    table = {
+        0x1803FFFF: 0x36003,
+        0x1003FFFF: 0x34003,
+        0x0C02FFFF: 0x33002,
+        0x0800FFFF: 0x32000,
+        0x0401FFFF: 0x31001,
+        0x1400FFFF: 0x35000,
+        0x1C02FFFF: 0x37002,
+        0x00000310: 0x31000,
+    }
+    for stamp, version in table.items():
+        assert chunks.version_of(stamp) == version
+        if stamp >> 16:
+            assert chunks.stamp_of(version, stamp & 0xFFFF) == stamp
+    assert chunks.version_text(0x36003) == "3.6.0.3"
+    for _, version, stamp in chunks.TARGETS.values():
+        assert chunks.stamp_of(version) == stamp
+
+
+@pytest.mark.parametrize("name", ["clump.dff", "teapot.dff"])
+def test_corpus_round_trip_is_byte_identical(corpus_dir, name):
+    data = (corpus_dir / "renderware" / name).read_bytes()
+    assert dff.write(dff.read(data)) == data
+
+
+def test_corpus_contents(corpus_dir):
+    clump = dff.read((corpus_dir / "renderware" / "clump.dff").read_bytes()).clump
+    assert clump.version == 0x37002
+    assert len(clump.frame_list) == 11 and len(clump.atomics) == 11
+    geos = clump.geometries()
+    assert [g.num_vertices for g in geos][:3] == [116, 107, 107 - 69]
+    assert [len(g.triangles) for g in geos][:3] == [128, 107, 48]
+    assert all(len(g.uvs) == 1 and g.bin_mesh is not None for g in geos)
+    assert [a.frame for a in clump.atomics][:3] == [10, 1, 5]
+    assert clump.frame_list.frames["parent"].tolist() == [-1, 0, 0, 0, 3, 2, 2, 2, 7, 6, 1]
+    teapot = dff.read((corpus_dir / "renderware" / "teapot.dff").read_bytes()).clump
+    g = teapot.geometries()[0]
+    assert (teapot.version, g.num_vertices, len(g.triangles)) == (0x35000, 684, 1024)
+    # every Bin Mesh index is a triangle-list index of the same geometry
+    for geo in geos + [g]:
+        total = sum(len(ix) for _, ix in geo.bin_mesh.meshes)
+        assert total == 3 * len(geo.triangles)
+
+
+@pytest.mark.parametrize("name", GENERATED)
+def test_generated_round_trip_is_byte_identical(name):
+    data = generated()[name]
+    assert dff.write(dff.read(data)) == data
+
+
+def _skin_chunk(data: bytes) -> tuple[int, int]:
+    """Offset and size of the Skin PLG chunk, found by walking the bytes independently."""
+    at = data.find(struct.pack("<I", chunks.SKIN_PLG))
+    while at >= 0:
+        size, stamp = struct.unpack_from("<II", data, at + 4)
+        if chunks.version_of(stamp) >= 0x30000 and at + 12 + size <= len(data):
+            return at + 12, size
+        at = data.find(struct.pack("<I", chunks.SKIN_PLG), at + 1)
+    raise AssertionError("no Skin PLG")
+
+
+@pytest.mark.parametrize("target", ["III", "VC", "SA"])
+def test_skin_layout_follows_the_version(target):
+    data = generated()[f"ped_{target}"]
+    geo = dff.read(data).clump.geometries()[0]
+    skin = geo.skin
+    start, size = _skin_chunk(data)
+    nv, nb = geo.num_vertices, 32
+    assert data[start] == nb
+    if target == "III":
+        assert skin.old_layout and skin.split is None
+        assert data[start + 1] == 0 and data[start + 2] == 0  # no used bones, no max weights
+        assert size == 4 + 20 * nv + 68 * nb
+        first_filler = start + 4 + 20 * nv
+        assert struct.unpack_from("<I", data, first_filler)[0] == DEADDEAD
+        assert (skin.fillers == DEADDEAD).all()
+    else:
+        assert not skin.old_layout and skin.split.is_zero()
+        used = data[start + 1]
+        assert used == len(skin.used_bones) > 0 and data[start + 2] == 4
+        assert size == 4 + used + 20 * nv + 64 * nb + 12
+    assert skin.matrices.shape == (nb, 4, 4)
+    assert np.all(skin.matrices[:, :, 3] == 0)  # fourth column zero, as the games' files
+    w = skin.weights
+    assert np.all(np.diff(w, axis=1) <= 0)  # sorted by weight
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_split_data_is_read_kept_and_written():
+    data = generated()["ped_VC_full"]
+    skin = dff.read(data).clump.geometries()[0].skin
+    s = skin.split
+    assert (s.bone_limit, s.num_meshes, s.num_rle) == (16, 2, 3)
+    assert s.remap.tolist() == list(range(31, -1, -1))
+    assert s.meshes.tolist() == [[0, 2], [2, 1]]
+    assert s.rle.tolist() == [[0, 16], [16, 16], [0, 1]]
+    start, size = _skin_chunk(data)
+    assert data[start + size - 6 : start + size] == bytes([0, 16, 16, 16, 0, 1])
+
+
+def test_hanim_hierarchy_flags():
+    ped = dff.read(generated()["ped_SA"]).clump
+    fl = ped.frame_list
+    h = fl.hanim(1)
+    assert h.nodes is not None and len(h.nodes) == 32
+    parents = hanim_parents(h.nodes["flags"])
+    skeleton = samples.ped_skeleton(32)
+    assert parents.tolist() == skeleton.parents.tolist()
+    assert (h.nodes["flags"] & HANIM_PUSH).any() and (h.nodes["flags"] & HANIM_POP).any()
+    assert h.nodes["id"].tolist() == [e["rw_bone_id"] for e in skeleton.extras]
+    # every bone frame carries its ID, and the HAnim chunk comes before the frame name
+    for i in range(1, 33):
+        kinds = [type(it).__name__ for it in fl.extensions[i].items]
+        assert kinds[:2] == ["HAnimPLG", "FrameName"]
+    # a small tree: root(0) -> a(1) -> a1(2); root -> b(3)
+    flags = hanim_flags(np.array([-1, 0, 1, 0]))
+    assert flags.tolist() == [0, HANIM_PUSH, HANIM_POP, HANIM_POP]
+    with pytest.raises(ValueError):
+        hanim_flags(np.array([-1, 0, 0, 1]))  # 3 resumes the branch of 1 after 2 started
+
+
+def test_triangle_strips_and_prelit_and_uv_sets():
+    geo = dff.read(generated()["ped_VC_full"]).clump.geometries()[0]
+    assert geo.bin_mesh.strips and geo.flags & 1
+    assert len(geo.uvs) == 2 and geo.colors is not None and len(geo.morph_targets) == 3
+    geo8 = dff.read(generated()["ped_III_full"]).clump.geometries()[0]
+    assert len(geo8.uvs) == 8 and geo8.surface == (1.0, 1.0, 1.0)
+    assert strip_triangles(np.array([0, 1, 2, 3, 3, 4])).tolist() == [[0, 1, 2], [2, 1, 3]]
+
+
+def test_unknown_chunks_are_kept_in_place():
+    f = dff.read(generated()["ped_VC_full"])
+    assert isinstance(f.chunks[0], chunks.RawChunk) and f.chunks[0].type == 0x2B
+    assert f.trailing == bytes(20)
+    geo = f.clump.geometries()[0]
+    kinds = [getattr(i, "type", type(i).__name__) for i in geo.extension.items]
+    assert kinds == ["BinMesh", samples.UNKNOWN_PLUGIN + 2, "Skin"]
+
+
+def _neutral_round_trip(data: bytes, target: str):
+    f = dff.read(data)
+    imp = clump_import.import_clump(f.clump, "x")
+    out, warnings = clump_export.export_clump(clump_export.from_imported(imp), target)
+    return f, imp, dff.read(dff.write(out)), warnings
+
+
+@pytest.mark.parametrize("name", ["clump.dff", "teapot.dff"])
+def test_corpus_import_export_without_blender_keeps_the_geometry(corpus_dir, name):
+    data = (corpus_dir / "renderware" / name).read_bytes()
+    f = dff.read(data)
+    imp = clump_import.import_clump(f.clump, "x")
+    out, warnings = clump_export.export_clump(clump_export.from_imported(imp), "SA")
+    assert warnings == []
+    a, b = f.clump, out.clump
+    for ga, gb in zip(a.geometries(), b.geometries(), strict=True):
+        assert ga.num_vertices == gb.num_vertices
+        np.testing.assert_array_equal(ga.triangles, gb.triangles)
+        np.testing.assert_array_equal(ga.morph_targets[0].positions, gb.morph_targets[0].positions)
+        n = ga.morph_targets[0].normals  # the corpus has normals 1e-4 off unit length
+        n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+        np.testing.assert_allclose(n, gb.morph_targets[0].normals, atol=1e-6)
+        np.testing.assert_allclose(ga.uvs[0], gb.uvs[0], atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["III", "VC", "SA"])
+def test_skinned_ped_neutral_round_trip(target):
+    split = target != "III"
+    data = dff.write(
+        samples.skinned_ped(target, uv_sets=2, prelit=True, morphs=2, split=split, unknown=True)
+    )
+    f, imp, g, warnings = _neutral_round_trip(data, target)
+    assert warnings == []
+    assert imp.scene.extras["rw_version"] == chunks.TARGETS[target][1]
+    a, b = f.clump.geometries()[0], g.clump.geometries()[0]
+    assert a.num_vertices == b.num_vertices
+    np.testing.assert_array_equal(a.triangles, b.triangles)
+    np.testing.assert_array_equal(a.colors, b.colors)
+    for ua, ub in zip(a.uvs, b.uvs, strict=True):
+        np.testing.assert_allclose(ua, ub, atol=1e-6)
+    for ma, mb in zip(a.morph_targets, b.morph_targets, strict=True):
+        np.testing.assert_allclose(ma.positions, mb.positions, atol=1e-6)
+    np.testing.assert_array_equal(a.skin.indices, b.skin.indices)
+    np.testing.assert_allclose(a.skin.weights, b.skin.weights, atol=1e-7)
+    np.testing.assert_allclose(a.skin.matrices, b.skin.matrices, atol=1e-6)
+    assert a.skin.old_layout == b.skin.old_layout
+    if split:
+        assert b.skin.split.to_json() == a.skin.split.to_json()
+    ra = [(i.type, i.payload) for i in a.extension.items if isinstance(i, chunks.RawChunk)]
+    rb = [(i.type, i.payload) for i in b.extension.items if isinstance(i, chunks.RawChunk)]
+    assert ra == rb
+    np.testing.assert_allclose(
+        f.clump.frame_list.frames["position"], g.clump.frame_list.frames["position"], atol=1e-6
+    )
+
+
+def test_changed_mesh_zeroes_split_data():
+    data = dff.write(samples.skinned_ped("SA", split=True))
+    imp = clump_import.import_clump(dff.read(data).clump, "x")
+    mesh = imp.scene.meshes[0]
+    keep = len(mesh.face_starts) - 2
+    mesh.corner_verts = mesh.corner_verts[: keep * 3]
+    mesh.face_starts = mesh.face_starts[:keep]
+    mesh.face_materials = mesh.face_materials[:keep]
+    mesh.normals = mesh.normals[: keep * 3]
+    mesh.uv_sets[0].uv = mesh.uv_sets[0].uv[: keep * 3]
+    out, warnings = clump_export.export_clump(clump_export.from_imported(imp), "SA")
+    assert out.clump.geometries()[0].skin.split.is_zero()
+    assert any("split data zeroed" in w for w in warnings)
+
+
+def test_export_sorts_limits_and_normalises_weights():
+    data = dff.write(samples.skinned_ped("SA", n_bones=8, rings=5, segments=4))
+    imp = clump_import.import_clump(dff.read(data).clump, "x")
+    skin = imp.scene.meshes[0].skin
+    rng = np.random.default_rng(3)
+    nv = len(skin.joints)
+    skin.joints = rng.integers(0, 8, (nv, 6)).astype(np.int32)
+    skin.weights = rng.random((nv, 6)).astype(np.float32) * 3
+    out, _ = clump_export.export_clump(clump_export.from_imported(imp), "SA")
+    s = out.clump.geometries()[0].skin
+    assert np.all(np.diff(s.weights, axis=1) <= 0)
+    np.testing.assert_allclose(s.weights.sum(axis=1), 1.0, atol=1e-6)
+    used = np.unique(s.indices[s.weights > 0])
+    assert s.used_bones.tolist() == used.tolist() and s.max_weights == 4
+
+
+def test_several_atomics_and_morph_targets():
+    f = dff.read(generated()["static_SA"])
+    clump = f.clump
+    assert len(clump.atomics) == 3 and [a.frame for a in clump.atomics] == [1, 2, 3]
+    imp = clump_import.import_clump(clump, "s")
+    assert [m.name for m in imp.scene.meshes] == ["part0", "part1", "part2"]
+    assert len(imp.scene.meshes[0].morphs) == 1 and len(imp.scene.meshes[0].uv_sets) == 2
+    assert imp.scene.skeleton is None
