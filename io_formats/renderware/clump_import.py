@@ -86,8 +86,26 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
+def _inv(m: np.ndarray, what: str) -> np.ndarray:
+    try:
+        out = np.linalg.inv(m)
+    except np.linalg.LinAlgError:
+        out = None
+    if out is None or not np.isfinite(out).all():
+        raise FormatError(f"{what}: a matrix is singular or not finite")
+    return out
+
+
 def import_clump(clump: Clump, name: str) -> ImportedClump:
-    """The clump as neutral data; FormatError for what cannot be imported."""
+    """The clump as neutral data; FormatError for what cannot be imported.
+
+    Non-finite floats in a file pass through as they are (no numpy warnings).
+    """
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return _import_clump(clump, name)
+
+
+def _import_clump(clump: Clump, name: str) -> ImportedClump:
     fl = clump.frame_list
     local = frame_matrices(fl.frames)
     parents = fl.frames["parent"].astype(np.int32)
@@ -165,17 +183,17 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
             f"the HAnim push/pop flags disagree with the frame hierarchy for {len(mismatch)} "
             f"bones ({', '.join(mismatch[:5])}); the HAnim hierarchy is used"
         )
-    space = np.linalg.inv(world[result.skin_frame])
+    space = _inv(world[result.skin_frame], "skin frame")
     bworld = space @ world[bone_frames]
     pworld = np.where(
         (bone_parents >= 0)[:, None, None], bworld[np.maximum(bone_parents, 0)], np.eye(4)
     )
-    blocal = np.linalg.inv(pworld) @ bworld
+    blocal = _inv(pworld, "bone frames") @ bworld
     t, q, s = decompose_trs(blocal)
     stored = skin.matrices.astype(np.float64)
     inv_bind = np.transpose(stored, (0, 2, 1)).copy()
     inv_bind[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
-    bind = np.linalg.inv(inv_bind)
+    bind = _inv(inv_bind, "Skin PLG inverse bind matrices")
     off = np.abs(bind - bworld).max(axis=(1, 2))
     bad = np.nonzero(off > BIND_TOLERANCE * np.maximum(1.0, np.abs(bworld).max(axis=(1, 2))))[0]
     if len(bad):
@@ -213,6 +231,8 @@ def _corner_faces(geo: Geometry) -> tuple[np.ndarray, np.ndarray, str]:
         return tris, mats, "triangles"
     parts, pmats = [], []
     for mat, ix in bm.meshes:
+        if not bm.strips and len(ix) % 3:
+            raise FormatError(f"bin mesh triangle list of {len(ix)} indices (not triangles)")
         t = strip_triangles(ix) if bm.strips else np.asarray(ix, np.int64).reshape(-1, 3)
         parts.append(t)
         pmats.append(np.full(len(t), mat, np.int64))

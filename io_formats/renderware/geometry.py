@@ -100,6 +100,14 @@ class MorphTarget:
     sphere: np.ndarray  # (4,) float32: centre x y z, radius
     positions: np.ndarray | None  # (V, 3) float32
     normals: np.ndarray | None  # (V, 3) float32
+    present: tuple[int, int] = (1, 1)  # the stored has-positions / has-normals words
+
+    def present_words(self) -> list[int]:
+        """The stored words where they agree with the arrays, else 0/1."""
+        out = []
+        for word, arr in zip(self.present, (self.positions, self.normals), strict=True):
+            out.append(word if bool(word) == (arr is not None) else int(arr is not None))
+        return out
 
 
 @dataclass
@@ -116,7 +124,7 @@ class Geometry:
     colors: np.ndarray | None = None  # (V, 4) uint8 prelit RGBA
     uvs: list[np.ndarray] = field(default_factory=list)  # (V, 2) float32 each
     morph_targets: list[MorphTarget] = field(default_factory=list)
-    native_struct: bytes | None = None  # the rest of a platform-native geometry's struct
+    native_struct: bytes | None = None  # a platform-native geometry's whole struct, as stored
 
     @property
     def native(self) -> bool:
@@ -131,6 +139,10 @@ class Geometry:
         return self.extension.find(Skin)
 
     def to_bytes(self) -> bytes:
+        if self.native_struct is not None:
+            body = chunk_bytes(STRUCT, self.struct_stamp, self.native_struct)
+            body += self.material_list.to_bytes() + self.extension.to_bytes()
+            return chunk_bytes(GEOMETRY, self.stamp, body)
         head = [
             np.array(
                 [self.flags, len(self.triangles), self.num_vertices, len(self.morph_targets)], "<u4"
@@ -138,26 +150,21 @@ class Geometry:
         ]
         if self.surface is not None:
             head.append(np.array(self.surface, "<f4").tobytes())
-        if self.native_struct is not None:
-            head.append(self.native_struct)
-        else:
-            if self.flags & PRELIT:
-                head.append(np.ascontiguousarray(self.colors, np.uint8).tobytes())
-            head += [np.ascontiguousarray(uv, "<f4").tobytes() for uv in self.uvs]
-            tri = np.empty((len(self.triangles), 4), "<u2")
-            tri[:, 0] = self.triangles[:, 1]
-            tri[:, 1] = self.triangles[:, 0]
-            tri[:, 2] = self.tri_materials
-            tri[:, 3] = self.triangles[:, 2]
-            head.append(tri.tobytes())
-            for mt in self.morph_targets:
-                head.append(np.ascontiguousarray(mt.sphere, "<f4").tobytes())
-                head.append(
-                    np.array([mt.positions is not None, mt.normals is not None], "<i4").tobytes()
-                )
-                for arr in (mt.positions, mt.normals):
-                    if arr is not None:
-                        head.append(np.ascontiguousarray(arr, "<f4").tobytes())
+        if self.flags & PRELIT:
+            head.append(np.ascontiguousarray(self.colors, np.uint8).tobytes())
+        head += [np.ascontiguousarray(uv, "<f4").tobytes() for uv in self.uvs]
+        tri = np.empty((len(self.triangles), 4), "<u2")
+        tri[:, 0] = self.triangles[:, 1]
+        tri[:, 1] = self.triangles[:, 0]
+        tri[:, 2] = self.tri_materials
+        tri[:, 3] = self.triangles[:, 2]
+        head.append(tri.tobytes())
+        for mt in self.morph_targets:
+            head.append(np.ascontiguousarray(mt.sphere, "<f4").tobytes())
+            head.append(np.array(mt.present_words(), "<i4").tobytes())
+            for arr in (mt.positions, mt.normals):
+                if arr is not None:
+                    head.append(np.ascontiguousarray(arr, "<f4").tobytes())
         body = chunk_bytes(STRUCT, self.struct_stamp, b"".join(head))
         body += self.material_list.to_bytes() + self.extension.to_bytes()
         return chunk_bytes(GEOMETRY, self.stamp, body)
@@ -173,6 +180,7 @@ def read_geometry(r: Reader, stamp: int) -> Geometry:
     surface = s.floats(3) if version_of(sstamp) < 0x34000 else None
     geo_fields: dict = {}
     if flags & NATIVE:
+        s.pos = start
         geo_fields["native_struct"] = s.rest()
         tris = np.zeros((0, 3), np.uint16)
         mats = np.zeros(0, np.uint16)
@@ -202,7 +210,7 @@ def read_geometry(r: Reader, stamp: int) -> Geometry:
             has_pos, has_nrm = s.i32(), s.i32()
             pos = s.array("<f4", (nv, 3), f"morph target {i} positions") if has_pos else None
             nrm = s.array("<f4", (nv, 3), f"morph target {i} normals") if has_nrm else None
-            targets.append(MorphTarget(sphere, pos, nrm))
+            targets.append(MorphTarget(sphere, pos, nrm, (has_pos, has_nrm)))
         geo_fields["morph_targets"] = targets
         finish(s, "geometry struct")
     lstamp, ml = expect_chunk(r, MATERIAL_LIST, "geometry material list")
