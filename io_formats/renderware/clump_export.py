@@ -16,11 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from ..codec import FormatError
+from ..codec import FormatError, Reader
 from ..scene import Mesh, Skeleton
 from ..transforms import compose_trs, parent_first_order
-from .chunks import TARGETS, RawChunk
-from .clump_import import FrameNode, ImportedClump, MaterialInfo, geometry_fingerprint
+from .chunks import TARGETS, RawChunk, version_of
+from .clump_import import (
+    NORMAL_ATTRIBUTE,
+    FrameNode,
+    ImportedClump,
+    MaterialInfo,
+    geometry_fingerprint,
+)
 from .dff import ATOMIC_COLLISION_TEST, ATOMIC_RENDER, Atomic, Clump, DffFile
 from .extension import Extension
 from .frames import FRAME_DTYPE, HANIM_NODE_DTYPE, FrameList, FrameName, HAnimPLG, hanim_flags
@@ -32,10 +38,12 @@ from .geometry import (
     PRELIT,
     TEXTURED,
     TEXTURED2,
-    BinMesh,
+    TRISTRIP,
     Geometry,
     GeometryList,
     MorphTarget,
+    bin_mesh_lists,
+    read_bin_mesh,
 )
 from .materials import Material, MaterialList, Text, Texture
 from .skin import DEADDEAD, Skin, SplitData
@@ -63,9 +71,13 @@ def _raw(items) -> list[RawChunk]:
     return [RawChunk(int(t), int(s), bytes.fromhex(h)) for t, s, h in items or []]
 
 
-def export_clump(data: ExportClump, target: str = "SA") -> tuple[DffFile, list[str]]:
-    """A DffFile for ``target`` (a key of chunks.TARGETS) and the warnings."""
-    _, version, stamp = TARGETS[target]
+def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, list[str]]:
+    """A DffFile for ``target`` (a key of chunks.TARGETS, or a library ID stamp to
+    write the exact version a clump came from) and the warnings."""
+    if isinstance(target, str):
+        _, version, stamp = TARGETS[target]
+    else:
+        stamp, version = int(target), version_of(int(target))
     warnings: list[str] = []
     skeleton, perm = _depth_first(data.skeleton)
     if skeleton is not None and len(skeleton) > 255:
@@ -136,13 +148,14 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
     for i, f in enumerate(data.frames):
         m = f.matrix
         b = index.get(f.name, -1) if f.bone >= 0 else -1
+        stored = f.extras.get("rw_frame_matrix")
         if b >= 0:
             m = local[b]
             stored = (skeleton.extras[b] if skeleton.extras else {}).get("rw_frame_matrix")
-            if stored is not None:
-                s = np.vstack([np.array(stored, np.float64).reshape(3, 4), [0, 0, 0, 1]])
-                if np.allclose(s, m, atol=1e-5):
-                    m = s
+        if stored is not None:
+            s = np.vstack([np.array(stored, np.float64).reshape(3, 4), [0, 0, 0, 1]])
+            if np.allclose(s, m, atol=1e-5):
+                m = s
         rec["rotation"][i] = np.asarray(m[:3, :3]).T
         rec["position"][i] = m[:3, 3]
         rec["parent"][i] = f.parent
@@ -205,6 +218,7 @@ def _geometry(
     warnings: list[str],
 ) -> Geometry:
     mesh = em.mesh
+    _restore_normals(mesh)
     src, first, corner_new = weld(mesh)
     nv = len(src)
     if nv > 0xFFFF:
@@ -213,7 +227,7 @@ def _geometry(
     n_slots = max(len(mesh.materials), 1)
     mats = np.clip(mesh.face_materials, 0, n_slots - 1).astype(np.uint16)
     stored: dict = mesh.extras.get("rw_geometry") or {}
-    same = stored.get("fingerprint") == geometry_fingerprint(nv, tris)
+    same = stored.get("fingerprint") == geometry_fingerprint(nv, tris, mats)
     has_face = first >= 0
     fc = np.where(has_face, first, 0)
     positions = mesh.positions[src].astype(np.float32)
@@ -233,12 +247,15 @@ def _geometry(
         colors = np.clip(np.rint(c * 255.0), 0, 255).astype(np.uint8)
         if len(mesh.colors) > 1:
             warnings.append(f"{mesh.name}: only colour attribute {mesh.colors[0].name!r} written")
-    flags = POSITIONS | LIGHT | MODULATE
-    flags |= int(stored.get("flags", 0)) & 0xFF & ~0x01  # keep the flags a file had, no strips
-    flags &= ~(PRELIT | NORMALS | TEXTURED | TEXTURED2)
+    if "flags" in stored:  # the file's flags, with the data bits brought up to date
+        old = int(stored["flags"])
+        flags = old & 0xFF & ~(TRISTRIP | PRELIT | NORMALS | TEXTURED | TEXTURED2)
+        count_bits = bool((old >> 16) & 0xFF) or len(uvs) > 2
+    else:
+        flags, count_bits = POSITIONS | LIGHT | MODULATE, True
     flags |= (PRELIT if colors is not None else 0) | (NORMALS if normals is not None else 0)
     flags |= TEXTURED2 if len(uvs) >= 2 else (TEXTURED if uvs else 0)
-    flags |= len(uvs) << 16
+    flags |= len(uvs) << 16 if count_bits else 0
     targets = [MorphTarget(_sphere(positions), positions, normals)]
     for m in mesh.morphs:
         targets.append(MorphTarget(_sphere(positions), positions + m.position_offsets[src], None))
@@ -249,7 +266,10 @@ def _geometry(
     else:
         for t in targets:
             t.sphere = _sphere(t.positions)
-    ext_items: list = [_bin_mesh(tris, mats, n_slots, stamp)]
+    ext_items: list = [bin_mesh_lists(tris, mats, n_slots, stamp)]
+    if same and stored.get("bin_mesh"):  # the file's own Bin Mesh (strips, order)
+        ext_items[0] = read_bin_mesh(Reader(bytes.fromhex(stored["bin_mesh"])), stamp)
+        flags |= TRISTRIP if ext_items[0].strips else 0
     if mesh.skin is not None and skeleton is not None:
         ext_items.append(_skin(mesh, src, skeleton, perm, version, stamp, same, warnings))
     raw = _raw(mesh.extras.get("rw_geometry_extension"))
@@ -283,23 +303,25 @@ def _geometry(
     )
 
 
+def _restore_normals(mesh: Mesh) -> None:
+    """Corner normals back to the file's values (not unit, or zero) where Blender's
+    agree with them; edited ones stay."""
+    stored = next((a for a in mesh.attributes if a.name == NORMAL_ATTRIBUTE), None)
+    if stored is None or mesh.normals is None or len(stored.data) != len(mesh.positions):
+        return
+    raw = np.asarray(stored.data, np.float32)[mesh.corner_verts]
+    length = np.linalg.norm(raw, axis=1)
+    unit = raw / np.maximum(length, 1e-12)[:, None]
+    agree = (length < 1e-6) | ((unit * mesh.normals).sum(axis=1) > 0.999)
+    mesh.normals = np.where(agree[:, None], raw, mesh.normals).astype(np.float32)
+
+
 def _sphere(p: np.ndarray) -> np.ndarray:
     if not len(p):
         return np.zeros(4, np.float32)
     c = (p.min(axis=0) + p.max(axis=0)) * 0.5
     r = float(np.sqrt(((p - c) ** 2).sum(axis=1).max()))
     return np.array([*c, r], np.float32)
-
-
-def _bin_mesh(tris: np.ndarray, mats: np.ndarray, n_slots: int, stamp: int) -> BinMesh:
-    order = np.argsort(mats, kind="stable")
-    counts = np.bincount(mats, minlength=n_slots)
-    meshes, start = [], 0
-    for m, c in enumerate(counts.tolist()):
-        if c:
-            meshes.append((m, tris[order[start : start + c]].reshape(-1).astype(np.uint32)))
-        start += c
-    return BinMesh(stamp, 0, meshes)
 
 
 def _skin(mesh, src, skeleton, perm, version, stamp, same, warnings) -> Skin:

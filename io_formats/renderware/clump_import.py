@@ -16,16 +16,18 @@ from typing import Any
 import numpy as np
 
 from ..codec import FormatError
-from ..scene import ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
+from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
 from ..transforms import decompose_trs, world_from_local
 from .chunks import RawChunk, version_of
 from .dff import Atomic, Clump
 from .extension import Extension
 from .frames import FrameName, HAnimPLG, frame_matrices, hanim_parents
-from .geometry import BinMesh, Geometry, strip_triangles
+from .geometry import BinMesh, Geometry, bin_mesh_lists, strip_triangles
 from .materials import Material
 from .skin import Skin as SkinPLG
 
+#: A point attribute with the normals as the file has them.
+NORMAL_ATTRIBUTE = "rw:normal"
 #: Agreement between the inverse bind matrices and the frame hierarchy.
 BIND_TOLERANCE = 1e-3
 
@@ -64,9 +66,11 @@ def raw_list(items: list) -> list[list]:
     return [[c.type, c.stamp, c.payload.hex()] for c in items if isinstance(c, RawChunk)]
 
 
-def geometry_fingerprint(num_vertices: int, triangles: np.ndarray) -> str:
-    """What must be unchanged for per-vertex data (split data, spheres) to stay valid."""
+def geometry_fingerprint(num_vertices: int, triangles: np.ndarray, materials: np.ndarray) -> str:
+    """What must be unchanged for per-vertex data (split data, spheres, the Bin Mesh)
+    to stay valid."""
     h = hashlib.sha1(np.ascontiguousarray(triangles, "<u2").tobytes())
+    h.update(np.ascontiguousarray(materials, "<u2").tobytes())
     h.update(str(num_vertices).encode())
     return h.hexdigest()
 
@@ -116,7 +120,11 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
     frames = []
     for i in range(len(fl)):
         ext = fl.extensions[i]
-        extras: dict[str, Any] = {"rw_frame_index": i, "rw_frame_flags": int(fl.frames["flags"][i])}
+        extras: dict[str, Any] = {
+            "rw_frame_index": i,
+            "rw_frame_flags": int(fl.frames["flags"][i]),
+            "rw_frame_matrix": local[i][:3, :].ravel().tolist(),
+        }
         h = ext.find(HAnimPLG)
         if h is not None:
             extras["rw_bone_id"] = int(h.node_id)
@@ -129,6 +137,7 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
     result = ImportedClump(Scene(name), frames, [], [])
     version = clump.version
     result.scene.extras["rw_version"] = version
+    result.scene.extras["rw_stamp"] = clump.stamp
     clump_ext = next((i for i in clump.items if isinstance(i, Extension)), None)
     if clump_ext is not None and raw_list(clump_ext.items):
         result.scene.extras["rw_clump_extension"] = raw_list(clump_ext.items)
@@ -209,7 +218,6 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
         e = dict(frame.extras)
         e["rw_bone_index"] = int(nodes["index"][i])
         e["rw_bone_flags"] = int(nodes["flags"][i])
-        e["rw_frame_matrix"] = frame.matrix[:3, :].ravel().tolist()
         extras.append(e)
     result.scene.skeleton = Skeleton(
         [result.frames[f].name for f in bone_frames], bone_parents, t, q, s, inv_bind, extras
@@ -288,6 +296,8 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
         n = mt0.normals[corners].astype(np.float64)
         n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
         mesh.normals = n.astype(np.float32)
+        # as stored (Blender's custom normals are unit length and never zero)
+        mesh.attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", mt0.normals))
     for i, uv in enumerate(geo.uvs):
         c = uv[corners].astype(np.float32)
         c[:, 1] = 1.0 - c[:, 1]
@@ -319,12 +329,17 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
             "flags": int(geo.flags),
             "surface": None if geo.surface is None else list(geo.surface),
             "spheres": [mt.sphere.tolist() for mt in geo.morph_targets],
-            "fingerprint": geometry_fingerprint(nv, geo.triangles),
+            "fingerprint": geometry_fingerprint(nv, tris, mats),
             "bin_mesh_flags": None if geo.bin_mesh is None else geo.bin_mesh.flags,
             "faces_from": source,
             "version": version_of(geo.stamp),
         },
     }
+    bm = geo.bin_mesh
+    if bm is not None and source == "triangles":
+        regen = bin_mesh_lists(tris, mats, max(len(slots), 1), bm.stamp)
+        if regen.to_bytes() != bm.to_bytes():
+            mesh.extras["rw_geometry"]["bin_mesh"] = bm.to_bytes()[12:].hex()
     if skin_extras:
         mesh.extras["rw_skin"] = skin_extras
     for key, items in (("rw_geometry_extension", geo.extension.items),

@@ -82,6 +82,19 @@ def read_bin_mesh(r: Reader, stamp: int) -> BinMesh:
     return BinMesh(stamp, flags, meshes)
 
 
+def bin_mesh_lists(tris: np.ndarray, mats: np.ndarray, n_slots: int, stamp: int) -> BinMesh:
+    """A Bin Mesh PLG of triangle lists, one per used material, in triangle order."""
+    mats = np.asarray(mats, np.int64)
+    order = np.argsort(mats, kind="stable")
+    counts = np.bincount(mats, minlength=n_slots)
+    meshes, start = [], 0
+    for m, c in enumerate(counts.tolist()):
+        if c:
+            meshes.append((m, tris[order[start : start + c]].reshape(-1).astype(np.uint32)))
+        start += c
+    return BinMesh(stamp, 0, meshes)
+
+
 def strip_triangles(strip: np.ndarray) -> np.ndarray:
     """Triangles (T, 3) of a triangle strip, alternate ones turned round, degenerate
     ones (two equal corners) dropped."""
