@@ -56,7 +56,8 @@ def find_image(directory: str, texture: str) -> str | None:
 def _material(info: MaterialInfo, directory: str, built: Built, images: list) -> bpy.types.Material:
     mat = bpy.data.materials.new(info.name)
     built.materials.append(mat)
-    mat.use_nodes = True
+    if bpy.app.version < (5, 0, 0):  # node trees are always on from 5.0
+        mat.use_nodes = True
     nodes = mat.node_tree.nodes
     bsdf = next((n for n in nodes if n.type == "BSDF_PRINCIPLED"), None)
     rgba = np.array(info.color, np.float64) / 255.0

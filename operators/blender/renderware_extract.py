@@ -8,6 +8,7 @@ gets one root frame; a mesh that is not on a frame of its own gets one.
 
 from __future__ import annotations
 
+import bpy
 import numpy as np
 
 from ...io_formats.codec import FormatError
@@ -34,7 +35,8 @@ def material_info(mat, slot: int) -> MaterialInfo:
     rgba = np.array(mat.diffuse_color, np.float64)
     bsdf = None
     texture = mat.get(PROP_TEXTURE)
-    if mat.use_nodes and mat.node_tree is not None:
+    uses_nodes = bpy.app.version >= (5, 0, 0) or mat.use_nodes
+    if uses_nodes and mat.node_tree is not None:
         bsdf = next((n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED"), None)
         image = next((n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"), None)
         if texture is None and image is not None:
