@@ -197,6 +197,11 @@ def weld(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cols += [np.round(uv.uv.astype(np.float64), 6) for uv in mesh.uv_sets]
     cols += [np.round(c.color.astype(np.float64) * 255.0) for c in mesh.colors]
     key = np.hstack(cols)
+    cv = mesh.corner_verts.astype(np.int64)
+    first_of = np.full(nv, -1, np.int64)
+    first_of[cv[::-1]] = np.arange(nc - 1, -1, -1)
+    if np.array_equal(key, key[first_of[cv]]):  # one set of values per vertex: no split
+        return np.arange(nv), first_of, cv
     unused = np.setdiff1d(np.arange(nv), mesh.corner_verts)
     if len(unused):
         extra = np.zeros((len(unused), key.shape[1]))

@@ -60,11 +60,18 @@ def ped_skeleton(n_bones: int) -> Skeleton:
 
 
 def _ped_mesh(
-    skeleton: Skeleton, rings: int, segments: int, uv_sets: int, prelit: bool, morphs: int
+    skeleton: Skeleton,
+    rings: int,
+    segments: int,
+    uv_sets: int,
+    prelit: bool,
+    morphs: int,
+    span: tuple[float, float] = (0.0, 1.0),
 ) -> Mesh:
+    """The part ``span`` (fractions of the height) of the ped's cylinder."""
     world = skeleton.world_rest()
     top = float(world[:, 2, 3].max()) + 0.05
-    z = np.linspace(0.0, top, rings)
+    z = np.linspace(span[0] * top, span[1] * top, rings)
     a = np.linspace(0.0, 2.0 * np.pi, segments + 1)
     zz, aa = np.meshgrid(z, a, indexing="ij")
     radius = 0.15 + 0.03 * np.sin(zz * 5.0)
@@ -116,10 +123,18 @@ def skinned_ped(
     split: bool = False,
     strips: bool = False,
     unknown: bool = False,
+    parts: int = 1,
 ) -> DffFile:
-    """A skinned clump: frame 0 (the ped) holds the atomic, frames 1.. are the bones."""
+    """A skinned clump: frame 0 (the ped) holds the atomics, frames 1.. are the bones.
+
+    ``parts`` > 1 cuts the body into that many atomics (of ``rings`` rings each)
+    sharing the skeleton: a geometry holds at most 65535 vertices.
+    """
     skeleton = ped_skeleton(n_bones)
-    mesh = _ped_mesh(skeleton, rings, segments, uv_sets, prelit, morphs)
+    meshes = [
+        _ped_mesh(skeleton, rings, segments, uv_sets, prelit, morphs, (k / parts, (k + 1) / parts))
+        for k in range(parts)
+    ]
     frames = [FrameNode("ped", -1, np.eye(4))]
     local = compose_trs(skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale)
     for i, name in enumerate(skeleton.names):
@@ -129,7 +144,7 @@ def skinned_ped(
         MaterialInfo("skin", (255, 220, 200, 255), "ped_skin"),
         MaterialInfo("cloth", (40, 60, 200, 255), None),
     ]
-    data = ExportClump(frames, [ExportMesh(mesh, 0, materials)], skeleton)
+    data = ExportClump(frames, [ExportMesh(m, 0, materials) for m in meshes], skeleton)
     dff, _ = export_clump(data, target)
     geo = dff.clump.geometries()[0]
     if split:
