@@ -12,7 +12,7 @@ from ..io_formats.codec import FormatError
 from ..io_formats.renderware import dff
 from ..io_formats.renderware.chunks import TARGETS, version_text
 from ..io_formats.renderware.clump_export import export_clump
-from ..io_formats.renderware.clump_import import import_clump
+from ..io_formats.renderware.clump_import import import_dff
 from .blender.build import Built
 from .blender.renderware_build import build_clump
 from .blender.renderware_extract import extract_clump
@@ -33,9 +33,7 @@ def import_dff_file(context, path: str) -> tuple[Built, list[str]]:
     built_all: list[Built] = []
     warnings: list[str] = []
     try:
-        f = dff.read(data)
-        for i, clump in enumerate(f.clumps):
-            imp = import_clump(clump, name if i == 0 else f"{name}_{i}")
+        for imp in import_dff(dff.read(data), name):
             warnings += imp.warnings
             built_all.append(build_clump(context, imp, os.path.dirname(path)))
     except FormatError as err:
@@ -51,8 +49,6 @@ def import_dff_file(context, path: str) -> tuple[Built, list[str]]:
         for attr in ("objects", "meshes", "armatures", "materials", "actions", "collections"):
             getattr(merged, attr).extend(getattr(b, attr))
         merged.armature = merged.armature or b.armature
-    if len(f.chunks) > len(f.clumps) or f.trailing:
-        warnings.append("chunks outside the clump (UV animations, padding) are not imported")
     return merged, warnings
 
 

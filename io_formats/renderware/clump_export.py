@@ -68,7 +68,16 @@ class ExportClump:
 
 
 def _raw(items) -> list[RawChunk]:
-    return [RawChunk(int(t), int(s), bytes.fromhex(h)) for t, s, h in items or []]
+    return [RawChunk(int(e[0]), int(e[1]), bytes.fromhex(e[2])) for e in items or []]
+
+
+def _with_raw(known: list, items) -> list:
+    """``known`` sections with the stored unknown ones put back at their places."""
+    out = list(known)
+    for e in sorted(items or [], key=lambda e: e[3] if len(e) > 3 else len(out)):
+        at = int(e[3]) if len(e) > 3 else len(out)
+        out.insert(min(at, len(out)), RawChunk(int(e[0]), int(e[1]), bytes.fromhex(e[2])))
+    return out
 
 
 def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, list[str]]:
@@ -89,7 +98,7 @@ def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, 
         geometries.append(geo)
         e = em.mesh.extras
         tail = bytes.fromhex(e.get("rw_atomic_tail", "00000000"))
-        ext_items: list = _raw(e.get("rw_atomic_extension"))
+        ext_items: list = _with_raw([], e.get("rw_atomic_extension"))
         if geo.skin is not None and "rw_atomic_extension" not in e:
             ext_items.append(
                 RawChunk(RIGHT_TO_RENDER, stamp, np.array([0x116, 1], "<u4").tobytes())
@@ -101,7 +110,9 @@ def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, 
     clump = Clump(stamp, stamp, [len(atomics), 0, 0])
     clump.items = [frame_list, GeometryList(stamp, stamp, geometries), *atomics]
     clump.items.append(Extension(stamp, _raw(data.extras.get("rw_clump_extension"))))
-    return DffFile([clump]), warnings
+    before = _raw(data.extras.get("rw_file_chunks"))  # a UV animation dictionary ...
+    trailing = bytes(int(data.extras.get("rw_trailing", 0)))
+    return DffFile([*before, clump], trailing), warnings
 
 
 def _depth_first(skeleton: Skeleton | None) -> tuple[Skeleton | None, np.ndarray | None]:
@@ -182,8 +193,7 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
             items.append(HAnimPLG(stamp, 0x100, int(f.extras["rw_bone_id"])))
         if not f.extras.get("rw_unnamed"):
             items.append(FrameName(stamp, f.name.encode("utf-8", "surrogateescape")))
-        items += _raw(f.extras.get("rw_extension"))
-        extensions.append(Extension(stamp, items))
+        extensions.append(Extension(stamp, _with_raw(items, f.extras.get("rw_extension"))))
     return FrameList(stamp, stamp, rec, extensions)
 
 
@@ -277,14 +287,14 @@ def _geometry(
         flags |= TRISTRIP if ext_items[0].strips else 0
     if mesh.skin is not None and skeleton is not None:
         ext_items.append(_skin(mesh, src, skeleton, perm, version, stamp, same, warnings))
-    raw = _raw(mesh.extras.get("rw_geometry_extension"))
+    raw = mesh.extras.get("rw_geometry_extension") or []
     if raw and not same:
         warnings.append(
             f"{mesh.name}: the mesh changed, so {len(raw)} per-vertex plugin chunk(s) "
-            f"({', '.join(f'0x{c.type:X}' for c in raw)}) were dropped"
+            f"({', '.join(f'0x{int(c[0]):X}' for c in raw)}) were dropped"
         )
         raw = []
-    ext_items += raw
+    ext_items = _with_raw(ext_items, raw)
     surface = None
     if version < 0x34000:
         surface = tuple(stored.get("surface") or (1.0, 1.0, 1.0))

@@ -19,7 +19,7 @@ from ..codec import FormatError
 from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
 from ..transforms import decompose_trs, world_from_local
 from .chunks import RawChunk, version_of
-from .dff import Atomic, Clump
+from .dff import Atomic, Clump, DffFile
 from .extension import Extension
 from .frames import FrameName, HAnimPLG, frame_matrices, hanim_parents
 from .geometry import BinMesh, Geometry, bin_mesh_lists, strip_triangles
@@ -62,8 +62,12 @@ class ImportedClump:
 
 
 def raw_list(items: list) -> list[list]:
-    """Unknown plugin chunks as JSON: [type, stamp, hex payload]."""
-    return [[c.type, c.stamp, c.payload.hex()] for c in items if isinstance(c, RawChunk)]
+    """Unknown plugin chunks as JSON: [type, stamp, hex payload, place in the list]."""
+    return [
+        [c.type, c.stamp, c.payload.hex(), i]
+        for i, c in enumerate(items)
+        if isinstance(c, RawChunk)
+    ]
 
 
 def geometry_fingerprint(num_vertices: int, triangles: np.ndarray, materials: np.ndarray) -> str:
@@ -87,6 +91,23 @@ def unique_names(names: list[str]) -> list[str]:
         seen[base] = k
         seen[n] = 0
         out.append(n)
+    return out
+
+
+def import_dff(f: DffFile, name: str) -> list[ImportedClump]:
+    """Every clump of a file; the chunks before the first clump (a UV animation
+    dictionary) and the trailing padding go with the first one."""
+    out = []
+    for i, clump in enumerate(f.clumps):
+        out.append(import_clump(clump, name if i == 0 else f"{name}_{i}"))
+    first = f.chunks.index(f.clumps[0])
+    extras = out[0].scene.extras
+    if first:
+        extras["rw_file_chunks"] = raw_list(f.chunks[:first])
+    if f.trailing:
+        extras["rw_trailing"] = len(f.trailing)
+    if len(f.chunks) - first > len(out):
+        out[0].warnings.append("chunks between or after the clumps are not imported")
     return out
 
 

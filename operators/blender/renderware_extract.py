@@ -20,7 +20,14 @@ from ..common import mesh_armature
 from .extract import extract_mesh, extract_skeleton, read_prop
 from .renderware_build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
 
-SCENE_KEYS = ("rw_version", "rw_stamp", "rw_hanim", "rw_clump_extension")
+SCENE_KEYS = (
+    "rw_version",
+    "rw_stamp",
+    "rw_hanim",
+    "rw_clump_extension",
+    "rw_file_chunks",
+    "rw_trailing",
+)
 
 
 def _linear_to_srgb(c: np.ndarray) -> np.ndarray:

@@ -130,6 +130,17 @@ def _assert_same_ped(a: dff.DffFile, b: dff.DffFile, split: bool) -> None:
     assert sa.max_weights == sb.max_weights
     if split:
         assert sb.split.to_json() == sa.split.to_json() and not sb.split.is_zero()
+
+    def layout(ext):
+        return [
+            (c.type, c.payload) if isinstance(c, chunks.RawChunk) else type(c) for c in ext.items
+        ]
+
+    assert [layout(e) for e in fa.extensions] == [layout(e) for e in fb.extensions]
+    assert layout(ga.extension) == layout(gb.extension)
+    assert layout(ca.atomics[0].extension) == layout(cb.atomics[0].extension)
+    assert [c.to_bytes() for c in a.chunks[:-1]] == [c.to_bytes() for c in b.chunks[:-1]]
+    assert a.trailing == b.trailing
     mats_a = ga.material_list.slot_materials()
     mats_b = gb.material_list.slot_materials()
     assert [m.color for m in mats_a] == [m.color for m in mats_b]
