@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import os
 
+import bmesh
 import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
+from ...io_formats.renderware.clump_import import NORMAL_ATTRIBUTE, ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
 from .build import Built, build_armature, build_mesh_object
 
@@ -87,9 +88,13 @@ def _material(info: MaterialInfo, directory: str, built: Built, images: list) ->
 
 
 def assign_weights(obj, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]) -> None:
-    """Vertex groups for every bone: one ``add`` per run of vertices sharing a bone
-    and a weight, and a bound ``add`` per weight where every weight differs
-    (measured: 0.55 s instead of 1.0 s for 100k vertices x 4 distinct weights)."""
+    """Vertex groups for every bone.
+
+    Blender has no bulk setter. Where many vertices share a (bone, weight) pair
+    one ``VertexGroup.add`` per run is cheapest; where weights are all distinct
+    writing the deform layer through bmesh is (measured on 500k vertices x 4
+    weights: 2.2 s against 4.5 s for one ``add`` per weight).
+    """
     groups = [obj.vertex_groups.new(name=n) for n in bone_names]
     nv, k = joints.shape
     verts = np.repeat(np.arange(nv, dtype=np.int64), k)
@@ -102,23 +107,44 @@ def assign_weights(obj, joints: np.ndarray, weights: np.ndarray, bone_names: lis
     order = np.lexsort((verts, w, j))
     verts, j, w = verts[order], j[order], w[order]
     change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
+    if 2 * (len(change) + 1) > len(verts):
+        _weights_by_bmesh(obj.data, joints, np.where(weights > 0, weights, 0.0), len(groups))
+        return
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [len(verts)]])
-    single = ends - starts == 1
-    adders = [g.add for g in groups]
-    s1 = starts[single]
-    for jj, v, ww in zip(j[s1].tolist(), verts[s1].tolist(), w[s1].tolist(), strict=True):
-        adders[jj]((v,), ww, "REPLACE")
     vlist = verts.tolist()
-    runs = ~single
+    adders = [g.add for g in groups]
     for s, e, jj, ww in zip(
-        starts[runs].tolist(),
-        ends[runs].tolist(),
-        j[starts[runs]].tolist(),
-        w[starts[runs]].tolist(),
-        strict=True,
+        starts.tolist(), ends.tolist(), j[starts].tolist(), w[starts].tolist(), strict=True
     ):
         adders[jj](vlist[s:e], ww, "REPLACE")
+
+
+def _weights_by_bmesh(me, joints: np.ndarray, weights: np.ndarray, n_groups: int) -> None:
+    bm = bmesh.new()
+    try:
+        bm.from_mesh(me)
+        layer = bm.verts.layers.deform.verify()
+        valid = (weights > 0) & (joints >= 0) & (joints < n_groups)
+        jl = np.where(valid, joints, -1).tolist()
+        wl = weights.astype(np.float32).tolist()
+        for v, jv, wv in zip(bm.verts, jl, wl, strict=True):
+            d = v[layer]
+            for a, b in zip(jv, wv, strict=True):
+                if a >= 0:
+                    d[a] = b
+        bm.to_mesh(me)
+    finally:
+        bm.free()
+
+
+def _vertex_normals(me, normals: np.ndarray) -> None:
+    """Custom normals from per-vertex normals: 0.9 s instead of 2.8 s on 500k vertices
+    for the per-corner setter."""
+    n = np.asarray(normals, np.float64)
+    n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+    me.polygons.foreach_set("use_smooth", np.ones(len(me.polygons), bool))
+    me.normals_split_custom_set_from_vertices(np.ascontiguousarray(n, np.float32))
 
 
 def build_clump(context, imp: ImportedClump, directory: str = "") -> Built:
@@ -196,7 +222,16 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
         mesh.materials = names_k
         frame = imp.mesh_frames[k]
         skinned = mesh.skin is not None and armature is not None
-        obj = build_mesh_object(context, mesh, built, collection)
+        corner_normals = mesh.normals
+        stored = next((a for a in mesh.attributes if a.name == NORMAL_ATTRIBUTE), None)
+        if stored is not None:  # per-vertex normals: the much faster setter
+            mesh.normals = None
+        try:
+            obj = build_mesh_object(context, mesh, built, collection)
+        finally:
+            mesh.normals = corner_normals
+        if stored is not None and corner_normals is not None and len(mesh.corner_verts):
+            _vertex_normals(obj.data, stored.data)
         if skinned:
             obj.parent = armature
             obj.modifiers.new("Armature", "ARMATURE").object = armature

@@ -114,6 +114,7 @@ def _assert_same_ped(a: dff.DffFile, b: dff.DffFile, split: bool) -> None:
     assert ga.num_vertices == gb.num_vertices
     np.testing.assert_array_equal(ga.triangles, gb.triangles)
     np.testing.assert_array_equal(ga.tri_materials, gb.tri_materials)
+    np.testing.assert_allclose(ga.morph_targets[0].normals, gb.morph_targets[0].normals, atol=1e-6)
     for ma, mb in zip(ga.morph_targets, gb.morph_targets, strict=True):
         np.testing.assert_allclose(ma.positions, mb.positions, atol=1e-5)
         np.testing.assert_allclose(ma.sphere, mb.sphere, atol=1e-5)
