@@ -353,7 +353,9 @@ def _skin(mesh, src, skeleton, perm, version, stamp, same, warnings) -> Skin:
         joints = np.pad(joints, ((0, 0), (0, pad)))
         weights = np.pad(weights, ((0, 0), (0, pad)))
     sums = weights.sum(axis=1, keepdims=True)
-    weights = np.divide(weights, sums, out=np.zeros_like(weights), where=sums > 0)
+    normal = np.divide(weights, sums, out=np.zeros_like(weights), where=sums > 0)
+    # rows already normalised to float32 precision stay as they are (lossless)
+    weights = np.where(np.abs(sums - 1.0) <= 1e-6, weights, normal)
     joints = np.where(weights > 0, joints, 0)
     unweighted = int((sums[:, 0] <= 0).sum())
     if unweighted:
