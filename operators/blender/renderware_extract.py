@@ -163,7 +163,8 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     ordered_meshes = sorted(meshes, key=lambda o: (int(o.get(PROP_ATOMIC, big)), o.name))
     for obj in ordered_meshes:
         skinned = armature is not None and mesh_armature(obj) is armature
-        mesh = extract_mesh(obj, names if skinned and obj.vertex_groups else None)
+        bones = names if skinned and obj.vertex_groups else None
+        mesh = extract_mesh(obj, bones, normalize_weights=False)  # normalised in the export
         if skinned:
             key, space = arm_key, _world_of(armature)
         else:

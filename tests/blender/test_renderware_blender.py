@@ -170,6 +170,7 @@ def test_skinned_ped_round_trip(blank_blend, tmp_path, target):
     back = dff.read(out.read_bytes())
     assert back.clump.stamp == chunks.TARGETS[target][2]
     _assert_same_ped(src, back, split)
+    assert out.read_bytes() == dff.write(src)  # nothing changed: the same bytes
     # and the written file imports again to the same Blender data
     bpy.ops.wm.read_factory_settings(use_empty=True)
     assert bpy.ops.import_scene.rw_dff(filepath=str(out)) == {"FINISHED"}
