@@ -14,6 +14,7 @@ convention, whose fourth column is usually all zeros.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,15 +114,14 @@ def read_skin(r: Reader, stamp: int, num_vertices: int) -> Skin:
     r.count(num_vertices, 20, "skinned vertex")
     indices = r.array(np.uint8, (num_vertices, 4), "bone indices")
     weights = r.array("<f4", (num_vertices, 4), "bone weights")
-    rest = r.remaining
-    old = num_used == 0 and max_weights == 0 and rest == num_bones * 68
-    if old:
+    if _old_layout(r, num_bones, max_weights):
         rec = r.array([("filler", "<u4"), ("m", "<f4", (16,))], num_bones, "bone matrices")
         skin = Skin(
-            stamp, num_bones, used, 0, indices, weights,
+            stamp, num_bones, used, max_weights, indices, weights,
             rec["m"].reshape(-1, 4, 4).copy(), padding, rec["filler"].copy(),
         )  # fmt: skip
     else:
+        rest = r.remaining
         if rest < num_bones * 64 + 12:
             raise r.error(
                 f"Skin PLG: {rest} bytes left for {num_bones} bone matrices and split data "
@@ -146,6 +146,23 @@ def read_skin(r: Reader, stamp: int, num_vertices: int) -> Skin:
         i = int(bad_used[0])
         raise FormatError(f"Skin PLG: used bone {int(used[i])} of {num_bones}", start + 4 + i)
     return skin
+
+
+def _old_layout(r: Reader, num_bones: int, max_weights: int) -> bool:
+    """Which layout the bytes left fit: fillers and no split data (old), or no fillers
+    and split data whose counts account for the rest exactly (new). When both fit
+    (3 bones, empty split data), a max-weights count of 0 means old."""
+    rest = r.remaining
+    fits_old = rest == num_bones * 68
+    at = r.pos + num_bones * 64
+    fits_new = False
+    if rest >= num_bones * 64 + 12:
+        _, meshes, rle = struct.unpack_from("<III", r.data, at)
+        split = num_bones + 2 * meshes + 2 * rle if meshes else 0
+        fits_new = rest == num_bones * 64 + 12 + split
+    if fits_old and fits_new:
+        return max_weights == 0
+    return fits_old
 
 
 def _read_split(r: Reader, num_bones: int) -> SplitData:

@@ -287,3 +287,17 @@ def test_unknown_chunks_come_back_in_place_without_blender(target):
     out, warnings = clump_export.export_clump(clump_export.from_imported(imports[0]), target)
     assert warnings == []
     assert dff.write(out) == data
+
+
+def test_skin_layout_by_size_with_used_bones_and_three_bones():
+    """The old layout with a used-bone list, and 3 bones where both layouts fit the size."""
+    for target, bones in (("III", 3), ("SA", 3), ("III", 5)):
+        f = samples.skinned_ped(target, n_bones=bones, rings=4, segments=3)
+        skin = f.clump.geometries()[0].skin
+        if target == "III":
+            skin.used_bones = np.arange(bones, dtype=np.uint8)  # some writers keep the list
+        data = dff.write(f)
+        back = dff.read(data).clump.geometries()[0].skin
+        assert back.old_layout == (target == "III")
+        assert back.used_bones.tolist() == skin.used_bones.tolist()
+        assert dff.write(dff.read(data)) == data
