@@ -65,6 +65,7 @@ class ExportClump:
     meshes: list[ExportMesh]
     skeleton: Skeleton | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    skeleton_offset: np.ndarray | None = None  # (4, 4) root bones' frames: offset @ local
 
 
 def _raw(items) -> list[RawChunk]:
@@ -156,12 +157,22 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
         local = compose_trs(
             skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale
         )
+    # the hierarchy goes where the import found it, else on the root bone's frame
+    hierarchy_at = next(
+        (i for i, f in enumerate(data.frames) if f.extras.get("rw_hanim_root")), None
+    )
+    if hierarchy_at is None:
+        hierarchy_at = next(
+            (i for i, f in enumerate(data.frames) if f.bone >= 0 and index.get(f.name) == 0), -1
+        )
     for i, f in enumerate(data.frames):
         m = f.matrix
         b = index.get(f.name, -1) if f.bone >= 0 else -1
         stored = f.extras.get("rw_frame_matrix")
         if b >= 0:
             m = local[b]
+            if data.skeleton_offset is not None and skeleton.parents[b] < 0:
+                m = data.skeleton_offset @ m
             stored = (skeleton.extras[b] if skeleton.extras else {}).get("rw_frame_matrix")
         if stored is not None:
             s = np.vstack([np.array(stored, np.float64).reshape(3, 4), [0, 0, 0, 1]])
@@ -172,25 +183,26 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
         rec["parent"][i] = f.parent
         rec["flags"][i] = int(f.extras.get("rw_frame_flags", 0))
         items: list = []
-        if b >= 0:
-            h = HAnimPLG(stamp, 0x100, ids[b])
-            if b == 0:
-                hx = data.extras.get("rw_hanim") or {}
-                nodes = np.zeros(len(skeleton), HANIM_NODE_DTYPE)
-                nodes["id"] = [ids[j] for j in range(len(skeleton))]
-                nodes["index"] = np.arange(len(skeleton))
-                nodes["flags"] = hanim_flags(skeleton.parents)
-                h = HAnimPLG(
+        own_id = ids[b] if b >= 0 else f.extras.get("rw_bone_id")
+        if skeleton is not None and i == hierarchy_at:
+            hx = data.extras.get("rw_hanim") or {}
+            nodes = np.zeros(len(skeleton), HANIM_NODE_DTYPE)
+            nodes["id"] = [ids[j] for j in range(len(skeleton))]
+            nodes["index"] = np.arange(len(skeleton))
+            nodes["flags"] = hanim_flags(skeleton.parents)
+            own_id = ids[0] if own_id is None else own_id
+            items.append(
+                HAnimPLG(
                     stamp,
                     int(hx.get("version", 0x100)),
-                    ids[b],
+                    int(own_id),
                     nodes,
                     int(hx.get("flags", 0)),
                     int(hx.get("key_frame_size", 36)),
                 )
-            items.append(h)
-        elif "rw_bone_id" in f.extras:
-            items.append(HAnimPLG(stamp, 0x100, int(f.extras["rw_bone_id"])))
+            )
+        elif own_id is not None:
+            items.append(HAnimPLG(stamp, 0x100, int(own_id)))
         if not f.extras.get("rw_unnamed"):
             items.append(FrameName(stamp, f.name.encode("utf-8", "surrogateescape")))
         extensions.append(Extension(stamp, _with_raw(items, f.extras.get("rw_extension"))))

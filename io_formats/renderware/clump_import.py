@@ -232,6 +232,7 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
             f"(largest difference {off.max():.4g}); the armature's rest pose follows the "
             "inverse bind matrices, the frames are kept for export"
         )
+    result.frames[root].extras["rw_hanim_root"] = True
     extras = []
     for i, f in enumerate(bone_frames):
         frame = result.frames[f]

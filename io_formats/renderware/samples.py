@@ -35,7 +35,7 @@ def _axis_quat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     return np.concatenate([np.cos(half), np.sin(half) * axis], axis=-1)
 
 
-def ped_skeleton(n_bones: int) -> Skeleton:
+def ped_skeleton(n_bones: int, identity_root: bool = False) -> Skeleton:
     """A branching tree in depth-first order: a chain, and every 5th bone a new
     branch off bone 1 (so HAnim needs push and pop flags)."""
     idx = np.arange(n_bones)
@@ -52,6 +52,8 @@ def ped_skeleton(n_bones: int) -> Skeleton:
     t[0] = (0.0, 0.0, 0.1)
     axis = np.stack([np.sin(idx * 0.7), np.cos(idx * 1.3), np.ones(n_bones)], axis=1)
     q = _axis_quat(axis, 0.05 * ((idx % 3) - 1.0))
+    if identity_root:
+        t[0], q[0] = 0.0, (1.0, 0.0, 0.0, 0.0)
     s = np.ones((n_bones, 3))
     names = ["Root"] + [f"Bone{i:02d}" for i in range(1, n_bones)]
     world = world_from_local(compose_trs(t, q, s), parents)
@@ -124,22 +126,27 @@ def skinned_ped(
     strips: bool = False,
     unknown: bool = False,
     parts: int = 1,
+    root_frame: bool = True,
 ) -> DffFile:
     """A skinned clump: frame 0 (the ped) holds the atomics, frames 1.. are the bones.
 
     ``parts`` > 1 cuts the body into that many atomics (of ``rings`` rings each)
-    sharing the skeleton: a geometry holds at most 65535 vertices.
+    sharing the skeleton: a geometry holds at most 65535 vertices. Without
+    ``root_frame`` the frames are the bones only and the atomics hang from the
+    root bone (whose transform is then the identity).
     """
-    skeleton = ped_skeleton(n_bones)
+    skeleton = ped_skeleton(n_bones, identity_root=not root_frame)
     meshes = [
         _ped_mesh(skeleton, rings, segments, uv_sets, prelit, morphs, (k / parts, (k + 1) / parts))
         for k in range(parts)
     ]
-    frames = [FrameNode("ped", -1, np.eye(4))]
+    first = 1 if root_frame else 0
+    frames = [FrameNode("ped", -1, np.eye(4))] if root_frame else []
     local = compose_trs(skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale)
     for i, name in enumerate(skeleton.names):
         p = int(skeleton.parents[i])
-        frames.append(FrameNode(name, 0 if p < 0 else p + 1, local[i], bone=i))
+        parent = (0 if root_frame else -1) if p < 0 else p + first
+        frames.append(FrameNode(name, parent, local[i], bone=i))
     materials = [
         MaterialInfo("skin", (255, 220, 200, 255), "ped_skin"),
         MaterialInfo("cloth", (40, 60, 200, 255), None),
@@ -204,7 +211,7 @@ def _add_unknown(dff: DffFile) -> None:
     stamp = clump.stamp
     blob = bytes(range(7))
     fl = clump.frame_list
-    fl.extensions[0].items.append(RawChunk(UNKNOWN_PLUGIN, stamp, blob))
+    fl.extensions[0].items.append(RawChunk(UNKNOWN_PLUGIN, stamp, blob))  # last on frame 0
     fl.extensions[-1].items.insert(0, RawChunk(UNKNOWN_PLUGIN + 1, stamp, b"frame"))
     geo = clump.geometries()[0]
     geo.extension.items.insert(1, RawChunk(UNKNOWN_PLUGIN + 2, stamp, blob * 3))

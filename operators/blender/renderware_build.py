@@ -181,7 +181,7 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
         for key, value in f.extras.items():
             _set(obj, key, value)
         objects[i] = obj
-    if frames:
+    if objects:  # the clump's own values, also on the armature below
         for key, value in scene.extras.items():
             _set(objects.get(0) or next(iter(objects.values())), key, value)
     armature = None
@@ -195,8 +195,13 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
         holder = objects.get(imp.skin_frame)
         if holder is not None:
             armature.parent = holder
-        else:
-            armature.matrix_world = Matrix(world[imp.skin_frame].tolist())
+        else:  # the skinned atomics hang from a bone: the armature sits where it is
+            up = frames[imp.skin_frame].parent
+            place = world[imp.skin_frame]
+            if up in objects:
+                armature.parent = objects[up]
+                place = np.linalg.inv(world[up]) @ place
+            armature.matrix_basis = Matrix(place.tolist())
     bone_frame = {f.name: i for i, f in enumerate(frames) if f.bone >= 0}
     for i, obj in objects.items():
         p = frames[i].parent

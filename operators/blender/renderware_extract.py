@@ -121,7 +121,10 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     big = 1 << 30
     # entries: key -> (sort key, FrameNode, parent key, world matrix)
     entries: dict = {}
-    if not empties:
+    imported_bones = armature is not None and any(
+        "rw_frame_index" in b for b in armature.data.bones
+    )
+    if not empties and not imported_bones:  # a clump root frame, as the games' files have
         root_name = armature.name if armature is not None else meshes[0].name + "_root"
         root_world = _world_of(armature) if armature is not None else np.eye(4)
         entries["root"] = ((-1, ""), FrameNode(root_name, -1, root_world), None, root_world)
@@ -140,17 +143,15 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     skeleton = None
     names = None
     arm_key = None
+    skeleton_offset = None
     if armature is not None:
         skeleton = extract_skeleton(armature)
         names = skeleton.names
         arm_key = frame_above(armature)
-        if arm_key is None:
-            arm_key = ("empty", empties[0].name)
-        if not np.allclose(entries[arm_key][3], _world_of(armature), atol=1e-5):
-            warnings.append(
-                f"armature {armature.name!r} does not sit on its frame "
-                f"{entries[arm_key][1].name!r}; its own transform is not written"
-            )
+        frame_world = entries[arm_key][3] if arm_key is not None else np.eye(4)
+        offset = np.linalg.inv(frame_world) @ _world_of(armature)
+        if not np.allclose(offset, np.eye(4), atol=1e-9):
+            skeleton_offset = offset  # root bones: where the armature sits on its frame
         for i, name in enumerate(names):
             extras = {k: v for k, v in skeleton.extras[i].items() if k.startswith("rw_")}
             node = FrameNode(name, -1, np.eye(4), bone=i, extras=extras)
@@ -167,6 +168,8 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
         mesh = extract_mesh(obj, bones, normalize_weights=False)  # normalised in the export
         if skinned:
             key, space = arm_key, _world_of(armature)
+            if key is None:  # the atomic hangs from a bone (or the root bone)
+                key = _bone_frame(entries, obj.get(PROP_FRAME), names, skeleton.parents)
         else:
             key = frame_above(obj)
             own = (
@@ -201,4 +204,15 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
         export_meshes.append(ExportMesh(mesh, position[key] if key is not None else 0, materials))
     stamp = scene_extras.get("rw_stamp")
     default = int(stamp) if isinstance(stamp, int) and stamp else "SA"
-    return ExportClump(nodes, export_meshes, skeleton, scene_extras), warnings, default
+    data = ExportClump(nodes, export_meshes, skeleton, scene_extras, skeleton_offset)
+    return data, warnings, default
+
+
+def _bone_frame(entries: dict, frame_index, names: list[str], parents) -> tuple:
+    """The bone frame a skinned atomic was on (by its imported frame index), else the
+    root bone's."""
+    for key, (_, node, _, _) in entries.items():
+        if key[0] == "bone" and frame_index is not None:
+            if node.extras.get("rw_frame_index") == int(frame_index):
+                return key
+    return ("bone", names[int(np.nonzero(np.asarray(parents) < 0)[0][0])])

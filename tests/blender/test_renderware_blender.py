@@ -299,3 +299,29 @@ def test_inverse_binds_that_disagree_are_reported(rigport_registered, blank_blen
     inv_bind[3] = (0, 0, 0, 1)
     bind = np.linalg.inv(inv_bind)  # the armature follows the skin's matrices
     np.testing.assert_allclose(built.armature.data.bones[3].head_local, bind[:3, 3], atol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["VC", "SA"])
+def test_atomic_on_the_root_bone_round_trip(blank_blend, tmp_path, target):
+    """Frames that are all bones, the skinned atomic hanging from the root bone."""
+    bpy = blank_blend
+    src = samples.skinned_ped(target, n_bones=12, root_frame=False, split=True)
+    assert src.clump.atomics[0].frame == 0 and src.clump.frame_list.hanim(0).nodes is not None
+    bpy.ops.import_scene.rw_dff(filepath=_write(tmp_path / "ped.dff", src))
+    assert not [o for o in bpy.data.objects if o.type == "EMPTY"]
+    out = tmp_path / "out.dff"
+    assert bpy.ops.export_scene.rw_dff(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == dff.write(src)
+
+
+def test_armature_moved_off_its_frame_moves_the_root_bone(blank_blend, tmp_path):
+    bpy = blank_blend
+    src = samples.skinned_ped("SA", n_bones=6, rings=4)
+    bpy.ops.import_scene.rw_dff(filepath=_write(tmp_path / "ped.dff", src))
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    arm.location = (1.0, 2.0, 3.0)
+    out = tmp_path / "out.dff"
+    assert bpy.ops.export_scene.rw_dff(filepath=str(out)) == {"FINISHED"}
+    a, b = src.clump.frame_list.frames, dff.read(out.read_bytes()).clump.frame_list.frames
+    np.testing.assert_allclose(b["position"][1], a["position"][1] + (1, 2, 3), atol=1e-5)
+    np.testing.assert_allclose(b["position"][2:], a["position"][2:], atol=1e-6)

@@ -301,3 +301,12 @@ def test_skin_layout_by_size_with_used_bones_and_three_bones():
         assert back.old_layout == (target == "III")
         assert back.used_bones.tolist() == skin.used_bones.tolist()
         assert dff.write(dff.read(data)) == data
+
+
+def test_atomic_on_the_root_bone_without_blender():
+    src = samples.skinned_ped("SA", n_bones=12, root_frame=False, unknown=True)
+    data = dff.write(src)
+    imp = clump_import.import_dff(dff.read(data), "ped")[0]
+    assert imp.skin_frame == 0 and imp.frames[0].bone == 0 and imp.warnings == []
+    out, warnings = clump_export.export_clump(clump_export.from_imported(imp), "SA")
+    assert warnings == [] and dff.write(out) == data
