@@ -19,6 +19,7 @@ from ...io_formats.scene import Mesh
 from ..common import mesh_armature
 from .extract import extract_mesh, extract_skeleton, read_prop
 from .renderware_build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
+from .renderware_weights import read_skin
 
 SCENE_KEYS = (
     "rw_version",
@@ -165,7 +166,9 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     for obj in ordered_meshes:
         skinned = armature is not None and mesh_armature(obj) is armature
         bones = names if skinned and obj.vertex_groups else None
-        mesh = extract_mesh(obj, bones, normalize_weights=False)  # normalised in the export
+        mesh = extract_mesh(obj, None)
+        if bones is not None:  # in bulk; normalised in the export
+            mesh.skin = read_skin(context, obj, bones)
         if skinned:
             key, space = arm_key, _world_of(armature)
             if key is None:  # the atomic hangs from a bone (or the root bone)

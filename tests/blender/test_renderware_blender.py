@@ -325,3 +325,20 @@ def test_armature_moved_off_its_frame_moves_the_root_bone(blank_blend, tmp_path)
     a, b = src.clump.frame_list.frames, dff.read(out.read_bytes()).clump.frame_list.frames
     np.testing.assert_allclose(b["position"][1], a["position"][1] + (1, 2, 3), atol=1e-5)
     np.testing.assert_allclose(b["position"][2:], a["position"][2:], atol=1e-6)
+
+
+def test_bulk_weights_match_the_shared_extractor(rigport_registered, blank_blend, tmp_path):
+    from rigport.operators.blender.extract import extract_mesh
+    from rigport.operators.blender.renderware_weights import read_skin
+
+    bpy = blank_blend
+    bpy.ops.import_scene.rw_dff(filepath=_write(tmp_path / "ped.dff", samples.skinned_ped("SA")))
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    obj.vertex_groups["Bone03"].add([0, 1, 2], 0.9, "REPLACE")  # a 5th weight on 3 vertices
+    names = [b.name for b in obj.parent.data.bones]
+    ref = extract_mesh(obj, names, normalize_weights=False).skin
+    got = read_skin(bpy.context, obj, names)
+    np.testing.assert_array_equal(got.joints, ref.joints)
+    np.testing.assert_array_equal(got.weights, ref.weights)
+    assert [m.show_viewport for m in obj.modifiers] == [True]
+    assert not [ng for ng in bpy.data.node_groups if ng.name.startswith("rigport")]
