@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import os
 
-import bmesh
 import bpy
 import numpy as np
 from mathutils import Matrix
 
 from ...io_formats.renderware.clump_import import NORMAL_ATTRIBUTE, ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
+from . import compat
 from .build import Built, build_armature, build_mesh_object
+from .renderware_weights import write_weights
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
 #: Custom properties written on import and read on export.
@@ -87,13 +88,14 @@ def _material(info: MaterialInfo, directory: str, built: Built, images: list) ->
     return mat
 
 
-def assign_weights(obj, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]) -> None:
+def assign_weights(
+    context, obj, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
+) -> None:
     """Vertex groups for every bone.
 
     Blender has no bulk setter. Where many vertices share a (bone, weight) pair
-    one ``VertexGroup.add`` per run is cheapest; where weights are all distinct
-    writing the deform layer through bmesh is (measured on 500k vertices x 4
-    weights: 2.2 s against 4.5 s for one ``add`` per weight).
+    one ``VertexGroup.add`` per run is cheap; where weights are mostly distinct
+    they go in through a Geometry Nodes modifier (see ``write_weights``).
     """
     groups = [obj.vertex_groups.new(name=n) for n in bone_names]
     nv, k = joints.shape
@@ -107,9 +109,9 @@ def assign_weights(obj, joints: np.ndarray, weights: np.ndarray, bone_names: lis
     order = np.lexsort((verts, w, j))
     verts, j, w = verts[order], j[order], w[order]
     change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
-    if 2 * (len(change) + 1) > len(verts):
-        _weights_by_bmesh(obj.data, joints, np.where(weights > 0, weights, 0.0), len(groups))
-        return
+    if 4 * (len(change) + 1) > len(verts) and obj.data.shape_keys is None:
+        if write_weights(context, obj, joints, weights, bone_names):
+            return
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [len(verts)]])
     vlist = verts.tolist()
@@ -120,22 +122,15 @@ def assign_weights(obj, joints: np.ndarray, weights: np.ndarray, bone_names: lis
         adders[jj](vlist[s:e], ww, "REPLACE")
 
 
-def _weights_by_bmesh(me, joints: np.ndarray, weights: np.ndarray, n_groups: int) -> None:
-    bm = bmesh.new()
-    try:
-        bm.from_mesh(me)
-        layer = bm.verts.layers.deform.verify()
-        valid = (weights > 0) & (joints >= 0) & (joints < n_groups)
-        jl = np.where(valid, joints, -1).tolist()
-        wl = weights.astype(np.float32).tolist()
-        for v, jv, wv in zip(bm.verts, jl, wl, strict=True):
-            d = v[layer]
-            for a, b in zip(jv, wv, strict=True):
-                if a >= 0:
-                    d[a] = b
-        bm.to_mesh(me)
-    finally:
-        bm.free()
+def _shape_keys(obj, mesh) -> None:
+    basis = obj.shape_key_add(name="Basis", from_mix=False)
+    basis.value = 0.0
+    for m in mesh.morphs:
+        key = obj.shape_key_add(name=m.name, from_mix=False)
+        compat.set_shape_key_coords(
+            key, (mesh.positions + m.position_offsets).astype(np.float32).ravel()
+        )
+        key.value = float(m.default_weight)
 
 
 def _vertex_normals(me, normals: np.ndarray) -> None:
@@ -227,22 +222,25 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
         mesh.materials = names_k
         frame = imp.mesh_frames[k]
         skinned = mesh.skin is not None and armature is not None
-        corner_normals = mesh.normals
+        corner_normals, morphs = mesh.normals, mesh.morphs
         stored = next((a for a in mesh.attributes if a.name == NORMAL_ATTRIBUTE), None)
-        if stored is not None:  # per-vertex normals: the much faster setter
+        if stored is not None:  # per-vertex normals: the much faster setter, below
             mesh.normals = None
+        mesh.morphs = []  # shape keys last: the weights may go in through a modifier
         try:
             obj = build_mesh_object(context, mesh, built, collection)
         finally:
-            mesh.normals = corner_normals
-        if stored is not None and corner_normals is not None and len(mesh.corner_verts):
-            _vertex_normals(obj.data, stored.data)
+            mesh.normals, mesh.morphs = corner_normals, morphs
+        obj[PROP_FRAME] = frame
+        obj[PROP_ATOMIC] = k
         if skinned:
             obj.parent = armature
             obj.modifiers.new("Armature", "ARMATURE").object = armature
-            assign_weights(obj, mesh.skin.joints, mesh.skin.weights, names)
-        obj[PROP_FRAME] = frame
-        obj[PROP_ATOMIC] = k
+            assign_weights(context, obj, mesh.skin.joints, mesh.skin.weights, names)
+        if stored is not None and corner_normals is not None and len(mesh.corner_verts):
+            _vertex_normals(obj.data, stored.data)
+        if morphs:
+            _shape_keys(obj, mesh)
         if not skinned:
             holder = objects.get(frame)
             if holder is not None:

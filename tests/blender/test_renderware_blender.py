@@ -342,3 +342,28 @@ def test_bulk_weights_match_the_shared_extractor(rigport_registered, blank_blend
     np.testing.assert_array_equal(got.weights, ref.weights)
     assert [m.show_viewport for m in obj.modifiers] == [True]
     assert not [ng for ng in bpy.data.node_groups if ng.name.startswith("rigport")]
+
+
+def test_bulk_weight_writer(rigport_registered, blank_blend):
+    from rigport.operators.blender.renderware_weights import write_weights
+
+    bpy = blank_blend
+    me = bpy.data.meshes.new("w")
+    me.vertices.add(50)
+    obj = bpy.data.objects.new("w", me)
+    bpy.context.collection.objects.link(obj)
+    names = [f"b{i}" for i in range(6)]
+    for n in names:
+        obj.vertex_groups.new(name=n)
+    rng = np.random.default_rng(5)
+    joints = np.stack([rng.permutation(6)[:3] for _ in range(50)]).astype(np.int32)
+    weights = rng.random((50, 3)).astype(np.float32)
+    weights[::7, 2] = 0.0  # no entry for a zero weight
+    assert write_weights(bpy.context, obj, joints, weights, names)
+    for v in range(50):
+        got = {obj.vertex_groups[g.group].name: g.weight for g in me.vertices[v].groups}
+        want = {names[j]: w for j, w in zip(joints[v], weights[v], strict=True) if w > 0}
+        assert got.keys() == want.keys()
+        np.testing.assert_array_equal([got[k] for k in want], list(want.values()))
+    assert not obj.modifiers and not bpy.data.node_groups
+    assert not [a for a in me.attributes if a.name.startswith("rigport")]
