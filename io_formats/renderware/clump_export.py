@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..codec import FormatError, Reader
-from ..scene import Mesh, Skeleton
+from ..scene import Attribute, ColorSet, Mesh, Skeleton, UVSet
+from ..scene import MorphTarget as NeutralMorph
+from ..scene import Skin as SkinSet
 from ..transforms import compose_trs, parent_first_order
 from .chunks import TARGETS, RawChunk, version_of
 from .clump_import import (
@@ -94,7 +96,8 @@ def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, 
         raise FormatError(f"{len(skeleton)} bones: a Skin PLG holds at most 255")
     frame_list = _frame_list(data, skeleton, stamp)
     geometries, atomics = [], []
-    for k, em in enumerate(data.meshes):
+    meshes = [part for em in data.meshes for part in _fit(em, warnings)]
+    for k, em in enumerate(meshes):
         geo = _geometry(em, skeleton, perm, version, stamp, warnings)
         geometries.append(geo)
         e = em.mesh.extras
@@ -209,6 +212,65 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
     return FrameList(stamp, stamp, rec, extensions)
 
 
+MAX_VERTICES = 0xFFFF
+
+
+def _fit(em: ExportMesh, warnings: list[str], limit: int = MAX_VERTICES) -> list[ExportMesh]:
+    """The mesh as parts of at most ``limit`` RenderWare vertices each (a geometry's
+    triangles index vertices with 16 bits): halves by face order until they fit."""
+    if len(em.mesh.positions) <= limit and len(weld(em.mesh)[0]) <= limit:
+        return [em]
+    parts = [em.mesh]
+    done: list[Mesh] = []
+    while parts:
+        m = parts.pop()
+        nf = len(m.face_starts)
+        if len(weld(m)[0]) <= limit or nf < 2:
+            done.append(m)
+            continue
+        half = nf // 2
+        parts += [_face_range(m, half, nf), _face_range(m, 0, half)]
+    for k, m in enumerate(done):
+        m.name = f"{em.mesh.name}_{k}"
+    warnings.append(
+        f"{em.mesh.name}: more vertices than a geometry holds ({limit}); "
+        f"written as {len(done)} atomics"
+    )
+    return [ExportMesh(m, em.frame, em.materials) for m in done]
+
+
+def _face_range(mesh: Mesh, f0: int, f1: int) -> Mesh:
+    """Faces f0..f1 of a triangulated mesh with only the vertices they use."""
+    c0, c1 = int(mesh.face_starts[f0]), (
+        int(mesh.face_starts[f1]) if f1 < len(mesh.face_starts) else len(mesh.corner_verts)
+    )  # fmt: skip
+    used, local = np.unique(mesh.corner_verts[c0:c1], return_inverse=True)
+    out = Mesh(
+        mesh.name,
+        mesh.positions[used],
+        local.astype(np.int32),
+        (mesh.face_starts[f0:f1] - c0).astype(np.int32),
+        mesh.face_materials[f0:f1],
+        materials=list(mesh.materials),
+        extras={k: v for k, v in mesh.extras.items() if k != "rw_geometry_extension"},
+    )
+    if mesh.normals is not None:
+        out.normals = mesh.normals[c0:c1]
+    out.uv_sets = [UVSet(u.name, u.uv[c0:c1]) for u in mesh.uv_sets]
+    out.colors = [ColorSet(c.name, c.color[c0:c1], c.byte) for c in mesh.colors]
+    if mesh.skin is not None:
+        out.skin = SkinSet(mesh.skin.joints[used], mesh.skin.weights[used])
+    out.morphs = [
+        NeutralMorph(m.name, m.position_offsets[used], m.default_weight) for m in mesh.morphs
+    ]
+    for a in mesh.attributes:
+        if a.domain == "POINT":
+            out.attributes.append(Attribute(a.name, a.domain, a.type, a.data[used]))
+        elif a.domain == "CORNER":
+            out.attributes.append(Attribute(a.name, a.domain, a.type, a.data[c0:c1]))
+    return out
+
+
 def weld(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """RenderWare vertices from corners: (source vertex per new vertex, first corner
     per new vertex (-1 for a vertex no face uses), new vertex per corner)."""
@@ -248,7 +310,7 @@ def _geometry(
     _restore_normals(mesh)
     src, first, corner_new = weld(mesh)
     nv = len(src)
-    if nv > 0xFFFF:
+    if nv > MAX_VERTICES:
         raise FormatError(f"{mesh.name}: {nv} vertices (a geometry holds at most 65535)")
     tris = corner_new.reshape(-1, 3).astype(np.uint16)
     n_slots = max(len(mesh.materials), 1)

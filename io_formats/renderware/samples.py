@@ -61,7 +61,7 @@ def ped_skeleton(n_bones: int, identity_root: bool = False) -> Skeleton:
     return Skeleton(names, parents.astype(np.int32), t, q, s, np.linalg.inv(world), extras)
 
 
-def _ped_mesh(
+def ped_mesh(
     skeleton: Skeleton,
     rings: int,
     segments: int,
@@ -137,7 +137,7 @@ def skinned_ped(
     """
     skeleton = ped_skeleton(n_bones, identity_root=not root_frame)
     meshes = [
-        _ped_mesh(skeleton, rings, segments, uv_sets, prelit, morphs, (k / parts, (k + 1) / parts))
+        ped_mesh(skeleton, rings, segments, uv_sets, prelit, morphs, (k / parts, (k + 1) / parts))
         for k in range(parts)
     ]
     first = 1 if root_frame else 0
@@ -232,7 +232,7 @@ def static_clump(target: str = "SA", atomics: int = 3, uv_sets: int = 2) -> DffF
     meshes = []
     for k in range(atomics):
         skel = ped_skeleton(2)
-        mesh = _ped_mesh(skel, 4 + k, 6 + k, uv_sets, True, 1 if k == 0 else 0)
+        mesh = ped_mesh(skel, 4 + k, 6 + k, uv_sets, True, 1 if k == 0 else 0)
         mesh.skin = None
         mesh.name = f"part{k}"
         m = np.eye(4)

@@ -310,3 +310,30 @@ def test_atomic_on_the_root_bone_without_blender():
     assert imp.skin_frame == 0 and imp.frames[0].bone == 0 and imp.warnings == []
     out, warnings = clump_export.export_clump(clump_export.from_imported(imp), "SA")
     assert warnings == [] and dff.write(out) == data
+
+
+def test_mesh_over_65535_vertices_becomes_several_atomics():
+    skeleton = samples.ped_skeleton(8)
+    mesh = samples.ped_mesh(skeleton, 100, 700, 1, True, 1)
+    assert len(mesh.positions) == 70_100
+    frames = [clump_import.FrameNode("root", -1, np.eye(4))]
+    for i, name in enumerate(skeleton.names):
+        p = int(skeleton.parents[i])
+        frames.append(clump_import.FrameNode(name, 0 if p < 0 else p + 1, np.eye(4), bone=i))
+    data = clump_export.ExportClump(frames, [clump_export.ExportMesh(mesh, 0)], skeleton)
+    out, warnings = clump_export.export_clump(data, "SA")
+    assert any("written as 2 atomics" in w for w in warnings)
+    out = dff.read(dff.write(out))
+    geos = out.clump.geometries()
+    assert len(geos) == len(out.clump.atomics) == 2
+    assert all(g.num_vertices <= 0xFFFF for g in geos)
+    assert sum(len(g.triangles) for g in geos) == len(mesh.face_starts)
+    got = np.concatenate([g.morph_targets[0].positions[g.triangles] for g in geos])
+    want = mesh.positions[mesh.corner_verts.reshape(-1, 3)]
+    np.testing.assert_array_equal(got, want)
+    got = np.concatenate([g.morph_targets[1].positions[g.triangles] for g in geos])
+    np.testing.assert_allclose(
+        got, want + mesh.morphs[0].position_offsets[mesh.corner_verts.reshape(-1, 3)], atol=1e-6
+    )
+    w = np.concatenate([g.skin.weights[g.triangles] for g in geos])
+    np.testing.assert_allclose(w, mesh.skin.weights[mesh.corner_verts.reshape(-1, 3)], atol=1e-7)
