@@ -27,7 +27,6 @@ GEOMETRY_LIST = 0x1A
 SKIN_PLG = 0x116
 HANIM_PLG = 0x11E
 BIN_MESH_PLG = 0x50E
-NATIVE_DATA_PLG = 0x510
 FRAME_NAME = 0x0253F2FE
 
 HEADER = struct.Struct("<III")
@@ -45,11 +44,6 @@ def version_of(stamp: int) -> int:
     if stamp >> 16 == 0:
         return stamp << 8
     return 0x30000 + ((stamp >> 14) & 0x3FF00) + ((stamp >> 16) & 0x3F)
-
-
-def build_of(stamp: int) -> int:
-    """The build number of a stamp (0 for old stamps that carry none)."""
-    return 0 if stamp >> 16 == 0 else stamp & 0xFFFF
 
 
 def stamp_of(version: int, build: int = 0xFFFF) -> int:
@@ -98,11 +92,6 @@ def expect_chunk(r: Reader, kind: int, what: str) -> tuple[int, Reader]:
     if got != kind:
         raise FormatError(f"{what}: expected chunk type 0x{kind:X}, found 0x{got:X}", start)
     return stamp, sub
-
-
-def read_raw(r: Reader, what: str) -> RawChunk:
-    kind, stamp, sub = read_chunk(r, what)
-    return RawChunk(kind, stamp, sub.rest())
 
 
 def finish(r: Reader, what: str) -> None:

@@ -26,9 +26,6 @@ class Extension:
     def find(self, kind: type) -> Any | None:
         return next((i for i in self.items if isinstance(i, kind)), None)
 
-    def remove(self, kind: type) -> None:
-        self.items = [i for i in self.items if not isinstance(i, kind)]
-
     def to_bytes(self) -> bytes:
         return chunk_bytes(EXTENSION, self.stamp, b"".join(i.to_bytes() for i in self.items))
 
