@@ -2,8 +2,10 @@
 
 The frames are the empties above and around the exported meshes (kept in the
 order the import recorded), then the armature's bones (frames of the HAnim
-hierarchy, under the frame the armature sits on). A scene without empties
-gets one root frame; a mesh that is not on a frame of its own gets one.
+hierarchy, under the frame the armature sits on, offset by where the armature
+sits on it). A scene without empties gets one root frame (unless its bones
+came from a clump whose frames were all bones); a mesh that is not on a frame
+of its own gets one.
 """
 
 from __future__ import annotations
