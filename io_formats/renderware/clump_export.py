@@ -11,6 +11,7 @@ unchanged, and are dropped with a warning otherwise.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,9 +208,21 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
         elif own_id is not None:
             items.append(HAnimPLG(stamp, 0x100, int(own_id)))
         if not f.extras.get("rw_unnamed"):
-            items.append(FrameName(stamp, f.name.encode("utf-8", "surrogateescape")))
+            items.append(FrameName(stamp, frame_name_bytes(f)))
         extensions.append(Extension(stamp, _with_raw(items, f.extras.get("rw_extension"))))
     return FrameList(stamp, stamp, rec, extensions)
+
+
+def frame_name_bytes(f: FrameNode) -> bytes:
+    """The frame's name as the file had it while the frame keeps the name it was
+    imported with (Blender's ".001" for a name taken in the blend file included)."""
+    given = f.extras.get("rw_name")
+    if given is not None and (
+        f.name == given or re.fullmatch(re.escape(given) + r"\.\d{3,}", f.name)
+    ):
+        raw = f.extras.get("rw_name_raw")
+        return bytes.fromhex(raw) if raw else given.encode("utf-8")
+    return f.name.encode("utf-8")
 
 
 MAX_VERTICES = 0xFFFF

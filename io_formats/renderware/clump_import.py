@@ -135,8 +135,12 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
     local = frame_matrices(fl.frames)
     parents = fl.frames["parent"].astype(np.int32)
     world = world_from_local(local, parents)
+    raws = [
+        None if (p := fl.extensions[i].find(FrameName)) is None else p.raw for i in range(len(fl))
+    ]
+    clean = [None if r is None else r.split(b"\0", 1)[0].decode("utf-8", "replace") for r in raws]
     names = unique_names(
-        [fl.name(i) or (name if i == 0 else f"{name}_frame{i}") for i in range(len(fl))]
+        [clean[i] or (name if i == 0 else f"{name}_frame{i}") for i in range(len(fl))]
     )
     frames = []
     for i in range(len(fl)):
@@ -152,8 +156,11 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
         raw = raw_list(ext.items)
         if raw:
             extras["rw_extension"] = raw
-        if ext.find(FrameName) is None:
+        if raws[i] is None:
             extras["rw_unnamed"] = True
+        elif names[i].encode("utf-8") != raws[i]:  # made unique, or bytes a name cannot hold
+            extras["rw_name"] = names[i]
+            extras["rw_name_raw"] = raws[i].hex()
         frames.append(FrameNode(names[i], int(parents[i]), local[i], extras=extras))
     result = ImportedClump(Scene(name), frames, [], [])
     version = clump.version

@@ -175,6 +175,8 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
         obj.empty_display_size = max(extent * 0.05, 0.01)
         for key, value in f.extras.items():
             _set(obj, key, value)
+        if obj.name != f.name and "rw_name" not in f.extras:  # the name was taken
+            obj["rw_name"] = f.name
         objects[i] = obj
     if objects:  # the clump's own values, also on the armature below
         for key, value in scene.extras.items():

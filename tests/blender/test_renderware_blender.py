@@ -367,3 +367,20 @@ def test_bulk_weight_writer(rigport_registered, blank_blend):
         np.testing.assert_array_equal([got[k] for k in want], list(want.values()))
     assert not obj.modifiers and not bpy.data.node_groups
     assert not [a for a in me.attributes if a.name.startswith("rigport")]
+
+
+def test_second_import_with_taken_names_exports_the_same_bytes(blank_blend, tmp_path):
+    bpy = blank_blend
+    src = samples.skinned_ped("SA", n_bones=6, rings=4)
+    path = _write(tmp_path / "ped.dff", src)
+    bpy.ops.import_scene.rw_dff(filepath=path)
+    first = set(bpy.data.objects)
+    bpy.ops.import_scene.rw_dff(filepath=path)
+    second = [o for o in bpy.data.objects if o not in first]
+    assert [o.name != "ped" for o in second if o.type == "EMPTY"] == [True]
+    bpy.ops.object.select_all(action="DESELECT")
+    for o in second:
+        o.select_set(True)
+    out = tmp_path / "second.dff"
+    assert bpy.ops.export_scene.rw_dff(filepath=str(out), use_selection=True) == {"FINISHED"}
+    assert out.read_bytes() == dff.write(src)

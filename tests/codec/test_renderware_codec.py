@@ -12,6 +12,7 @@ from rigport.io_formats.renderware import chunks, clump_export, clump_import, df
 from rigport.io_formats.renderware.frames import (
     HANIM_POP,
     HANIM_PUSH,
+    FrameName,
     hanim_flags,
     hanim_parents,
 )
@@ -337,3 +338,17 @@ def test_mesh_over_65535_vertices_becomes_several_atomics():
     )
     w = np.concatenate([g.skin.weights[g.triangles] for g in geos])
     np.testing.assert_allclose(w, mesh.skin.weights[mesh.corner_verts.reshape(-1, 3)], atol=1e-7)
+
+
+def test_frame_names_as_stored_come_back():
+    """Duplicate names, a NUL-padded name and bytes that are not UTF-8."""
+    f = samples.static_clump("SA", atomics=3)
+    fl = f.clump.frame_list
+    fl.extensions[1].find(FrameName).raw = b"part\xe9"
+    fl.extensions[2].find(FrameName).raw = b"dup"
+    fl.extensions[3].find(FrameName).raw = b"dup\0\0\0"
+    data = dff.write(f)
+    imp = clump_import.import_clump(dff.read(data).clump, "x")
+    assert [fr.name for fr in imp.frames] == ["root", "part\ufffd", "dup", "dup.001"]
+    out, _ = clump_export.export_clump(clump_export.from_imported(imp), f.clump.stamp)
+    assert dff.write(out) == data
