@@ -60,6 +60,7 @@ class ExportMesh:
     mesh: Mesh  # in the space of its frame (skinned meshes: the skeleton's space)
     frame: int
     materials: list[MaterialInfo] = field(default_factory=list)
+    welded: tuple | None = None  # weld(mesh), once it has been computed
 
 
 @dataclass
@@ -231,8 +232,11 @@ MAX_VERTICES = 0xFFFF
 def _fit(em: ExportMesh, warnings: list[str], limit: int = MAX_VERTICES) -> list[ExportMesh]:
     """The mesh as parts of at most ``limit`` RenderWare vertices each (a geometry's
     triangles index vertices with 16 bits): halves by face order until they fit."""
-    if len(em.mesh.positions) <= limit and len(weld(em.mesh)[0]) <= limit:
-        return [em]
+    _restore_normals(em.mesh)
+    if len(em.mesh.positions) <= limit:
+        em.welded = weld(em.mesh)
+        if len(em.welded[0]) <= limit:
+            return [em]
     parts = [em.mesh]
     done: list[Mesh] = []
     while parts:
@@ -320,8 +324,7 @@ def _geometry(
     warnings: list[str],
 ) -> Geometry:
     mesh = em.mesh
-    _restore_normals(mesh)
-    src, first, corner_new = weld(mesh)
+    src, first, corner_new = em.welded if em.welded is not None else weld(mesh)
     nv = len(src)
     if nv > MAX_VERTICES:
         raise FormatError(f"{mesh.name}: {nv} vertices (a geometry holds at most 65535)")
