@@ -292,17 +292,20 @@ def weld(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """RenderWare vertices from corners: (source vertex per new vertex, first corner
     per new vertex (-1 for a vertex no face uses), new vertex per corner)."""
     nv, nc = len(mesh.positions), len(mesh.corner_verts)
+    cv = mesh.corner_verts.astype(np.int64)
+    first_of = np.full(nv, -1, np.int64)
+    first_of[cv[::-1]] = np.arange(nc - 1, -1, -1)
+    per_corner = [mesh.normals] if mesh.normals is not None else []
+    per_corner += [uv.uv for uv in mesh.uv_sets] + [c.color for c in mesh.colors]
+    back = first_of[cv]
+    if all(np.array_equal(a, a[back]) for a in per_corner):  # one set of values per vertex
+        return np.arange(nv), first_of, cv
     cols = [mesh.corner_verts.astype(np.float64)[:, None]]
     if mesh.normals is not None:
         cols.append(np.round(mesh.normals.astype(np.float64), 4))
     cols += [np.round(uv.uv.astype(np.float64), 6) for uv in mesh.uv_sets]
     cols += [np.round(c.color.astype(np.float64) * 255.0) for c in mesh.colors]
     key = np.hstack(cols)
-    cv = mesh.corner_verts.astype(np.int64)
-    first_of = np.full(nv, -1, np.int64)
-    first_of[cv[::-1]] = np.arange(nc - 1, -1, -1)
-    if np.array_equal(key, key[first_of[cv]]):  # one set of values per vertex: no split
-        return np.arange(nv), first_of, cv
     unused = np.setdiff1d(np.arange(nv), mesh.corner_verts)
     if len(unused):
         extra = np.zeros((len(unused), key.shape[1]))
