@@ -113,9 +113,11 @@ def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, 
         atomics.append(
             Atomic(stamp, stamp, em.frame, k, flags, tail, [Extension(stamp, ext_items)])
         )
-    clump = Clump(stamp, stamp, [len(atomics), 0, 0])
+    counts = [int(c) for c in data.extras.get("rw_clump_counts") or [0, 0, 0]]
+    clump = Clump(stamp, stamp, [len(atomics), *counts[1:]])  # lights, cameras kept
     clump.items = [frame_list, GeometryList(stamp, stamp, geometries), *atomics]
     clump.items.append(Extension(stamp, _raw(data.extras.get("rw_clump_extension"))))
+    clump.items = _with_raw(clump.items, data.extras.get("rw_clump_items"))
     before = _raw(data.extras.get("rw_file_chunks"))  # a UV animation dictionary ...
     trailing = bytes(int(data.extras.get("rw_trailing", 0)))
     return DffFile([*before, clump], trailing), warnings

@@ -171,8 +171,11 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
         result.scene.extras["rw_clump_extension"] = raw_list(clump_ext.items)
     if any(isinstance(i, RawChunk) for i in clump.items):
         kinds = sorted({f"0x{i.type:X}" for i in clump.items if isinstance(i, RawChunk)})
+        result.scene.extras["rw_clump_items"] = raw_list(clump.items)
+        result.scene.extras["rw_clump_counts"] = list(clump.counts)
         result.warnings.append(
-            f"clump sections {', '.join(kinds)} (lights, cameras ...) are not imported"
+            f"clump sections {', '.join(kinds)} (lights, cameras ...) are kept as they are, "
+            "not as Blender objects"
         )
     skinned = [a for a in clump.atomics if clump.atomic_geometry(a).skin is not None]
     if skinned:

@@ -28,6 +28,8 @@ SCENE_KEYS = (
     "rw_stamp",
     "rw_hanim",
     "rw_clump_extension",
+    "rw_clump_items",
+    "rw_clump_counts",
     "rw_file_chunks",
     "rw_trailing",
 )

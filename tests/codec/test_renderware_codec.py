@@ -352,3 +352,21 @@ def test_frame_names_as_stored_come_back():
     assert [fr.name for fr in imp.frames] == ["root", "part\ufffd", "dup", "dup.001"]
     out, _ = clump_export.export_clump(clump_export.from_imported(imp), f.clump.stamp)
     assert dff.write(out) == data
+
+
+def test_lights_in_a_clump_are_kept_in_place():
+    f = samples.static_clump("SA", atomics=2)
+    clump = f.clump
+    light = [
+        chunks.RawChunk(chunks.STRUCT, clump.stamp, struct.pack("<i", 1)),  # the light's frame
+        chunks.RawChunk(0x12, clump.stamp, bytes(range(24))),
+    ]
+    clump.items[-1:-1] = light  # after the atomics, before the extension
+    clump.counts = [2, 1, 0]
+    data = dff.write(f)
+    back = dff.read(data)
+    assert back.clump.counts == [2, 1, 0] and dff.write(back) == data
+    imp = clump_import.import_clump(back.clump, "x")
+    assert any("kept as they are" in w for w in imp.warnings)
+    out, _ = clump_export.export_clump(clump_export.from_imported(imp), "SA")
+    assert dff.write(out) == data
