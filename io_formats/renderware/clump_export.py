@@ -260,9 +260,10 @@ def _fit(em: ExportMesh, warnings: list[str], limit: int = MAX_VERTICES) -> list
 
 def _face_range(mesh: Mesh, f0: int, f1: int) -> Mesh:
     """Faces f0..f1 of a triangulated mesh with only the vertices they use."""
-    c0, c1 = int(mesh.face_starts[f0]), (
-        int(mesh.face_starts[f1]) if f1 < len(mesh.face_starts) else len(mesh.corner_verts)
-    )  # fmt: skip
+    c0, c1 = (
+        int(mesh.face_starts[f0]),
+        (int(mesh.face_starts[f1]) if f1 < len(mesh.face_starts) else len(mesh.corner_verts)),
+    )
     used, local = np.unique(mesh.corner_verts[c0:c1], return_inverse=True)
     out = Mesh(
         mesh.name,
@@ -491,8 +492,9 @@ def _skin(mesh, src, skeleton, perm, version, stamp, same, warnings) -> Skin:
 
 def _material(mi: MaterialInfo | None, stamp: int) -> Material:
     if mi is None:
-        return Material(stamp, stamp, 0, (255, 255, 255, 255), 0, 0, (1.0, 1.0, 1.0), None,
-                        Extension(stamp))  # fmt: skip
+        return Material(
+            stamp, stamp, 0, (255, 255, 255, 255), 0, 0, (1.0, 1.0, 1.0), None, Extension(stamp)
+        )
     m = mi.extras.get("rw_material") or {}
     texture = None
     if mi.texture:

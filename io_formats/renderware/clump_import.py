@@ -304,9 +304,11 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
             "convert the file to PC geometry first"
         )
     frame = result.frames[atomic.frame]
-    name = frame.name if sum(a.frame == atomic.frame for a in clump.atomics) == 1 else (
-        f"{frame.name}_{k}"
-    )  # fmt: skip
+    name = (
+        frame.name
+        if sum(a.frame == atomic.frame for a in clump.atomics) == 1
+        else f"{frame.name}_{k}"
+    )
     nv = geo.num_vertices
     mt0 = geo.morph_targets[0] if geo.morph_targets else None
     positions = (
@@ -374,8 +376,10 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
             mesh.extras["rw_geometry"]["bin_mesh"] = bm.to_bytes()[12:].hex()
     if skin_extras:
         mesh.extras["rw_skin"] = skin_extras
-    for key, items in (("rw_geometry_extension", geo.extension.items),
-                       ("rw_atomic_extension", _atomic_ext_items(atomic))):  # fmt: skip
+    for key, items in (
+        ("rw_geometry_extension", geo.extension.items),
+        ("rw_atomic_extension", _atomic_ext_items(atomic)),
+    ):
         raw = raw_list(items)
         if raw:
             mesh.extras[key] = raw

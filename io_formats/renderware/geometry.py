@@ -229,10 +229,14 @@ def read_geometry(r: Reader, stamp: int) -> Geometry:
     lstamp, ml = expect_chunk(r, MATERIAL_LIST, "geometry material list")
     material_list = read_material_list(ml, lstamp)
     native = bool(flags & NATIVE)
-    parsers = {} if native else {
-        BIN_MESH_PLG: read_bin_mesh,
-        SKIN_PLG: lambda p, st: read_skin(p, st, nv),
-    }  # fmt: skip
+    parsers = (
+        {}
+        if native
+        else {
+            BIN_MESH_PLG: read_bin_mesh,
+            SKIN_PLG: lambda p, st: read_skin(p, st, nv),
+        }
+    )
     ext = read_extension(r, "geometry", parsers)
     finish(r, "geometry")
     return Geometry(stamp, sstamp, flags, nv, tris, mats, material_list, ext, surface, **geo_fields)

@@ -88,8 +88,9 @@ def ped_mesh(
     tris = np.stack([np.stack([v00, v01, v11], 1), np.stack([v00, v11, v10], 1)], 1).reshape(-1, 3)
     corners = tris.reshape(-1).astype(np.int32)
     mats = (pos[tris[:, 0], 2] > top * 0.5).astype(np.int32)
-    mesh = Mesh("ped", pos.astype(np.float32), corners,
-                np.arange(0, len(corners), 3, dtype=np.int32), mats)  # fmt: skip
+    mesh = Mesh(
+        "ped", pos.astype(np.float32), corners, np.arange(0, len(corners), 3, dtype=np.int32), mats
+    )
     mesh.materials = ["skin", "cloth"]
     mesh.normals = nrm[corners].astype(np.float32)
     u = (aa / (2.0 * np.pi)).reshape(-1)
@@ -238,8 +239,10 @@ def static_clump(target: str = "SA", atomics: int = 3, uv_sets: int = 2) -> DffF
         m = np.eye(4)
         m[:3, 3] = (0.5 * k, 0.0, 0.1 * k)
         frames.append(FrameNode(f"part{k}", 0, m))
-        mats = [MaterialInfo("a", (255, 255, 255, 255), f"tex{k}"),
-                MaterialInfo("b", (10, 20, 30, 255), None)]  # fmt: skip
+        mats = [
+            MaterialInfo("a", (255, 255, 255, 255), f"tex{k}"),
+            MaterialInfo("b", (10, 20, 30, 255), None),
+        ]
         meshes.append(ExportMesh(mesh, k + 1, mats))
     dff, _ = export_clump(ExportClump(frames, meshes), target)
     return dff

@@ -117,9 +117,16 @@ def read_skin(r: Reader, stamp: int, num_vertices: int) -> Skin:
     if _old_layout(r, num_bones, max_weights):
         rec = r.array([("filler", "<u4"), ("m", "<f4", (16,))], num_bones, "bone matrices")
         skin = Skin(
-            stamp, num_bones, used, max_weights, indices, weights,
-            rec["m"].reshape(-1, 4, 4).copy(), padding, rec["filler"].copy(),
-        )  # fmt: skip
+            stamp,
+            num_bones,
+            used,
+            max_weights,
+            indices,
+            weights,
+            rec["m"].reshape(-1, 4, 4).copy(),
+            padding,
+            rec["filler"].copy(),
+        )
     else:
         rest = r.remaining
         if rest < num_bones * 64 + 12:

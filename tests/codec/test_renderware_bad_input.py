@@ -41,7 +41,7 @@ def small() -> dict[str, bytes]:
                 strips=True,
                 unknown=True,
             )
-        ),  # fmt: skip
+        ),
         "static_SA": dff.write(samples.static_clump("SA", atomics=2)),
     }
 
