@@ -1,0 +1,529 @@
+"""Neutral scene -> clump for a target version (GTA III, Vice City, San Andreas).
+
+The mesh's corners are welded back into RenderWare vertices (one per distinct
+vertex, normal, UVs and colour); the Bin Mesh PLG is regenerated as triangle
+lists; weights are sorted by weight, at most 4 per vertex and normalised; the
+used-bone list is computed; the Skin PLG gets the layout its version uses.
+Values the import kept as extras (frame flags, bone IDs, flags, split data,
+bounding spheres, unknown plugins) come back when what they depend on is
+unchanged, and are dropped with a warning otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..codec import FormatError, Reader
+from ..scene import Attribute, ColorSet, Mesh, Skeleton, UVSet
+from ..scene import MorphTarget as NeutralMorph
+from ..scene import Skin as SkinSet
+from ..transforms import compose_trs, parent_first_order
+from .chunks import TARGETS, RawChunk, version_of
+from .clump_import import (
+    NORMAL_ATTRIBUTE,
+    FrameNode,
+    ImportedClump,
+    MaterialInfo,
+    geometry_fingerprint,
+)
+from .dff import ATOMIC_COLLISION_TEST, ATOMIC_RENDER, Atomic, Clump, DffFile
+from .extension import Extension
+from .frames import FRAME_DTYPE, HANIM_NODE_DTYPE, FrameList, FrameName, HAnimPLG, hanim_flags
+from .geometry import (
+    LIGHT,
+    MODULATE,
+    NORMALS,
+    POSITIONS,
+    PRELIT,
+    TEXTURED,
+    TEXTURED2,
+    TRISTRIP,
+    Geometry,
+    GeometryList,
+    MorphTarget,
+    bin_mesh_lists,
+    read_bin_mesh,
+)
+from .materials import Material, MaterialList, Text, Texture
+from .skin import DEADDEAD, Skin, SplitData
+
+RIGHT_TO_RENDER = 0x1F
+DEFAULT_TEXTURE_FLAGS = 0x1106  # linear mipmapped filtering, wrap U and V
+
+
+@dataclass
+class ExportMesh:
+    mesh: Mesh  # in the space of its frame (skinned meshes: the skeleton's space)
+    frame: int
+    materials: list[MaterialInfo] = field(default_factory=list)
+    welded: tuple | None = None  # weld(mesh), once it has been computed
+
+
+@dataclass
+class ExportClump:
+    frames: list[FrameNode]  # file order; bones have ``bone`` set
+    meshes: list[ExportMesh]
+    skeleton: Skeleton | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+    skeleton_offset: np.ndarray | None = None  # (4, 4) root bones' frames: offset @ local
+
+
+def _raw(items) -> list[RawChunk]:
+    return [RawChunk(int(e[0]), int(e[1]), bytes.fromhex(e[2])) for e in items or []]
+
+
+def _with_raw(known: list, items) -> list:
+    """``known`` sections with the stored unknown ones put back at their places."""
+    out = list(known)
+    for e in sorted(items or [], key=lambda e: e[3] if len(e) > 3 else len(out)):
+        at = int(e[3]) if len(e) > 3 else len(out)
+        out.insert(min(at, len(out)), RawChunk(int(e[0]), int(e[1]), bytes.fromhex(e[2])))
+    return out
+
+
+def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, list[str]]:
+    """A DffFile for ``target`` (a key of chunks.TARGETS, or a library ID stamp to
+    write the exact version a clump came from) and the warnings."""
+    if isinstance(target, str):
+        _, version, stamp = TARGETS[target]
+    else:
+        stamp, version = int(target), version_of(int(target))
+    warnings: list[str] = []
+    skeleton, perm = _depth_first(data.skeleton)
+    if skeleton is not None and len(skeleton) > 255:
+        raise FormatError(f"{len(skeleton)} bones: a Skin PLG holds at most 255")
+    frame_list = _frame_list(data, skeleton, stamp)
+    geometries, atomics = [], []
+    meshes = [part for em in data.meshes for part in _fit(em, warnings)]
+    for k, em in enumerate(meshes):
+        geo = _geometry(em, skeleton, perm, version, stamp, warnings)
+        geometries.append(geo)
+        e = em.mesh.extras
+        tail = bytes.fromhex(e.get("rw_atomic_tail", "00000000"))
+        ext_items: list = _with_raw([], e.get("rw_atomic_extension"))
+        if geo.skin is not None and "rw_atomic_extension" not in e:
+            ext_items.append(
+                RawChunk(RIGHT_TO_RENDER, stamp, np.array([0x116, 1], "<u4").tobytes())
+            )
+        flags = int(e.get("rw_atomic_flags", ATOMIC_COLLISION_TEST | ATOMIC_RENDER))
+        atomics.append(
+            Atomic(stamp, stamp, em.frame, k, flags, tail, [Extension(stamp, ext_items)])
+        )
+    counts = [int(c) for c in data.extras.get("rw_clump_counts") or [0, 0, 0]]
+    clump = Clump(stamp, stamp, [len(atomics), *counts[1:]])  # lights, cameras kept
+    clump.items = [frame_list, GeometryList(stamp, stamp, geometries), *atomics]
+    clump.items.append(Extension(stamp, _raw(data.extras.get("rw_clump_extension"))))
+    clump.items = _with_raw(clump.items, data.extras.get("rw_clump_items"))
+    before = _raw(data.extras.get("rw_file_chunks"))  # a UV animation dictionary ...
+    trailing = bytes(int(data.extras.get("rw_trailing", 0)))
+    return DffFile([*before, clump], trailing), warnings
+
+
+def _depth_first(skeleton: Skeleton | None) -> tuple[Skeleton | None, np.ndarray | None]:
+    """The skeleton in depth-first order (what HAnim needs) and old -> new indices."""
+    if skeleton is None:
+        return None, None
+    order = np.array(parent_first_order(skeleton.parents), np.int64)
+    perm = np.empty(len(order), np.int64)
+    perm[order] = np.arange(len(order))
+    if np.array_equal(order, np.arange(len(order))):
+        return skeleton, perm
+    parents = np.where(skeleton.parents[order] >= 0, perm[skeleton.parents[order]], -1)
+    return (
+        Skeleton(
+            [skeleton.names[i] for i in order],
+            parents.astype(np.int32),
+            skeleton.local_translation[order],
+            skeleton.local_rotation[order],
+            skeleton.local_scale[order],
+            None if skeleton.inverse_bind is None else skeleton.inverse_bind[order],
+            [skeleton.extras[i] for i in order] if skeleton.extras else [],
+        ),
+        perm,
+    )
+
+
+def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> FrameList:
+    n = len(data.frames)
+    rec = np.zeros(n, FRAME_DTYPE)
+    extensions = []
+    index = {name: i for i, name in enumerate(skeleton.names)} if skeleton is not None else {}
+    ids = {}
+    if skeleton is not None:
+        used = {int(e["rw_bone_id"]) for e in skeleton.extras if "rw_bone_id" in e}
+        nxt = max(used, default=0) + 1
+        for i, e in enumerate(skeleton.extras or [{}] * len(skeleton)):
+            if "rw_bone_id" in e:
+                ids[i] = int(e["rw_bone_id"])
+            else:
+                ids[i], nxt = nxt, nxt + 1
+        local = compose_trs(
+            skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale
+        )
+    # the hierarchy goes where the import found it, else on the root bone's frame
+    hierarchy_at = next(
+        (i for i, f in enumerate(data.frames) if f.extras.get("rw_hanim_root")), None
+    )
+    if hierarchy_at is None:
+        hierarchy_at = next(
+            (i for i, f in enumerate(data.frames) if f.bone >= 0 and index.get(f.name) == 0), -1
+        )
+    for i, f in enumerate(data.frames):
+        m = f.matrix
+        b = index.get(f.name, -1) if f.bone >= 0 else -1
+        stored = f.extras.get("rw_frame_matrix")
+        if b >= 0:
+            m = local[b]
+            if data.skeleton_offset is not None and skeleton.parents[b] < 0:
+                m = data.skeleton_offset @ m
+            stored = (skeleton.extras[b] if skeleton.extras else {}).get("rw_frame_matrix")
+        if stored is not None:
+            s = np.vstack([np.array(stored, np.float64).reshape(3, 4), [0, 0, 0, 1]])
+            if np.allclose(s, m, atol=1e-5):
+                m = s
+        rec["rotation"][i] = np.asarray(m[:3, :3]).T
+        rec["position"][i] = m[:3, 3]
+        rec["parent"][i] = f.parent
+        rec["flags"][i] = int(f.extras.get("rw_frame_flags", 0))
+        items: list = []
+        own_id = ids[b] if b >= 0 else f.extras.get("rw_bone_id")
+        if skeleton is not None and i == hierarchy_at:
+            hx = data.extras.get("rw_hanim") or {}
+            nodes = np.zeros(len(skeleton), HANIM_NODE_DTYPE)
+            nodes["id"] = [ids[j] for j in range(len(skeleton))]
+            nodes["index"] = np.arange(len(skeleton))
+            nodes["flags"] = hanim_flags(skeleton.parents)
+            own_id = ids[0] if own_id is None else own_id
+            items.append(
+                HAnimPLG(
+                    stamp,
+                    int(hx.get("version", 0x100)),
+                    int(own_id),
+                    nodes,
+                    int(hx.get("flags", 0)),
+                    int(hx.get("key_frame_size", 36)),
+                )
+            )
+        elif own_id is not None:
+            items.append(HAnimPLG(stamp, 0x100, int(own_id)))
+        if not f.extras.get("rw_unnamed"):
+            items.append(FrameName(stamp, frame_name_bytes(f)))
+        extensions.append(Extension(stamp, _with_raw(items, f.extras.get("rw_extension"))))
+    return FrameList(stamp, stamp, rec, extensions)
+
+
+def frame_name_bytes(f: FrameNode) -> bytes:
+    """The frame's name as the file had it while the frame keeps the name it was
+    imported with (Blender's ".001" for a name taken in the blend file included)."""
+    given = f.extras.get("rw_name")
+    if given is not None and (
+        f.name == given or re.fullmatch(re.escape(given) + r"\.\d{3,}", f.name)
+    ):
+        raw = f.extras.get("rw_name_raw")
+        return bytes.fromhex(raw) if raw else given.encode("utf-8")
+    return f.name.encode("utf-8")
+
+
+MAX_VERTICES = 0xFFFF
+
+
+def _fit(em: ExportMesh, warnings: list[str], limit: int = MAX_VERTICES) -> list[ExportMesh]:
+    """The mesh as parts of at most ``limit`` RenderWare vertices each (a geometry's
+    triangles index vertices with 16 bits): halves by face order until they fit."""
+    _restore_normals(em.mesh)
+    if len(em.mesh.positions) <= limit:
+        em.welded = weld(em.mesh)
+        if len(em.welded[0]) <= limit:
+            return [em]
+    parts = [em.mesh]
+    done: list[Mesh] = []
+    while parts:
+        m = parts.pop()
+        nf = len(m.face_starts)
+        if len(weld(m)[0]) <= limit or nf < 2:
+            done.append(m)
+            continue
+        half = nf // 2
+        parts += [_face_range(m, half, nf), _face_range(m, 0, half)]
+    for k, m in enumerate(done):
+        m.name = f"{em.mesh.name}_{k}"
+    warnings.append(
+        f"{em.mesh.name}: more vertices than a geometry holds ({limit}); "
+        f"written as {len(done)} atomics"
+    )
+    return [ExportMesh(m, em.frame, em.materials) for m in done]
+
+
+def _face_range(mesh: Mesh, f0: int, f1: int) -> Mesh:
+    """Faces f0..f1 of a triangulated mesh with only the vertices they use."""
+    c0, c1 = (
+        int(mesh.face_starts[f0]),
+        (int(mesh.face_starts[f1]) if f1 < len(mesh.face_starts) else len(mesh.corner_verts)),
+    )
+    used, local = np.unique(mesh.corner_verts[c0:c1], return_inverse=True)
+    out = Mesh(
+        mesh.name,
+        mesh.positions[used],
+        local.astype(np.int32),
+        (mesh.face_starts[f0:f1] - c0).astype(np.int32),
+        mesh.face_materials[f0:f1],
+        materials=list(mesh.materials),
+        extras={k: v for k, v in mesh.extras.items() if k != "rw_geometry_extension"},
+    )
+    if mesh.normals is not None:
+        out.normals = mesh.normals[c0:c1]
+    out.uv_sets = [UVSet(u.name, u.uv[c0:c1]) for u in mesh.uv_sets]
+    out.colors = [ColorSet(c.name, c.color[c0:c1], c.byte) for c in mesh.colors]
+    if mesh.skin is not None:
+        out.skin = SkinSet(mesh.skin.joints[used], mesh.skin.weights[used])
+    out.morphs = [
+        NeutralMorph(m.name, m.position_offsets[used], m.default_weight) for m in mesh.morphs
+    ]
+    for a in mesh.attributes:
+        if a.domain == "POINT":
+            out.attributes.append(Attribute(a.name, a.domain, a.type, a.data[used]))
+        elif a.domain == "CORNER":
+            out.attributes.append(Attribute(a.name, a.domain, a.type, a.data[c0:c1]))
+    return out
+
+
+def weld(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """RenderWare vertices from corners: (source vertex per new vertex, first corner
+    per new vertex (-1 for a vertex no face uses), new vertex per corner)."""
+    nv, nc = len(mesh.positions), len(mesh.corner_verts)
+    cv = mesh.corner_verts.astype(np.int64)
+    first_of = np.full(nv, -1, np.int64)
+    first_of[cv[::-1]] = np.arange(nc - 1, -1, -1)
+    per_corner = [mesh.normals] if mesh.normals is not None else []
+    per_corner += [uv.uv for uv in mesh.uv_sets] + [c.color for c in mesh.colors]
+    back = first_of[cv]
+    if all(np.array_equal(a, a[back]) for a in per_corner):  # one set of values per vertex
+        return np.arange(nv), first_of, cv
+    cols = [mesh.corner_verts.astype(np.float64)[:, None]]
+    if mesh.normals is not None:
+        cols.append(np.round(mesh.normals.astype(np.float64), 4))
+    cols += [np.round(uv.uv.astype(np.float64), 6) for uv in mesh.uv_sets]
+    cols += [np.round(c.color.astype(np.float64) * 255.0) for c in mesh.colors]
+    key = np.hstack(cols)
+    unused = np.setdiff1d(np.arange(nv), mesh.corner_verts)
+    if len(unused):
+        extra = np.zeros((len(unused), key.shape[1]))
+        extra[:, 0] = unused
+        key = np.vstack([key, extra])
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    src = key[first, 0].astype(np.int64)
+    first = np.where(first < nc, first, -1)
+    return src, first, inverse[:nc]
+
+
+def _geometry(
+    em: ExportMesh,
+    skeleton: Skeleton | None,
+    perm: np.ndarray | None,
+    version: int,
+    stamp: int,
+    warnings: list[str],
+) -> Geometry:
+    mesh = em.mesh
+    src, first, corner_new = em.welded if em.welded is not None else weld(mesh)
+    nv = len(src)
+    if nv > MAX_VERTICES:
+        raise FormatError(f"{mesh.name}: {nv} vertices (a geometry holds at most 65535)")
+    tris = corner_new.reshape(-1, 3).astype(np.uint16)
+    n_slots = max(len(mesh.materials), 1)
+    mats = np.clip(mesh.face_materials, 0, n_slots - 1).astype(np.uint16)
+    stored: dict = mesh.extras.get("rw_geometry") or {}
+    same = stored.get("fingerprint") == geometry_fingerprint(nv, tris, mats)
+    has_face = first >= 0
+    fc = np.where(has_face, first, 0)
+    positions = mesh.positions[src].astype(np.float32)
+    normals = None
+    if mesh.normals is not None:
+        normals = np.where(has_face[:, None], mesh.normals[fc], 0).astype(np.float32)
+    uvs = []
+    for uv in mesh.uv_sets[:8]:
+        v = np.where(has_face[:, None], uv.uv[fc], 0).astype(np.float32)
+        v[:, 1] = 1.0 - v[:, 1]
+        uvs.append(v)
+    if len(mesh.uv_sets) > 8:
+        warnings.append(f"{mesh.name}: only the first 8 of {len(mesh.uv_sets)} UV maps written")
+    colors = None
+    if mesh.colors:
+        c = np.where(has_face[:, None], mesh.colors[0].color[fc], 1.0)
+        colors = np.clip(np.rint(c * 255.0), 0, 255).astype(np.uint8)
+        if len(mesh.colors) > 1:
+            warnings.append(f"{mesh.name}: only colour attribute {mesh.colors[0].name!r} written")
+    if "flags" in stored:  # the file's flags, with the data bits brought up to date
+        old = int(stored["flags"])
+        flags = old & 0xFF & ~(TRISTRIP | PRELIT | NORMALS | TEXTURED | TEXTURED2)
+        count_bits = bool((old >> 16) & 0xFF) or len(uvs) > 2
+    else:
+        flags, count_bits = POSITIONS | LIGHT | MODULATE, True
+    flags |= (PRELIT if colors is not None else 0) | (NORMALS if normals is not None else 0)
+    flags |= TEXTURED2 if len(uvs) >= 2 else (TEXTURED if uvs else 0)
+    flags |= len(uvs) << 16 if count_bits else 0
+    targets = [MorphTarget(_sphere(positions), positions, normals)]
+    for m in mesh.morphs:
+        targets.append(MorphTarget(_sphere(positions), positions + m.position_offsets[src], None))
+    spheres = stored.get("spheres")
+    if same and spheres and len(spheres) == len(targets):
+        for t, s in zip(targets, spheres, strict=True):
+            t.sphere = np.array(s, np.float32)
+    else:
+        for t in targets:
+            t.sphere = _sphere(t.positions)
+    ext_items: list = [bin_mesh_lists(tris, mats, n_slots, stamp)]
+    if same and stored.get("bin_mesh"):  # the file's own Bin Mesh (strips, order)
+        ext_items[0] = read_bin_mesh(Reader(bytes.fromhex(stored["bin_mesh"])), stamp)
+        flags |= TRISTRIP if ext_items[0].strips else 0
+    if mesh.skin is not None and skeleton is not None:
+        ext_items.append(_skin(mesh, src, skeleton, perm, version, stamp, same, warnings))
+    raw = mesh.extras.get("rw_geometry_extension") or []
+    if raw and not same:
+        warnings.append(
+            f"{mesh.name}: the mesh changed, so {len(raw)} per-vertex plugin chunk(s) "
+            f"({', '.join(f'0x{int(c[0]):X}' for c in raw)}) were dropped"
+        )
+        raw = []
+    ext_items = _with_raw(ext_items, raw)
+    surface = None
+    if version < 0x34000:
+        surface = tuple(stored.get("surface") or (1.0, 1.0, 1.0))
+    materials = [_material(mi, stamp) for mi in em.materials] or [_material(None, stamp)]
+    while len(materials) < n_slots:
+        materials.append(_material(None, stamp))
+    ml = MaterialList(stamp, stamp, np.full(len(materials), -1, np.int32), materials)
+    return Geometry(
+        stamp,
+        stamp,
+        flags,
+        nv,
+        tris,
+        mats,
+        ml,
+        Extension(stamp, ext_items),
+        surface,
+        colors,
+        uvs,
+        targets,
+    )
+
+
+def _restore_normals(mesh: Mesh) -> None:
+    """Corner normals back to the file's values (not unit, or zero) where Blender's
+    agree with them; edited ones stay."""
+    stored = next((a for a in mesh.attributes if a.name == NORMAL_ATTRIBUTE), None)
+    if stored is None or mesh.normals is None or len(stored.data) != len(mesh.positions):
+        return
+    raw = np.asarray(stored.data, np.float32)[mesh.corner_verts]
+    length = np.linalg.norm(raw, axis=1)
+    unit = raw / np.maximum(length, 1e-12)[:, None]
+    agree = (length < 1e-6) | ((unit * mesh.normals).sum(axis=1) > 0.999)
+    mesh.normals = np.where(agree[:, None], raw, mesh.normals).astype(np.float32)
+
+
+def _sphere(p: np.ndarray) -> np.ndarray:
+    if not len(p):
+        return np.zeros(4, np.float32)
+    c = (p.min(axis=0) + p.max(axis=0)) * 0.5
+    r = float(np.sqrt(((p - c) ** 2).sum(axis=1).max()))
+    return np.array([*c, r], np.float32)
+
+
+def _skin(mesh, src, skeleton, perm, version, stamp, same, warnings) -> Skin:
+    joints = mesh.skin.joints[src].astype(np.int64)
+    weights = mesh.skin.weights[src].astype(np.float64)
+    if perm is not None:
+        joints = perm[np.clip(joints, 0, len(perm) - 1)]
+    weights = np.where((joints >= 0) & (joints < len(skeleton)), weights, 0.0)
+    order = np.argsort(-weights, axis=1, kind="stable")[:, :4]
+    joints = np.take_along_axis(joints, order, 1)
+    weights = np.take_along_axis(weights, order, 1)
+    if joints.shape[1] < 4:
+        pad = 4 - joints.shape[1]
+        joints = np.pad(joints, ((0, 0), (0, pad)))
+        weights = np.pad(weights, ((0, 0), (0, pad)))
+    sums = weights.sum(axis=1, keepdims=True)
+    normal = np.divide(weights, sums, out=np.zeros_like(weights), where=sums > 0)
+    # rows already normalised to float32 precision stay as they are (lossless)
+    weights = np.where(np.abs(sums - 1.0) <= 1e-6, weights, normal)
+    joints = np.where(weights > 0, joints, 0)
+    unweighted = int((sums[:, 0] <= 0).sum())
+    if unweighted:
+        warnings.append(f"{mesh.name}: {unweighted} vertices have no weights")
+    nb = len(skeleton)
+    inv = skeleton.inverse_bind
+    if inv is None:
+        inv = np.linalg.inv(skeleton.world_rest())
+    mats = np.transpose(inv, (0, 2, 1)).astype(np.float32)
+    stored = mesh.extras.get("rw_skin") or {}
+    w = stored.get("matrix_w")
+    if w is not None and len(w) == nb:
+        wcol = np.array(w, np.float32)
+        if perm is not None:
+            wcol = wcol[np.argsort(perm)]
+        mats[:, :, 3] = wcol
+    else:
+        mats[:, :, 3] = 0.0  # what the games' files have (FORMAT-NOTES)
+    used = np.unique(joints[weights > 0]).astype(np.uint8)
+    max_w = int((weights > 0).sum(axis=1).max()) if len(weights) else 0
+    skin = Skin(stamp, nb, used, max_w, joints.astype(np.uint8), weights.astype(np.float32), mats)
+    if version < 0x34000:
+        skin.used_bones = np.zeros(0, np.uint8)
+        skin.max_weights = 0
+        skin.fillers = np.full(nb, DEADDEAD, np.uint32)
+        if stored.get("split") and not SplitData.from_json(stored["split"]).is_zero():
+            warnings.append(f"{mesh.name}: the old skin layout has no split data; dropped")
+        return skin
+    split = SplitData()
+    if stored.get("split") and not SplitData.from_json(stored["split"]).is_zero():
+        if same and perm is not None and np.array_equal(perm, np.arange(nb)):
+            split = SplitData.from_json(stored["split"])
+        else:
+            warnings.append(f"{mesh.name}: the mesh or skeleton changed; split data zeroed")
+    skin.split = split
+    return skin
+
+
+def _material(mi: MaterialInfo | None, stamp: int) -> Material:
+    if mi is None:
+        return Material(
+            stamp, stamp, 0, (255, 255, 255, 255), 0, 0, (1.0, 1.0, 1.0), None, Extension(stamp)
+        )
+    m = mi.extras.get("rw_material") or {}
+    texture = None
+    if mi.texture:
+        t = mi.extras.get("rw_texture") or {}
+        texture = Texture(
+            stamp,
+            stamp,
+            int(t.get("flags", DEFAULT_TEXTURE_FLAGS)),
+            Text.make(stamp, mi.texture),
+            Text.make(stamp, t.get("mask", "")),
+            Extension(stamp, _raw(t.get("extension"))),
+        )
+    return Material(
+        stamp,
+        stamp,
+        int(m.get("flags", 0)),
+        tuple(int(c) for c in mi.color),
+        int(m.get("unused", 0)),
+        1 if texture is not None else 0,
+        tuple(m.get("surface") or (1.0, 1.0, 1.0)),
+        texture,
+        Extension(stamp, _raw(m.get("extension"))),
+    )
+
+
+def from_imported(imp: ImportedClump) -> ExportClump:
+    """What an import gives, ready for export again (the round trip without Blender)."""
+    meshes = [
+        ExportMesh(m, f, mats)
+        for m, f, mats in zip(imp.scene.meshes, imp.mesh_frames, imp.materials, strict=True)
+    ]
+    return ExportClump(imp.frames, meshes, imp.scene.skeleton, imp.scene.extras)

@@ -1,0 +1,414 @@
+"""Clump -> neutral scene: frames, skeleton from the HAnim hierarchy, one mesh per atomic.
+
+RenderWare and Blender share axes (right-handed, Z up), so nothing is turned.
+What Blender has no place for is returned as JSON-able ``extras`` that the
+exporter reads back: frame flags and unknown frame plugins, HAnim bone IDs,
+geometry flags, bounding spheres, the Skin PLG's layout and split data, the
+material and texture fields, and every unknown plugin chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..codec import FormatError
+from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
+from ..transforms import decompose_trs, world_from_local
+from .chunks import RawChunk, version_of
+from .dff import Atomic, Clump, DffFile
+from .extension import Extension
+from .frames import FrameName, HAnimPLG, frame_matrices, hanim_parents
+from .geometry import BinMesh, Geometry, bin_mesh_lists, strip_triangles
+from .materials import Material
+from .skin import Skin as SkinPLG
+
+#: A point attribute with the normals as the file has them.
+NORMAL_ATTRIBUTE = "rw:normal"
+#: Agreement between the inverse bind matrices and the frame hierarchy.
+BIND_TOLERANCE = 1e-3
+
+
+@dataclass
+class FrameNode:
+    """One frame: a local matrix (column vectors) relative to ``parent`` (-1: root)."""
+
+    name: str
+    parent: int
+    matrix: np.ndarray  # (4, 4) float64
+    bone: int = -1  # skeleton index when the frame is a bone
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MaterialInfo:
+    name: str
+    color: tuple[int, int, int, int]
+    texture: str | None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ImportedClump:
+    scene: Scene
+    frames: list[FrameNode]
+    mesh_frames: list[int]  # frame of each mesh (atomic)
+    materials: list[list[MaterialInfo]]  # per mesh, per slot
+    skin_frame: int = -1  # the frame whose space the skeleton and skins live in
+    warnings: list[str] = field(default_factory=list)
+
+
+def raw_list(items: list) -> list[list]:
+    """Unknown plugin chunks as JSON: [type, stamp, hex payload, place in the list]."""
+    return [
+        [c.type, c.stamp, c.payload.hex(), i]
+        for i, c in enumerate(items)
+        if isinstance(c, RawChunk)
+    ]
+
+
+def geometry_fingerprint(num_vertices: int, triangles: np.ndarray, materials: np.ndarray) -> str:
+    """What must be unchanged for per-vertex data (split data, spheres, the Bin Mesh)
+    to stay valid."""
+    h = hashlib.sha1(np.ascontiguousarray(triangles, "<u2").tobytes())
+    h.update(np.ascontiguousarray(materials, "<u2").tobytes())
+    h.update(str(num_vertices).encode())
+    return h.hexdigest()
+
+
+def unique_names(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        base = n
+        k = seen.get(base, 0)
+        while n in seen:
+            k += 1
+            n = f"{base}.{k:03d}"
+        seen[base] = k
+        seen[n] = 0
+        out.append(n)
+    return out
+
+
+def import_dff(f: DffFile, name: str) -> list[ImportedClump]:
+    """Every clump of a file; the chunks before the first clump (a UV animation
+    dictionary) and the trailing padding go with the first one."""
+    out = []
+    for i, clump in enumerate(f.clumps):
+        out.append(import_clump(clump, name if i == 0 else f"{name}_{i}"))
+    first = f.chunks.index(f.clumps[0])
+    extras = out[0].scene.extras
+    if first:
+        extras["rw_file_chunks"] = raw_list(f.chunks[:first])
+    if f.trailing:
+        extras["rw_trailing"] = len(f.trailing)
+    if len(f.chunks) - first > len(out):
+        out[0].warnings.append("chunks between or after the clumps are not imported")
+    return out
+
+
+def _inv(m: np.ndarray, what: str) -> np.ndarray:
+    try:
+        out = np.linalg.inv(m)
+    except np.linalg.LinAlgError:
+        out = None
+    if out is None or not np.isfinite(out).all():
+        raise FormatError(f"{what}: a matrix is singular or not finite")
+    return out
+
+
+def import_clump(clump: Clump, name: str) -> ImportedClump:
+    """The clump as neutral data; FormatError for what cannot be imported.
+
+    Non-finite floats in a file pass through as they are (no numpy warnings).
+    """
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return _import_clump(clump, name)
+
+
+def _import_clump(clump: Clump, name: str) -> ImportedClump:
+    fl = clump.frame_list
+    local = frame_matrices(fl.frames)
+    parents = fl.frames["parent"].astype(np.int32)
+    world = world_from_local(local, parents)
+    raws = [
+        None if (p := fl.extensions[i].find(FrameName)) is None else p.raw for i in range(len(fl))
+    ]
+    clean = [None if r is None else r.split(b"\0", 1)[0].decode("utf-8", "replace") for r in raws]
+    names = unique_names(
+        [clean[i] or (name if i == 0 else f"{name}_frame{i}") for i in range(len(fl))]
+    )
+    frames = []
+    for i in range(len(fl)):
+        ext = fl.extensions[i]
+        extras: dict[str, Any] = {
+            "rw_frame_index": i,
+            "rw_frame_flags": int(fl.frames["flags"][i]),
+            "rw_frame_matrix": local[i][:3, :].ravel().tolist(),
+        }
+        h = ext.find(HAnimPLG)
+        if h is not None:
+            extras["rw_bone_id"] = int(h.node_id)
+        raw = raw_list(ext.items)
+        if raw:
+            extras["rw_extension"] = raw
+        if raws[i] is None:
+            extras["rw_unnamed"] = True
+        elif names[i].encode("utf-8") != raws[i]:  # made unique, or bytes a name cannot hold
+            extras["rw_name"] = names[i]
+            extras["rw_name_raw"] = raws[i].hex()
+        frames.append(FrameNode(names[i], int(parents[i]), local[i], extras=extras))
+    result = ImportedClump(Scene(name), frames, [], [])
+    version = clump.version
+    result.scene.extras["rw_version"] = version
+    result.scene.extras["rw_stamp"] = clump.stamp
+    clump_ext = next((i for i in clump.items if isinstance(i, Extension)), None)
+    if clump_ext is not None and raw_list(clump_ext.items):
+        result.scene.extras["rw_clump_extension"] = raw_list(clump_ext.items)
+    if any(isinstance(i, RawChunk) for i in clump.items):
+        kinds = sorted({f"0x{i.type:X}" for i in clump.items if isinstance(i, RawChunk)})
+        result.scene.extras["rw_clump_items"] = raw_list(clump.items)
+        result.scene.extras["rw_clump_counts"] = list(clump.counts)
+        result.warnings.append(
+            f"clump sections {', '.join(kinds)} (lights, cameras ...) are kept as they are, "
+            "not as Blender objects"
+        )
+    skinned = [a for a in clump.atomics if clump.atomic_geometry(a).skin is not None]
+    if skinned:
+        result.skin_frame = skinned[0].frame
+        _skeleton(clump, result, world, skinned)
+    for k, atomic in enumerate(clump.atomics):
+        _mesh(clump, atomic, k, result)
+    return result
+
+
+def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: list) -> None:
+    fl = clump.frame_list
+    root = next(
+        (i for i in range(len(fl)) if (h := fl.hanim(i)) is not None and h.nodes is not None),
+        None,
+    )
+    skin: SkinPLG = clump.atomic_geometry(skinned[0]).skin
+    if root is None:
+        raise FormatError("skinned geometry but no frame carries an HAnim hierarchy")
+    h = fl.hanim(root)
+    nodes = h.nodes
+    if len(nodes) != skin.num_bones:
+        raise FormatError(
+            f"the HAnim hierarchy has {len(nodes)} nodes, the skin {skin.num_bones} bones"
+        )
+    by_id = {}
+    for i in range(len(fl)):
+        fh = fl.hanim(i)
+        if fh is not None:
+            by_id.setdefault(int(fh.node_id), i)
+    bone_frames = []
+    for node in nodes.tolist():
+        if node[0] not in by_id:
+            raise FormatError(f"HAnim node ID {node[0]} belongs to no frame")
+        bone_frames.append(by_id[node[0]])
+    bone_parents = hanim_parents(nodes["flags"])
+    frame_parents = [result.frames[f].parent for f in bone_frames]
+    mismatch = [
+        result.frames[bone_frames[i]].name
+        for i, p in enumerate(bone_parents.tolist())
+        if p >= 0 and frame_parents[i] != bone_frames[p]
+    ]
+    if mismatch:
+        result.warnings.append(
+            f"the HAnim push/pop flags disagree with the frame hierarchy for {len(mismatch)} "
+            f"bones ({', '.join(mismatch[:5])}); the HAnim hierarchy is used"
+        )
+    space = _inv(world[result.skin_frame], "skin frame")
+    bworld = space @ world[bone_frames]
+    pworld = np.where(
+        (bone_parents >= 0)[:, None, None], bworld[np.maximum(bone_parents, 0)], np.eye(4)
+    )
+    blocal = _inv(pworld, "bone frames") @ bworld
+    t, q, s = decompose_trs(blocal)
+    stored = skin.matrices.astype(np.float64)
+    inv_bind = np.transpose(stored, (0, 2, 1)).copy()
+    inv_bind[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
+    bind = _inv(inv_bind, "Skin PLG inverse bind matrices")
+    off = np.abs(bind - bworld).max(axis=(1, 2))
+    bad = np.nonzero(off > BIND_TOLERANCE * np.maximum(1.0, np.abs(bworld).max(axis=(1, 2))))[0]
+    if len(bad):
+        result.warnings.append(
+            f"the inverse bind matrices disagree with the frame hierarchy for {len(bad)} bones "
+            f"(largest difference {off.max():.4g}); the armature's rest pose follows the "
+            "inverse bind matrices, the frames are kept for export"
+        )
+    result.frames[root].extras["rw_hanim_root"] = True
+    extras = []
+    for i, f in enumerate(bone_frames):
+        frame = result.frames[f]
+        frame.bone = i
+        e = dict(frame.extras)
+        e["rw_bone_index"] = int(nodes["index"][i])
+        e["rw_bone_flags"] = int(nodes["flags"][i])
+        extras.append(e)
+    result.scene.skeleton = Skeleton(
+        [result.frames[f].name for f in bone_frames], bone_parents, t, q, s, inv_bind, extras
+    )
+    result.scene.extras["rw_hanim"] = {
+        "version": int(h.version),
+        "flags": int(h.flags),
+        "key_frame_size": int(h.key_frame_size),
+        "root_frame": int(root),
+    }
+
+
+def _corner_faces(geo: Geometry) -> tuple[np.ndarray, np.ndarray, str]:
+    """Triangles and their material slots; the Bin Mesh decides materials (FORMAT-NOTES)."""
+    tris = geo.triangles.astype(np.int64)
+    mats = geo.tri_materials.astype(np.int64)
+    bm: BinMesh | None = geo.bin_mesh
+    if bm is None or not bm.meshes:
+        return tris, mats, "triangles"
+    parts, pmats = [], []
+    for mat, ix in bm.meshes:
+        if not bm.strips and len(ix) % 3:
+            raise FormatError(f"bin mesh triangle list of {len(ix)} indices (not triangles)")
+        t = strip_triangles(ix) if bm.strips else np.asarray(ix, np.int64).reshape(-1, 3)
+        parts.append(t)
+        pmats.append(np.full(len(t), mat, np.int64))
+    btris = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
+    bmats = np.concatenate(pmats) if pmats else np.zeros(0, np.int64)
+    if len(btris) and btris.max() >= geo.num_vertices:
+        raise FormatError(f"bin mesh index {int(btris.max())} of {geo.num_vertices} vertices")
+    if not len(tris):
+        return btris, bmats, "bin mesh"
+    key_b = _tri_keys(btris)
+    order = np.argsort(key_b, kind="stable")
+    key_t = _tri_keys(tris)
+    pos = np.clip(np.searchsorted(key_b[order], key_t), 0, max(len(order) - 1, 0))
+    found = (key_b[order][pos] == key_t) if len(order) else np.zeros(len(tris), bool)
+    mats = np.where(found, bmats[order][pos] if len(order) else 0, mats)
+    return tris, mats, "triangles"
+
+
+def _tri_keys(t: np.ndarray) -> np.ndarray:
+    s = np.sort(t, axis=1)
+    return (s[:, 0] << 42) | (s[:, 1] << 21) | s[:, 2]
+
+
+def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
+    geo = clump.atomic_geometry(atomic)
+    if geo.native:
+        raise FormatError(
+            "platform-native geometry (PS2/Xbox/GameCube) is not supported: "
+            "convert the file to PC geometry first"
+        )
+    frame = result.frames[atomic.frame]
+    name = (
+        frame.name
+        if sum(a.frame == atomic.frame for a in clump.atomics) == 1
+        else f"{frame.name}_{k}"
+    )
+    nv = geo.num_vertices
+    mt0 = geo.morph_targets[0] if geo.morph_targets else None
+    positions = (
+        mt0.positions if mt0 is not None and mt0.positions is not None else np.zeros((nv, 3))
+    ).astype(np.float32)
+    tris, mats, source = _corner_faces(geo)
+    slots = geo.material_list.slot_materials()
+    if len(mats) and (mats.max() >= max(len(slots), 1) or mats.min() < 0):
+        raise FormatError(f"geometry {atomic.geometry}: material {int(mats.max())} of {len(slots)}")
+    corners = tris.reshape(-1).astype(np.int32)
+    mesh = Mesh(
+        name,
+        positions,
+        corners,
+        np.arange(0, len(corners), 3, dtype=np.int32),
+        mats.astype(np.int32),
+    )
+    if mt0 is not None and mt0.normals is not None:
+        n = mt0.normals[corners].astype(np.float64)
+        n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+        mesh.normals = n.astype(np.float32)
+        # as stored (Blender's custom normals are unit length and never zero)
+        mesh.attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", mt0.normals))
+    for i, uv in enumerate(geo.uvs):
+        c = uv[corners].astype(np.float32)
+        c[:, 1] = 1.0 - c[:, 1]
+        mesh.uv_sets.append(UVSet("UVMap" if i == 0 else f"UVMap{i}", c))
+    if geo.colors is not None:
+        mesh.colors.append(ColorSet("prelit", geo.colors[corners].astype(np.float32) / 255.0))
+    skin = geo.skin
+    skin_extras: dict[str, Any] = {}
+    if skin is not None:
+        mesh.skin = Skin(skin.indices.astype(np.int32), skin.weights.astype(np.float32))
+        skin_extras = {
+            "layout": "old" if skin.old_layout else "new",
+            "padding": skin.padding,
+            "max_weights": skin.max_weights,
+            "used_bones": skin.used_bones.tolist(),
+            "matrix_w": skin.matrices[:, :, 3].tolist(),
+            "fillers": None if skin.fillers is None else skin.fillers.tolist(),
+            "split": None if skin.split is None else skin.split.to_json(),
+        }
+    for i, mt in enumerate(geo.morph_targets[1:], 1):
+        if mt.positions is not None:
+            mesh.morphs.append(MorphTarget(f"morph{i}", (mt.positions - positions).astype("f4")))
+    if any(mt.normals is not None for mt in geo.morph_targets[1:]):
+        result.warnings.append(f"{name}: normals of morph targets are not kept (Blender has none)")
+    mesh.extras = {
+        "rw_atomic_flags": int(atomic.flags),
+        "rw_atomic_tail": atomic.struct_tail.hex(),
+        "rw_geometry": {
+            "flags": int(geo.flags),
+            "surface": None if geo.surface is None else list(geo.surface),
+            "spheres": [mt.sphere.tolist() for mt in geo.morph_targets],
+            "fingerprint": geometry_fingerprint(nv, tris, mats),
+            "bin_mesh_flags": None if geo.bin_mesh is None else geo.bin_mesh.flags,
+            "faces_from": source,
+            "version": version_of(geo.stamp),
+        },
+    }
+    bm = geo.bin_mesh
+    if bm is not None and source == "triangles":
+        regen = bin_mesh_lists(tris, mats, max(len(slots), 1), bm.stamp)
+        if regen.to_bytes() != bm.to_bytes():
+            mesh.extras["rw_geometry"]["bin_mesh"] = bm.to_bytes()[12:].hex()
+    if skin_extras:
+        mesh.extras["rw_skin"] = skin_extras
+    for key, items in (
+        ("rw_geometry_extension", geo.extension.items),
+        ("rw_atomic_extension", _atomic_ext_items(atomic)),
+    ):
+        raw = raw_list(items)
+        if raw:
+            mesh.extras[key] = raw
+    result.materials.append([_material(m, result.scene.name, j) for j, m in enumerate(slots)])
+    mesh.materials = [m.name for m in result.materials[-1]]
+    result.mesh_frames.append(atomic.frame)
+    result.scene.meshes.append(mesh)
+
+
+def _atomic_ext_items(atomic: Atomic) -> list:
+    ext = atomic.extension
+    return [] if ext is None else ext.items
+
+
+def _material(m: Material, clump_name: str, slot: int) -> MaterialInfo:
+    tex = m.texture
+    extras: dict[str, Any] = {
+        "rw_material": {
+            "flags": m.flags,
+            "unused": m.unused,
+            "surface": None if m.surface is None else list(m.surface),
+            "extension": raw_list(m.extension.items),
+        }
+    }
+    if tex is not None:
+        extras["rw_texture"] = {
+            "flags": tex.flags,
+            "mask": tex.mask.text,
+            "extension": raw_list(tex.extension.items),
+        }
+    name = tex.name.text if tex is not None and tex.name.text else f"{clump_name}_material{slot}"
+    return MaterialInfo(name, tuple(m.color), None if tex is None else tex.name.text, extras)

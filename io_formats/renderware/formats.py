@@ -1,0 +1,59 @@
+"""The RenderWare clump format for the registry: codec and summary."""
+
+from __future__ import annotations
+
+from ..registry import FileFormat
+from . import dff
+from .chunks import RawChunk, version_of, version_text
+
+
+def summarize(f: dff.DffFile) -> dict:
+    out = {"chunks": [], "trailing_bytes": len(f.trailing)}
+    for c in f.chunks:
+        if isinstance(c, RawChunk):
+            out["chunks"].append({"type": f"0x{c.type:X}", "size": len(c.payload)})
+            continue
+        fl = c.frame_list
+        geos = []
+        for g in c.geometries():
+            skin = g.skin
+            geos.append(
+                {
+                    "vertices": g.num_vertices,
+                    "triangles": len(g.triangles),
+                    "uv_sets": len(g.uvs),
+                    "prelit": g.colors is not None,
+                    "morph_targets": len(g.morph_targets),
+                    "materials": len(g.material_list.slots),
+                    "native": g.native,
+                    "bin_mesh": None
+                    if g.bin_mesh is None
+                    else {"strips": g.bin_mesh.strips, "meshes": len(g.bin_mesh.meshes)},
+                    "skin": None
+                    if skin is None
+                    else {
+                        "bones": skin.num_bones,
+                        "used_bones": len(skin.used_bones),
+                        "max_weights": skin.max_weights,
+                        "layout": "old" if skin.old_layout else "new",
+                        "split_meshes": 0 if skin.split is None else skin.split.num_meshes,
+                    },
+                }
+            )
+        out["chunks"].append(
+            {
+                "type": "clump",
+                "version": version_text(version_of(c.stamp)),
+                "frames": [fl.name(i) for i in range(len(fl))],
+                "geometries": geos,
+                "atomics": [[a.frame, a.geometry] for a in c.atomics],
+            }
+        )
+    return out
+
+
+FORMATS = (
+    FileFormat(
+        "renderware.dff", "RenderWare Clump", "model", (".dff",), dff.read, dff.write, summarize
+    ),
+)

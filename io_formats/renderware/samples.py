@@ -1,0 +1,248 @@
+"""RenderWare clumps built in code, for what the real-file corpus lacks.
+
+The corpus has two static PC clumps and no skinned ped. These builders make
+:class:`dff.DffFile` objects with this package's writer (all numpy, no
+per-vertex loops):
+
+- :func:`skinned_ped`: a cylinder "ped" skinned to a branching bone tree
+  (HAnim push/pop flags), 4 weights per vertex sorted and normalised, in the
+  skin layout of the chosen version (old for GTA III, new for VC/SA), with
+  optional non-zero split data, several UV sets, prelit colours, morph
+  targets, triangle strips in the Bin Mesh PLG and unknown plugin chunks in
+  every extension.
+- :func:`static_clump`: several atomics on a frame hierarchy, no skin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..scene import ColorSet, Mesh, MorphTarget, Skeleton, Skin, UVSet
+from ..transforms import compose_trs, world_from_local
+from .chunks import RawChunk
+from .clump_export import ExportClump, ExportMesh, export_clump
+from .clump_import import FrameNode, MaterialInfo
+from .dff import DffFile
+from .geometry import TRISTRIP, BinMesh, strip_triangles
+from .skin import SplitData
+
+UNKNOWN_PLUGIN = 0x0253F2F0  # a vendor ID no reader here knows
+
+
+def _axis_quat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
+    half = 0.5 * angle[..., None]
+    return np.concatenate([np.cos(half), np.sin(half) * axis], axis=-1)
+
+
+def ped_skeleton(n_bones: int, identity_root: bool = False) -> Skeleton:
+    """A branching tree in depth-first order: a chain, and every 5th bone a new
+    branch off bone 1 (so HAnim needs push and pop flags)."""
+    idx = np.arange(n_bones)
+    parents = np.where(idx % 5 == 0, 1, idx - 1)
+    parents[0] = -1
+    if n_bones > 1:
+        parents[1] = 0
+    branch_start = (idx % 5 == 0) & (idx > 1)
+    angle = 2.0 * np.pi * (idx // 5) / 7.0
+    t = np.zeros((n_bones, 3))
+    t[:, 2] = 0.12
+    t[branch_start, 0] = 0.05 * np.cos(angle[branch_start])
+    t[branch_start, 1] = 0.05 * np.sin(angle[branch_start])
+    t[0] = (0.0, 0.0, 0.1)
+    axis = np.stack([np.sin(idx * 0.7), np.cos(idx * 1.3), np.ones(n_bones)], axis=1)
+    q = _axis_quat(axis, 0.05 * ((idx % 3) - 1.0))
+    if identity_root:
+        t[0], q[0] = 0.0, (1.0, 0.0, 0.0, 0.0)
+    s = np.ones((n_bones, 3))
+    names = ["Root"] + [f"Bone{i:02d}" for i in range(1, n_bones)]
+    world = world_from_local(compose_trs(t, q, s), parents)
+    extras = [{"rw_bone_id": int(i * 3 + (i % 2))} for i in idx]
+    return Skeleton(names, parents.astype(np.int32), t, q, s, np.linalg.inv(world), extras)
+
+
+def ped_mesh(
+    skeleton: Skeleton,
+    rings: int,
+    segments: int,
+    uv_sets: int,
+    prelit: bool,
+    morphs: int,
+    span: tuple[float, float] = (0.0, 1.0),
+) -> Mesh:
+    """The part ``span`` (fractions of the height) of the ped's cylinder."""
+    world = skeleton.world_rest()
+    top = float(world[:, 2, 3].max()) + 0.05
+    z = np.linspace(span[0] * top, span[1] * top, rings)
+    a = np.linspace(0.0, 2.0 * np.pi, segments + 1)
+    zz, aa = np.meshgrid(z, a, indexing="ij")
+    radius = 0.15 + 0.03 * np.sin(zz * 5.0)
+    pos = np.stack([radius * np.cos(aa), radius * np.sin(aa), zz], axis=-1).reshape(-1, 3)
+    nrm = np.stack([np.cos(aa), np.sin(aa), np.zeros_like(aa)], axis=-1).reshape(-1, 3)
+    nv = len(pos)
+    r0 = np.arange(rings - 1)[:, None] * (segments + 1)
+    c0 = np.arange(segments)[None, :]
+    v00 = (r0 + c0).reshape(-1)
+    v01, v10 = v00 + 1, v00 + segments + 1
+    v11 = v10 + 1
+    tris = np.stack([np.stack([v00, v01, v11], 1), np.stack([v00, v11, v10], 1)], 1).reshape(-1, 3)
+    corners = tris.reshape(-1).astype(np.int32)
+    mats = (pos[tris[:, 0], 2] > top * 0.5).astype(np.int32)
+    mesh = Mesh(
+        "ped", pos.astype(np.float32), corners, np.arange(0, len(corners), 3, dtype=np.int32), mats
+    )
+    mesh.materials = ["skin", "cloth"]
+    mesh.normals = nrm[corners].astype(np.float32)
+    u = (aa / (2.0 * np.pi)).reshape(-1)
+    v = (zz / top).reshape(-1)
+    for k in range(uv_sets):
+        uv = np.stack([u * (k + 1), v + 0.25 * k], axis=1)[corners]
+        mesh.uv_sets.append(UVSet("UVMap" if k == 0 else f"UVMap{k}", uv.astype(np.float32)))
+    if prelit:
+        col = np.stack([u, v, 1.0 - v, np.full(nv, 200.0 / 255.0)], axis=1)
+        col = np.rint(col * 255.0) / 255.0
+        mesh.colors.append(ColorSet("prelit", col[corners].astype(np.float32)))
+    heads = world[:, :3, 3]
+    d = np.linalg.norm(pos[:, None, :] - heads[None, :, :], axis=2)
+    near = np.argsort(d, axis=1, kind="stable")[:, :4]
+    w = 1.0 / (np.take_along_axis(d, near, 1) + 0.02) ** 2
+    w /= w.sum(axis=1, keepdims=True)
+    mesh.skin = Skin(near.astype(np.int32), w.astype(np.float32))
+    for m in range(morphs):
+        off = np.zeros((nv, 3), np.float32)
+        off[:, 0] = 0.02 * (m + 1) * np.sin(pos[:, 2] * (3 + m))
+        mesh.morphs.append(MorphTarget(f"morph{m + 1}", off))
+    return mesh
+
+
+def skinned_ped(
+    target: str = "SA",
+    n_bones: int = 32,
+    rings: int = 24,
+    segments: int = 16,
+    uv_sets: int = 1,
+    prelit: bool = False,
+    morphs: int = 0,
+    split: bool = False,
+    strips: bool = False,
+    unknown: bool = False,
+    parts: int = 1,
+    root_frame: bool = True,
+) -> DffFile:
+    """A skinned clump: frame 0 (the ped) holds the atomics, frames 1.. are the bones.
+
+    ``parts`` > 1 cuts the body into that many atomics (of ``rings`` rings each)
+    sharing the skeleton: a geometry holds at most 65535 vertices. Without
+    ``root_frame`` the frames are the bones only and the atomics hang from the
+    root bone (whose transform is then the identity).
+    """
+    skeleton = ped_skeleton(n_bones, identity_root=not root_frame)
+    meshes = [
+        ped_mesh(skeleton, rings, segments, uv_sets, prelit, morphs, (k / parts, (k + 1) / parts))
+        for k in range(parts)
+    ]
+    first = 1 if root_frame else 0
+    frames = [FrameNode("ped", -1, np.eye(4))] if root_frame else []
+    local = compose_trs(skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale)
+    for i, name in enumerate(skeleton.names):
+        p = int(skeleton.parents[i])
+        parent = (0 if root_frame else -1) if p < 0 else p + first
+        frames.append(FrameNode(name, parent, local[i], bone=i))
+    materials = [
+        MaterialInfo("skin", (255, 220, 200, 255), "ped_skin"),
+        MaterialInfo("cloth", (40, 60, 200, 255), None),
+    ]
+    data = ExportClump(frames, [ExportMesh(m, 0, materials) for m in meshes], skeleton)
+    dff, _ = export_clump(data, target)
+    geo = dff.clump.geometries()[0]
+    if split:
+        _add_split(geo.skin, n_bones)
+    if strips:
+        _to_strips(geo, rings, segments)
+    if unknown:
+        _add_unknown(dff)
+    return dff
+
+
+def _add_split(skin, n_bones: int) -> None:
+    if skin.split is None:
+        raise ValueError("split data needs the new skin layout (VC or SA)")
+    half = n_bones // 2
+    skin.split = SplitData(
+        bone_limit=max(half, 1),
+        num_meshes=2,
+        num_rle=3,
+        remap=np.arange(n_bones, dtype=np.uint8)[::-1].copy(),
+        meshes=np.array([[0, 2], [2, 1]], np.uint8),
+        rle=np.array([[0, half], [half, n_bones - half], [0, 1]], np.uint8),
+    )
+
+
+def _to_strips(geo, rings: int, segments: int) -> None:
+    """One strip per material made of ring rows joined by degenerate triangles."""
+    row = segments + 1
+    meshes = []
+    tri_parts, mat_parts = [], []
+    for mat in (0, 1):
+        rows = [j for j in range(rings - 1) if (j >= (rings - 1) // 2) == bool(mat)]
+        parts = []
+        for j in rows:
+            lower = np.arange(j * row, (j + 1) * row)
+            s = np.stack([lower + row, lower], axis=1).reshape(-1)
+            if parts:
+                parts.append(np.array([parts[-1][-1], s[0]]))
+            parts.append(s)
+        if not parts:
+            continue
+        strip = np.concatenate(parts).astype(np.uint32)
+        meshes.append((mat, strip))
+        t = strip_triangles(strip)
+        tri_parts.append(t)
+        mat_parts.append(np.full(len(t), mat))
+    geo.extension.items = [
+        BinMesh(geo.stamp, 1, meshes) if isinstance(i, BinMesh) else i for i in geo.extension.items
+    ]
+    geo.triangles = np.concatenate(tri_parts).astype(np.uint16)
+    geo.tri_materials = np.concatenate(mat_parts).astype(np.uint16)
+    geo.flags |= TRISTRIP
+
+
+def _add_unknown(dff: DffFile) -> None:
+    clump = dff.clump
+    stamp = clump.stamp
+    blob = bytes(range(7))
+    fl = clump.frame_list
+    fl.extensions[0].items.append(RawChunk(UNKNOWN_PLUGIN, stamp, blob))  # last on frame 0
+    fl.extensions[-1].items.insert(0, RawChunk(UNKNOWN_PLUGIN + 1, stamp, b"frame"))
+    geo = clump.geometries()[0]
+    geo.extension.items.insert(1, RawChunk(UNKNOWN_PLUGIN + 2, stamp, blob * 3))
+    mat = geo.material_list.materials[0]
+    mat.extension.items.append(RawChunk(0x120, stamp, np.array([0], "<u4").tobytes()))
+    if mat.texture is not None:
+        mat.texture.extension.items.append(RawChunk(UNKNOWN_PLUGIN + 3, stamp, b"tex"))
+    clump.atomics[0].extension.items.append(RawChunk(UNKNOWN_PLUGIN + 4, stamp, b""))
+    clump.items[-1].items.append(RawChunk(UNKNOWN_PLUGIN + 5, stamp, blob))
+    dff.chunks.insert(0, RawChunk(0x2B, stamp, np.array([0], "<u4").tobytes()))
+    dff.trailing = bytes(20)
+
+
+def static_clump(target: str = "SA", atomics: int = 3, uv_sets: int = 2) -> DffFile:
+    """Several unskinned atomics, each on its own frame under a root frame, with
+    prelit colours, ``uv_sets`` UV sets and one morph target on the first."""
+    frames = [FrameNode("root", -1, np.eye(4))]
+    meshes = []
+    for k in range(atomics):
+        skel = ped_skeleton(2)
+        mesh = ped_mesh(skel, 4 + k, 6 + k, uv_sets, True, 1 if k == 0 else 0)
+        mesh.skin = None
+        mesh.name = f"part{k}"
+        m = np.eye(4)
+        m[:3, 3] = (0.5 * k, 0.0, 0.1 * k)
+        frames.append(FrameNode(f"part{k}", 0, m))
+        mats = [
+            MaterialInfo("a", (255, 255, 255, 255), f"tex{k}"),
+            MaterialInfo("b", (10, 20, 30, 255), None),
+        ]
+        meshes.append(ExportMesh(mesh, k + 1, mats))
+    dff, _ = export_clump(ExportClump(frames, meshes), target)
+    return dff

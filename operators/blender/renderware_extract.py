@@ -1,0 +1,225 @@
+"""Blender -> an exportable clump: frames from empties and bones, one atomic per mesh.
+
+The frames are the empties above and around the exported meshes (kept in the
+order the import recorded), then the armature's bones (frames of the HAnim
+hierarchy, under the frame the armature sits on, offset by where the armature
+sits on it). A scene without empties gets one root frame (unless its bones
+came from a clump whose frames were all bones); a mesh that is not on a frame
+of its own gets one.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ...io_formats.codec import FormatError
+from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
+from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
+from ...io_formats.renderware.geometry import NORMALS
+from ...io_formats.scene import Mesh
+from ..common import mesh_armature
+from .extract import extract_mesh, extract_skeleton, read_prop
+from .renderware_build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
+from .renderware_weights import read_skin
+
+SCENE_KEYS = (
+    "rw_version",
+    "rw_stamp",
+    "rw_hanim",
+    "rw_clump_extension",
+    "rw_clump_items",
+    "rw_clump_counts",
+    "rw_file_chunks",
+    "rw_trailing",
+)
+
+
+def _linear_to_srgb(c: np.ndarray) -> np.ndarray:
+    c = np.clip(np.asarray(c, np.float64), 0.0, 1.0)
+    return np.where(c <= 0.0031308, c * 12.92, 1.055 * c ** (1 / 2.4) - 0.055)
+
+
+def material_info(mat, slot: int) -> MaterialInfo:
+    """A material's RenderWare fields: stored ones, unless the colour was edited."""
+    if mat is None:
+        return MaterialInfo(f"material{slot}", (255, 255, 255, 255), None)
+    rgba = np.array(mat.diffuse_color, np.float64)
+    bsdf = None
+    texture = mat.get(PROP_TEXTURE)
+    uses_nodes = bpy.app.version >= (5, 0, 0) or mat.use_nodes
+    if uses_nodes and mat.node_tree is not None:
+        bsdf = next((n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED"), None)
+        image = next((n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"), None)
+        if texture is None and image is not None:
+            texture = image.label or (image.image.name.rsplit(".", 1)[0] if image.image else None)
+    if bsdf is not None and not bsdf.inputs["Base Color"].is_linked:
+        rgba = np.array(bsdf.inputs["Base Color"].default_value, np.float64)
+    color = tuple(int(v) for v in np.rint(np.append(_linear_to_srgb(rgba[:3]), rgba[3]) * 255.0))
+    stored = mat.get(PROP_COLOR)
+    if stored is not None:
+        stored = tuple(int(v) for v in stored)
+        linked = bsdf is not None and bsdf.inputs["Base Color"].is_linked
+        if linked or max(abs(a - b) for a, b in zip(stored, color, strict=True)) <= 1:
+            color = stored
+    extras = {k: read_prop(mat, k) for k in ("rw_material", "rw_texture") if k in mat}
+    return MaterialInfo(mat.name, color, texture or None, extras)
+
+
+def _frame_extras(holder) -> dict:
+    return {k: read_prop(holder, k) for k in holder.keys() if k.startswith("rw_")}
+
+
+def _world_of(obj) -> np.ndarray:
+    return np.array(obj.matrix_world, np.float64)
+
+
+def _to_space(mesh: Mesh, m: np.ndarray) -> None:
+    """Positions, normals and shape keys moved by ``m`` (object -> frame space)."""
+    if np.allclose(m, np.eye(4), atol=1e-9):
+        return
+    mesh.positions = (mesh.positions @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
+    for morph in mesh.morphs:
+        morph.position_offsets = (morph.position_offsets @ m[:3, :3].T).astype(np.float32)
+    if mesh.normals is not None:
+        n = mesh.normals @ np.linalg.inv(m[:3, :3])
+        n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+        mesh.normals = n.astype(np.float32)
+
+
+def _drop_unstored(mesh: Mesh) -> None:
+    """No normals where the imported geometry had none; the prelit colours first."""
+    stored = mesh.extras.get("rw_geometry")
+    if isinstance(stored, dict) and not int(stored.get("flags", NORMALS)) & NORMALS:
+        mesh.normals = None
+    mesh.colors.sort(key=lambda c: c.name != "prelit")
+
+
+def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str | int]:
+    """The exportable clump, warnings, and the default target: the stamp the clump
+    was imported with, else San Andreas."""
+    meshes = [o for o in objects if o.type == "MESH"]
+    if not meshes:
+        raise FormatError("no mesh objects to export")
+    warnings: list[str] = []
+    armatures = {a for a in (mesh_armature(o) for o in meshes) if a is not None}
+    if len(armatures) > 1:
+        raise FormatError(
+            f"the meshes use {len(armatures)} armatures; a clump has one HAnim hierarchy"
+        )
+    armature = next(iter(armatures), None)
+    roots = {}
+    for obj in meshes + ([armature] if armature else []):
+        top = obj
+        while top.parent is not None:
+            top = top.parent
+        roots[top.name] = top
+    empties = []
+    for name in sorted(roots):
+        root = roots[name]
+        empties += [o for o in [root, *root.children_recursive] if o.type == "EMPTY"]
+    scene_extras: dict = {}
+    for holder in ([armature] if armature else []) + empties:
+        for k in SCENE_KEYS:
+            if k in holder and k not in scene_extras:
+                scene_extras[k] = read_prop(holder, k)
+    big = 1 << 30
+    # entries: key -> (sort key, FrameNode, parent key, world matrix)
+    entries: dict = {}
+    imported_bones = armature is not None and any(
+        "rw_frame_index" in b for b in armature.data.bones
+    )
+    if not empties and not imported_bones:  # a clump root frame, as the games' files have
+        root_name = armature.name if armature is not None else meshes[0].name + "_root"
+        root_world = _world_of(armature) if armature is not None else np.eye(4)
+        entries["root"] = ((-1, ""), FrameNode(root_name, -1, root_world), None, root_world)
+    empty_set = set(empties)
+
+    def frame_above(obj):
+        p = obj.parent
+        while p is not None and p not in empty_set:
+            p = p.parent
+        return ("empty", p.name) if p is not None else ("root" if "root" in entries else None)
+
+    for obj in empties:
+        node = FrameNode(obj.name, -1, np.eye(4), extras=_frame_extras(obj))
+        order = (int(obj.get("rw_frame_index", big)), obj.name)
+        entries[("empty", obj.name)] = (order, node, frame_above(obj), _world_of(obj))
+    skeleton = None
+    names = None
+    arm_key = None
+    skeleton_offset = None
+    if armature is not None:
+        skeleton = extract_skeleton(armature)
+        names = skeleton.names
+        arm_key = frame_above(armature)
+        frame_world = entries[arm_key][3] if arm_key is not None else np.eye(4)
+        offset = np.linalg.inv(frame_world) @ _world_of(armature)
+        if not np.allclose(offset, np.eye(4), atol=1e-9):
+            skeleton_offset = offset  # root bones: where the armature sits on its frame
+        for i, name in enumerate(names):
+            extras = {k: v for k, v in skeleton.extras[i].items() if k.startswith("rw_")}
+            node = FrameNode(name, -1, np.eye(4), bone=i, extras=extras)
+            p = int(skeleton.parents[i])
+            parent = ("bone", names[p]) if p >= 0 else arm_key
+            order = (int(extras.get("rw_frame_index", big)), f"~{i:06d}")
+            entries[("bone", name)] = (order, node, parent, None)
+    export_meshes = []
+    pending = []
+    ordered_meshes = sorted(meshes, key=lambda o: (int(o.get(PROP_ATOMIC, big)), o.name))
+    for obj in ordered_meshes:
+        skinned = armature is not None and mesh_armature(obj) is armature
+        bones = names if skinned and obj.vertex_groups else None
+        mesh = extract_mesh(obj, None)
+        if bones is not None:  # in bulk; normalised in the export
+            mesh.skin = read_skin(context, obj, bones)
+        if skinned:
+            key, space = arm_key, _world_of(armature)
+            if key is None:  # the atomic hangs from a bone (or the root bone)
+                key = _bone_frame(entries, obj.get(PROP_FRAME), names, skeleton.parents)
+        else:
+            key = frame_above(obj)
+            own = (
+                obj.parent is None
+                or key is None
+                or not np.allclose(np.array(obj.matrix_local), np.eye(4), atol=1e-6)
+            )
+            if own and PROP_FRAME not in obj:
+                entries[("mesh", obj.name)] = (
+                    (big + 1, obj.name),
+                    FrameNode(obj.name, -1, np.eye(4)),
+                    key,
+                    _world_of(obj),
+                )
+                key = ("mesh", obj.name)
+            space = entries[key][3] if key is not None else np.eye(4)
+        _to_space(mesh, np.linalg.inv(space) @ _world_of(obj))
+        _drop_unstored(mesh)
+        materials = [material_info(s.material, j) for j, s in enumerate(obj.material_slots)]
+        pending.append((mesh, key, materials))
+    keys = sorted(entries, key=lambda k: entries[k][0])
+    position = {k: i for i, k in enumerate(keys)}
+    nodes = []
+    for k in keys:
+        _, node, parent, world = entries[k]
+        node.parent = -1 if parent is None else position[parent]
+        if world is not None:
+            pworld = entries[parent][3] if parent is not None else np.eye(4)
+            node.matrix = np.linalg.inv(pworld) @ world
+        nodes.append(node)
+    for mesh, key, materials in pending:
+        export_meshes.append(ExportMesh(mesh, position[key] if key is not None else 0, materials))
+    stamp = scene_extras.get("rw_stamp")
+    default = int(stamp) if isinstance(stamp, int) and stamp else "SA"
+    data = ExportClump(nodes, export_meshes, skeleton, scene_extras, skeleton_offset)
+    return data, warnings, default
+
+
+def _bone_frame(entries: dict, frame_index, names: list[str], parents) -> tuple:
+    """The bone frame a skinned atomic was on (by its imported frame index), else the
+    root bone's."""
+    for key, (_, node, _, _) in entries.items():
+        if key[0] == "bone" and frame_index is not None:
+            if node.extras.get("rw_frame_index") == int(frame_index):
+                return key
+    return ("bone", names[int(np.nonzero(np.asarray(parents) < 0)[0][0])])

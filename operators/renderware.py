@@ -1,0 +1,152 @@
+"""RenderWare clump (.dff) import/export operators (GTA III, Vice City, San Andreas)."""
+
+from __future__ import annotations
+
+import os
+
+import bpy
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from ..io_formats.codec import FormatError
+from ..io_formats.renderware import dff
+from ..io_formats.renderware.chunks import TARGETS, version_text
+from ..io_formats.renderware.clump_export import export_clump
+from ..io_formats.renderware.clump_import import import_dff
+from .blender.build import Built
+from .blender.renderware_build import build_clump
+from .blender.renderware_extract import extract_clump
+from .common import BatchFormat, Progress, file_handler, read_bytes, selected_paths
+
+TARGET_ITEMS = (
+    ("AUTO", "As imported", "The version the clump came from, else San Andreas"),
+) + tuple(
+    (key, label, f"RenderWare {version_text(version)}")
+    for key, (label, version, _) in TARGETS.items()
+)
+
+
+def import_dff_file(context, path: str) -> tuple[Built, list[str]]:
+    """Import every clump of one .dff; FormatError leaves nothing behind."""
+    data = read_bytes(path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    built_all: list[Built] = []
+    warnings: list[str] = []
+    try:
+        for imp in import_dff(dff.read(data), name):
+            warnings += imp.warnings
+            built_all.append(build_clump(context, imp, os.path.dirname(path)))
+    except FormatError as err:
+        for b in reversed(built_all):
+            b.discard()
+        raise err.with_path(path) from None
+    except Exception:
+        for b in reversed(built_all):
+            b.discard()
+        raise
+    merged = Built()
+    for b in built_all:
+        for attr in ("objects", "meshes", "armatures", "materials", "actions", "collections"):
+            getattr(merged, attr).extend(getattr(b, attr))
+        merged.armature = merged.armature or b.armature
+    return merged, warnings
+
+
+def export_objects(context, use_selection: bool) -> list:
+    pool = context.selected_objects if use_selection else context.scene.objects
+    return [o for o in pool if o.type == "MESH"]
+
+
+def export_dff_file(context, path: str, objects: list, target: str = "AUTO") -> list[str]:
+    """Write ``objects`` (meshes, with their armature and frames) as one clump."""
+    data, warnings, imported = extract_clump(context, objects)
+    out, more = export_clump(data, imported if target == "AUTO" else target)
+    blob = dff.write(out)
+    with open(path, "wb") as fh:
+        fh.write(blob)
+    return warnings + more
+
+
+class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportHelper):
+    """Import RenderWare clumps (.dff): frames, skinned or static meshes, materials"""
+
+    bl_idname = "import_scene.rw_dff"
+    bl_label = "Import RenderWare DFF"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".dff"
+    filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
+    files: CollectionProperty(
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
+    )
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+
+    def execute(self, context):
+        paths = selected_paths(self)
+        done: list[Built] = []
+        with Progress(context, len(paths)) as progress:
+            for i, path in enumerate(paths):
+                try:
+                    built, warnings = import_dff_file(context, path)
+                except FormatError as err:
+                    for earlier in reversed(done):
+                        earlier.discard()
+                    self.report({"ERROR"}, str(err))
+                    return {"CANCELLED"}
+                done.append(built)
+                for w in warnings:
+                    self.report({"WARNING"}, f"{os.path.basename(path)}: {w}")
+                self.report({"INFO"}, f"{os.path.basename(path)}: {len(built.objects)} objects")
+                progress.update(i + 1)
+        return {"FINISHED"}
+
+
+class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper):
+    """Export meshes (with their armature and frames) to a RenderWare clump (.dff)"""
+
+    bl_idname = "export_scene.rw_dff"
+    bl_label = "Export RenderWare DFF"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".dff"
+    filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
+    target: EnumProperty(name="Version", items=TARGET_ITEMS, default="AUTO")
+    use_selection: BoolProperty(name="Selected Only", default=False)
+
+    def execute(self, context):
+        objects = export_objects(context, self.use_selection)
+        try:
+            warnings = export_dff_file(context, self.filepath, objects, self.target)
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        for w in warnings:
+            self.report({"WARNING"}, w)
+        return {"FINISHED"}
+
+
+def _batch_import(context, path: str, state: dict, options: dict) -> str:
+    built, warnings = import_dff_file(context, path)
+    if built.armature is not None:
+        state["armature"] = built.armature
+    state.setdefault("objects", []).extend(built.objects)
+    arm = f", armature {built.armature.name}" if built.armature is not None else ""
+    return f"{len(built.objects)} objects{arm}" + "".join(f"; warning: {w}" for w in warnings)
+
+
+def _batch_export(context, path: str, state: dict, options: dict) -> str:
+    meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+    warnings = export_dff_file(context, path, meshes)
+    return "".join(f"; warning: {w}" for w in warnings)
+
+
+CLASSES = (
+    IMPORT_SCENE_OT_rw_dff,
+    EXPORT_SCENE_OT_rw_dff,
+    file_handler(
+        "rw_dff", "RenderWare Clump", "import_scene.rw_dff", "export_scene.rw_dff", ".dff"
+    ),
+)
+MENU_IMPORT = (("import_scene.rw_dff", "RenderWare Clump (.dff)"),)
+MENU_EXPORT = (("export_scene.rw_dff", "RenderWare Clump (.dff)"),)
+BATCH = (BatchFormat("renderware.dff", _batch_import, _batch_export),)
