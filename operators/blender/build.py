@@ -18,6 +18,7 @@ from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat
+from .weights import assign_vertex_groups
 
 BIND_SCALE = "rigport_bind_scale"
 REST = "rigport_rest"
@@ -243,35 +244,7 @@ def _set_custom_normals(me: bpy.types.Mesh, mesh: Mesh) -> None:
         me.normals_split_custom_set(normals)
 
 
-def _vertex_groups(obj: bpy.types.Object, mesh: Mesh, bone_names: list[str]) -> None:
-    """Vertex groups from the skin, one ``add`` per distinct (bone, weight) run."""
-    skin = mesh.skin
-    groups = [obj.vertex_groups.new(name=n) for n in bone_names]
-    nv, k = skin.joints.shape
-    verts = np.repeat(np.arange(nv, dtype=np.int64), k)
-    joints = skin.joints.reshape(-1).astype(np.int64)
-    weights = skin.weights.reshape(-1).astype(np.float32)
-    keep = (weights > 0) & (joints >= 0) & (joints < len(groups))
-    verts, joints, weights = verts[keep], joints[keep], weights[keep]
-    order = np.lexsort((verts, weights, joints))
-    verts, joints, weights = verts[order], joints[order], weights[order]
-    if not len(verts):
-        return
-    change = np.nonzero((np.diff(joints) != 0) | (np.diff(weights) != 0))[0] + 1
-    starts = np.concatenate([[0], change])
-    ends = np.concatenate([change, [len(verts)]])
-    vlist = verts.tolist()
-    for s, e, j, w in zip(
-        starts.tolist(),
-        ends.tolist(),
-        joints[starts].tolist(),
-        weights[starts].tolist(),
-        strict=True,
-    ):
-        groups[j].add(vlist[s:e], w, "REPLACE")
-
-
-def _shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
+def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
     basis = obj.shape_key_add(name="Basis", from_mix=False)
     basis.value = 0.0
     for m in mesh.morphs:
@@ -295,14 +268,16 @@ def build_mesh_object(
     collection.objects.link(obj)
     for key, value in mesh.extras.items():
         _set_prop(obj, key, value)
-    if mesh.morphs:
-        _shape_keys(obj, mesh)
     if armature is not None:
         obj.parent = armature
+        if mesh.skin is not None:  # before the shape keys: see assign_vertex_groups
+            assign_vertex_groups(
+                context, obj, mesh.skin.joints, mesh.skin.weights, list(bone_names)
+            )
         mod = obj.modifiers.new("Armature", "ARMATURE")
         mod.object = armature
-        if mesh.skin is not None:
-            _vertex_groups(obj, mesh, bone_names)
+    if mesh.morphs:
+        shape_keys(obj, mesh)
     return obj
 
 

@@ -22,6 +22,7 @@ from ...io_formats.scene import (
 from ...io_formats.transforms import decompose_trs
 from . import compat
 from .build import BIND_SCALE, EDGE_ORDER, INVERSE_BIND, LOCAL, REST, rest_relative
+from .weights import weight_triplets
 
 _ATTR_PROP = {
     "INT": "value",
@@ -196,7 +197,7 @@ def extract_mesh(
             Attribute("rigport:tangent", "CORNER", "FLOAT_COLOR", _tangents(me, nl)[tri_loops])
         )
     if bone_names is not None and obj.vertex_groups:
-        mesh.skin = _skin(obj, bone_names, normalize_weights, max_weights)
+        mesh.skin = read_skin(obj, bone_names, normalize_weights, max_weights)
     if me.shape_keys is not None:
         mesh.morphs = _morphs(me, nv)
     for key in obj.keys():
@@ -214,22 +215,14 @@ def _tangents(me, nl: int) -> np.ndarray:
     return np.concatenate([tan.reshape(nl, 3), sign[:, None]], axis=1)
 
 
-def _skin(obj, bone_names: list[str], normalize: bool, max_weights: int) -> Skin:
-    """The strongest ``max_weights`` influences per vertex, strongest first."""
-    index = {n: i for i, n in enumerate(bone_names)}
-    group_to_bone = np.full(len(obj.vertex_groups) + 1, -1, np.int64)
-    for g in obj.vertex_groups:
-        group_to_bone[g.index] = index.get(g.name, -1)
-    verts = obj.data.vertices
-    nv = len(verts)
-    counts = np.fromiter((len(v.groups) for v in verts), np.int64, nv)
-    total = int(counts.sum())
-    flat = np.fromiter(
-        (x for v in verts for g in v.groups for x in (g.group, g.weight)), np.float64, 2 * total
-    ).reshape(total, 2)
-    owner = np.repeat(np.arange(nv), counts)
-    bone = group_to_bone[flat[:, 0].astype(np.int64)]
-    weight = flat[:, 1].astype(np.float32)
+def read_skin(
+    obj: bpy.types.Object, bone_names: list[str], normalize: bool = False, max_weights: int = 4
+) -> Skin:
+    """The strongest ``max_weights`` influences per vertex, strongest first (ties by
+    bone order); zero slots have joint 0. Read in bulk where Blender allows."""
+    triplets = weight_triplets(bpy.context, obj, bone_names)
+    owner, bone, weight = triplets if triplets is not None else _triplets_by_vertex(obj, bone_names)
+    nv = len(obj.data.vertices)
     keep = (bone >= 0) & (weight > 0)
     owner, bone, weight = owner[keep], bone[keep], weight[keep]
     order = np.lexsort((bone, -weight, owner))
@@ -245,6 +238,23 @@ def _skin(obj, bone_names: list[str], normalize: bool, max_weights: int) -> Skin
         sums = weights.sum(axis=1, keepdims=True)
         np.divide(weights, sums, out=weights, where=sums > 0)
     return Skin(joints, weights)
+
+
+def _triplets_by_vertex(obj, bone_names: list[str]):
+    """(vertex, bone, weight) through ``MeshVertex.groups``: the slow path."""
+    index = {n: i for i, n in enumerate(bone_names)}
+    group_to_bone = np.full(len(obj.vertex_groups) + 1, -1, np.int64)
+    for g in obj.vertex_groups:
+        group_to_bone[g.index] = index.get(g.name, -1)
+    verts = obj.data.vertices
+    nv = len(verts)
+    counts = np.fromiter((len(v.groups) for v in verts), np.int64, nv)
+    total = int(counts.sum())
+    flat = np.fromiter(
+        (x for v in verts for g in v.groups for x in (g.group, g.weight)), np.float64, 2 * total
+    ).reshape(total, 2)
+    owner = np.repeat(np.arange(nv), counts)
+    return owner, group_to_bone[flat[:, 0].astype(np.int64)], flat[:, 1].astype(np.float32)
 
 
 def _morphs(me, nv: int) -> list[MorphTarget]:

@@ -18,9 +18,8 @@ from mathutils import Matrix
 
 from ...io_formats.renderware.clump_import import NORMAL_ATTRIBUTE, ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
-from . import compat
-from .build import Built, build_armature, build_mesh_object
-from .renderware_weights import write_weights
+from .build import Built, build_armature, build_mesh_object, shape_keys
+from .weights import assign_vertex_groups
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
 #: Custom properties written on import and read on export.
@@ -86,51 +85,6 @@ def _material(info: MaterialInfo, directory: str, built: Built, images: list) ->
     for key, value in info.extras.items():
         _set(mat, key, value)
     return mat
-
-
-def assign_weights(
-    context, obj, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
-) -> None:
-    """Vertex groups for every bone.
-
-    Blender has no bulk setter. Where many vertices share a (bone, weight) pair
-    one ``VertexGroup.add`` per run is cheap; where weights are mostly distinct
-    they go in through a Geometry Nodes modifier (see ``write_weights``).
-    """
-    groups = [obj.vertex_groups.new(name=n) for n in bone_names]
-    nv, k = joints.shape
-    verts = np.repeat(np.arange(nv, dtype=np.int64), k)
-    j = joints.reshape(-1).astype(np.int64)
-    w = weights.reshape(-1).astype(np.float32)
-    keep = (w > 0) & (j >= 0) & (j < len(groups))
-    verts, j, w = verts[keep], j[keep], w[keep]
-    if not len(verts):
-        return
-    order = np.lexsort((verts, w, j))
-    verts, j, w = verts[order], j[order], w[order]
-    change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
-    if 4 * (len(change) + 1) > len(verts) and obj.data.shape_keys is None:
-        if write_weights(context, obj, joints, weights, bone_names):
-            return
-    starts = np.concatenate([[0], change])
-    ends = np.concatenate([change, [len(verts)]])
-    vlist = verts.tolist()
-    adders = [g.add for g in groups]
-    for s, e, jj, ww in zip(
-        starts.tolist(), ends.tolist(), j[starts].tolist(), w[starts].tolist(), strict=True
-    ):
-        adders[jj](vlist[s:e], ww, "REPLACE")
-
-
-def _shape_keys(obj, mesh) -> None:
-    basis = obj.shape_key_add(name="Basis", from_mix=False)
-    basis.value = 0.0
-    for m in mesh.morphs:
-        key = obj.shape_key_add(name=m.name, from_mix=False)
-        compat.set_shape_key_coords(
-            key, (mesh.positions + m.position_offsets).astype(np.float32).ravel()
-        )
-        key.value = float(m.default_weight)
 
 
 def _vertex_normals(me, normals: np.ndarray) -> None:
@@ -238,11 +192,11 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
         if skinned:
             obj.parent = armature
             obj.modifiers.new("Armature", "ARMATURE").object = armature
-            assign_weights(context, obj, mesh.skin.joints, mesh.skin.weights, names)
+            assign_vertex_groups(context, obj, mesh.skin.joints, mesh.skin.weights, names)
         if stored is not None and corner_normals is not None and len(mesh.corner_verts):
             _vertex_normals(obj.data, stored.data)
         if morphs:
-            _shape_keys(obj, mesh)
+            shape_keys(obj, mesh)
         if not skinned:
             holder = objects.get(frame)
             if holder is not None:

@@ -19,9 +19,8 @@ from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
 from ...io_formats.scene import Mesh
 from ..common import mesh_armature
-from .extract import extract_mesh, extract_skeleton, read_prop
+from .extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from .renderware_build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
-from .renderware_weights import read_skin
 
 SCENE_KEYS = (
     "rw_version",
@@ -172,7 +171,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
         bones = names if skinned and obj.vertex_groups else None
         mesh = extract_mesh(obj, None)
         if bones is not None:  # in bulk; normalised in the export
-            mesh.skin = read_skin(context, obj, bones)
+            mesh.skin = read_skin(obj, bones)
         if skinned:
             key, space = arm_key, _world_of(armature)
             if key is None:  # the atomic hangs from a bone (or the root bone)

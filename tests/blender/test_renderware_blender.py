@@ -327,48 +327,6 @@ def test_armature_moved_off_its_frame_moves_the_root_bone(blank_blend, tmp_path)
     np.testing.assert_allclose(b["position"][2:], a["position"][2:], atol=1e-6)
 
 
-def test_bulk_weights_match_the_shared_extractor(rigport_registered, blank_blend, tmp_path):
-    from rigport.operators.blender.extract import extract_mesh
-    from rigport.operators.blender.renderware_weights import read_skin
-
-    bpy = blank_blend
-    bpy.ops.import_scene.rw_dff(filepath=_write(tmp_path / "ped.dff", samples.skinned_ped("SA")))
-    obj = next(o for o in bpy.data.objects if o.type == "MESH")
-    obj.vertex_groups["Bone03"].add([0, 1, 2], 0.9, "REPLACE")  # a 5th weight on 3 vertices
-    names = [b.name for b in obj.parent.data.bones]
-    ref = extract_mesh(obj, names, normalize_weights=False).skin
-    got = read_skin(bpy.context, obj, names)
-    np.testing.assert_array_equal(got.joints, ref.joints)
-    np.testing.assert_array_equal(got.weights, ref.weights)
-    assert [m.show_viewport for m in obj.modifiers] == [True]
-    assert not [ng for ng in bpy.data.node_groups if ng.name.startswith("rigport")]
-
-
-def test_bulk_weight_writer(rigport_registered, blank_blend):
-    from rigport.operators.blender.renderware_weights import write_weights
-
-    bpy = blank_blend
-    me = bpy.data.meshes.new("w")
-    me.vertices.add(50)
-    obj = bpy.data.objects.new("w", me)
-    bpy.context.collection.objects.link(obj)
-    names = [f"b{i}" for i in range(6)]
-    for n in names:
-        obj.vertex_groups.new(name=n)
-    rng = np.random.default_rng(5)
-    joints = np.stack([rng.permutation(6)[:3] for _ in range(50)]).astype(np.int32)
-    weights = rng.random((50, 3)).astype(np.float32)
-    weights[::7, 2] = 0.0  # no entry for a zero weight
-    assert write_weights(bpy.context, obj, joints, weights, names)
-    for v in range(50):
-        got = {obj.vertex_groups[g.group].name: g.weight for g in me.vertices[v].groups}
-        want = {names[j]: w for j, w in zip(joints[v], weights[v], strict=True) if w > 0}
-        assert got.keys() == want.keys()
-        np.testing.assert_array_equal([got[k] for k in want], list(want.values()))
-    assert not obj.modifiers and not bpy.data.node_groups
-    assert not [a for a in me.attributes if a.name.startswith("rigport")]
-
-
 def test_second_import_with_taken_names_exports_the_same_bytes(blank_blend, tmp_path):
     bpy = blank_blend
     src = samples.skinned_ped("SA", n_bones=6, rings=4)

@@ -1,5 +1,5 @@
 """Vertex group weights of a whole mesh in bulk, through a temporary Geometry Nodes
-modifier.
+modifier (every format's import and export use these).
 
 Blender has no bulk getter for vertex groups: reading ``MeshVertex.groups``
 vertex by vertex took 3.6 s on 500k vertices x 4 weights. A Geometry Nodes
@@ -14,102 +14,21 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ...io_formats.scene import Skin
-
 PREFIX = "rigport_w"
 
 
-def _node_group(names: list[str]):
-    ng = bpy.data.node_groups.new("rigport_read_weights", "GeometryNodeTree")
+def _copy_group(label: str, targets: list[str], sources: list[str]):
+    """A node group storing each float point attribute ``sources[i]`` as ``targets[i]``
+    (vertex groups are attributes to Geometry Nodes, both ways)."""
+    ng = bpy.data.node_groups.new(label, "GeometryNodeTree")
     ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
     ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
     src = ng.nodes.new("NodeGroupInput").outputs[0]
-    for i, name in enumerate(names):
+    for target, source in zip(targets, sources, strict=True):
         store = ng.nodes.new("GeometryNodeStoreNamedAttribute")
         store.data_type = "FLOAT"
         store.domain = "POINT"
-        store.inputs["Name"].default_value = f"{PREFIX}{i}"
-        read = ng.nodes.new("GeometryNodeInputNamedAttribute")
-        read.data_type = "FLOAT"
-        read.inputs["Name"].default_value = name
-        ng.links.new(src, store.inputs["Geometry"])
-        ng.links.new(read.outputs["Attribute"], store.inputs["Value"])
-        src = store.outputs["Geometry"]
-    ng.links.new(src, ng.nodes.new("NodeGroupOutput").inputs[0])
-    return ng
-
-
-def dense_weights(context, obj, bone_names: list[str]) -> np.ndarray:
-    """(V, B) weights of the vertex groups named after the bones (0 where none)."""
-    nv = len(obj.data.vertices)
-    groups = {g.name for g in obj.vertex_groups}
-    present = [i for i, n in enumerate(bone_names) if n in groups]
-    out = np.zeros((nv, len(bone_names)), np.float32)
-    if not present or not nv:
-        return out
-    ng = _node_group([bone_names[i] for i in present])
-    mod = None
-    switched = []
-    try:
-        for m in obj.modifiers:
-            if m.show_viewport:
-                m.show_viewport = False
-                switched.append(m)
-        mod = obj.modifiers.new("rigport_read_weights", "NODES")
-        mod.node_group = ng
-        evaluated = obj.evaluated_get(context.evaluated_depsgraph_get())
-        me = evaluated.to_mesh()
-        try:
-            if len(me.vertices) != nv:
-                raise RuntimeError("the weights could not be read in bulk")
-            col = np.empty(nv, np.float32)
-            for k, i in enumerate(present):
-                me.attributes[f"{PREFIX}{k}"].data.foreach_get("value", col)
-                out[:, i] = col
-        finally:
-            evaluated.to_mesh_clear()
-    finally:
-        if mod is not None:
-            obj.modifiers.remove(mod)
-        bpy.data.node_groups.remove(ng)
-        for m in switched:
-            m.show_viewport = True
-    return out
-
-
-def read_skin(context, obj, bone_names: list[str], max_weights: int = 4) -> Skin:
-    """The strongest ``max_weights`` influences per vertex, strongest first (ties by
-    bone order), not normalised: the same as the shared extractor, in bulk."""
-    w = dense_weights(context, obj, bone_names)
-    nv, nb = w.shape
-    k = min(max_weights, nb)
-    if k < nb:
-        top = np.argpartition(-w, k - 1, axis=1)[:, :k]
-    else:
-        top = np.tile(np.arange(nb), (nv, 1))
-    tw = np.take_along_axis(w, top, 1)
-    order = np.lexsort((top, -tw), axis=1)
-    joints = np.take_along_axis(top, order, 1).astype(np.int32)
-    weights = np.take_along_axis(tw, order, 1)
-    joints[weights <= 0] = 0
-    weights[weights <= 0] = 0.0
-    out_j = np.zeros((nv, max_weights), np.int32)
-    out_w = np.zeros((nv, max_weights), np.float32)
-    out_j[:, :k], out_w[:, :k] = joints, weights
-    return Skin(out_j, out_w)
-
-
-def _store_group(names: list[str], sources: list[str]):
-    """A node group storing each ``sources[i]`` float attribute as ``names[i]``."""
-    ng = bpy.data.node_groups.new("rigport_write_weights", "GeometryNodeTree")
-    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-    src = ng.nodes.new("NodeGroupInput").outputs[0]
-    for name, source in zip(names, sources, strict=True):
-        store = ng.nodes.new("GeometryNodeStoreNamedAttribute")
-        store.data_type = "FLOAT"
-        store.domain = "POINT"
-        store.inputs["Name"].default_value = name
+        store.inputs["Name"].default_value = target
         read = ng.nodes.new("GeometryNodeInputNamedAttribute")
         read.data_type = "FLOAT"
         read.inputs["Name"].default_value = source
@@ -118,6 +37,62 @@ def _store_group(names: list[str], sources: list[str]):
         src = store.outputs["Geometry"]
     ng.links.new(src, ng.nodes.new("NodeGroupOutput").inputs[0])
     return ng
+
+
+def _readable_in_bulk(obj, names: list[str]) -> bool:
+    """A group whose name is also an attribute's would read the attribute."""
+    attrs = obj.data.attributes
+    return all(attrs.get(n) is None for n in names)
+
+
+def weight_triplets(context, obj, bone_names: list[str]):
+    """(vertex, bone, weight) of every non-zero weight of the groups named after
+    the bones, read in bulk; None when that is not possible (the caller falls
+    back to reading vertex by vertex)."""
+    me = obj.data
+    nv = len(me.vertices)
+    groups = {g.name for g in obj.vertex_groups}
+    present = [i for i, n in enumerate(bone_names) if n in groups]
+    empty = np.zeros(0, np.int64)
+    if not present or not nv:
+        return empty, empty, np.zeros(0, np.float32)
+    if not _readable_in_bulk(obj, [bone_names[i] for i in present]):
+        return None
+    names = [bone_names[i] for i in present]
+    ng = _copy_group("rigport_read_weights", [f"{PREFIX}{k}" for k in range(len(names))], names)
+    mod = None
+    switched = []
+    owners, bones, weights = [], [], []
+    try:
+        for m in obj.modifiers:
+            if m.show_viewport:
+                m.show_viewport = False
+                switched.append(m)
+        mod = obj.modifiers.new("rigport_read_weights", "NODES")
+        mod.node_group = ng
+        evaluated = obj.evaluated_get(context.evaluated_depsgraph_get())
+        ev = evaluated.to_mesh()
+        try:
+            stored = [f"{PREFIX}{k}" for k in range(len(present))]
+            # not evaluated (an object outside the view layer), or changed: fall back
+            if len(ev.vertices) != nv or any(ev.attributes.get(n) is None for n in stored):
+                return None
+            col = np.empty(nv, np.float32)
+            for k, i in enumerate(present):
+                ev.attributes[f"{PREFIX}{k}"].data.foreach_get("value", col)
+                nz = np.flatnonzero(col > 0)
+                owners.append(nz)
+                bones.append(np.full(len(nz), i, np.int64))
+                weights.append(col[nz])
+        finally:
+            evaluated.to_mesh_clear()
+    finally:
+        if mod is not None:
+            obj.modifiers.remove(mod)
+        bpy.data.node_groups.remove(ng)
+        for m in switched:
+            m.show_viewport = True
+    return np.concatenate(owners), np.concatenate(bones), np.concatenate(weights)
 
 
 def write_weights(context, obj, joints: np.ndarray, weights: np.ndarray, names: list[str]) -> bool:
@@ -140,7 +115,7 @@ def write_weights(context, obj, joints: np.ndarray, weights: np.ndarray, names: 
         me.attributes.new(source, "FLOAT", "POINT").data.foreach_set(
             "value", np.ascontiguousarray(dense[:, i])
         )
-    ng = _store_group([names[i] for i in used.tolist()], sources)
+    ng = _copy_group("rigport_write_weights", [names[i] for i in used.tolist()], sources)
     mod = obj.modifiers.new("rigport_write_weights", "NODES")
     mod.node_group = ng
     others = [m for m in obj.modifiers if m != mod and m.show_viewport]
@@ -165,3 +140,38 @@ def write_weights(context, obj, joints: np.ndarray, weights: np.ndarray, names: 
             if attr is not None:
                 me.attributes.remove(attr)
     return ok
+
+
+def assign_vertex_groups(
+    context, obj, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
+) -> None:
+    """A vertex group per bone, filled from (V, K) joints and weights.
+
+    Blender has no bulk setter. Where many vertices share a (bone, weight) pair
+    one ``VertexGroup.add`` per run is cheap; where weights are mostly distinct
+    (most real skins) they go in through a Geometry Nodes modifier
+    (``write_weights``), which needs a mesh without shape keys yet.
+    """
+    groups = [obj.vertex_groups.new(name=n) for n in bone_names]
+    nv, k = joints.shape
+    verts = np.repeat(np.arange(nv, dtype=np.int64), k)
+    j = joints.reshape(-1).astype(np.int64)
+    w = weights.reshape(-1).astype(np.float32)
+    keep = (w > 0) & (j >= 0) & (j < len(groups))
+    verts, j, w = verts[keep], j[keep], w[keep]
+    if not len(verts):
+        return
+    order = np.lexsort((verts, w, j))
+    verts, j, w = verts[order], j[order], w[order]
+    change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
+    if 4 * (len(change) + 1) > len(verts) and obj.data.shape_keys is None:
+        if write_weights(context, obj, joints, weights, bone_names):
+            return
+    starts = np.concatenate([[0], change])
+    ends = np.concatenate([change, [len(verts)]])
+    vlist = verts.tolist()
+    adders = [g.add for g in groups]
+    for s, e, jj, ww in zip(
+        starts.tolist(), ends.tolist(), j[starts].tolist(), w[starts].tolist(), strict=True
+    ):
+        adders[jj](vlist[s:e], ww, "REPLACE")

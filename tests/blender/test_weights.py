@@ -1,0 +1,90 @@
+"""Vertex group weights in bulk (Geometry Nodes) against the vertex-by-vertex path."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _mesh_with_groups(bpy, nv: int, names: list[str]):
+    me = bpy.data.meshes.new("w")
+    me.vertices.add(nv)
+    obj = bpy.data.objects.new("w", me)
+    bpy.context.collection.objects.link(obj)
+    for n in names:
+        obj.vertex_groups.new(name=n)
+    return obj
+
+
+def test_bulk_reader_matches_vertex_by_vertex(rigport_registered, blank_blend):
+    from rigport.operators.blender.extract import _triplets_by_vertex, read_skin
+    from rigport.operators.blender.weights import weight_triplets
+
+    bpy = blank_blend
+    names = [f"b{i}" for i in range(7)]
+    obj = _mesh_with_groups(bpy, 60, names)
+    obj.vertex_groups.new(name="not_a_bone").add(list(range(60)), 0.5, "REPLACE")
+    rng = np.random.default_rng(3)
+    for v in range(60):
+        for j in rng.permutation(7)[: rng.integers(0, 6)]:
+            obj.vertex_groups[names[j]].add([v], float(rng.random()), "REPLACE")
+    obj.vertex_groups["b2"].add([0, 1], 0.0, "REPLACE")  # a zero weight: no influence
+    obj.modifiers.new("Armature", "ARMATURE")
+    bulk = weight_triplets(bpy.context, obj, names)
+    slow = _triplets_by_vertex(obj, names)
+    keep = (slow[1] >= 0) & (slow[2] > 0)
+    slow = [x[keep] for x in slow]
+    key_b = np.lexsort((bulk[1], bulk[0]))
+    key_s = np.lexsort((slow[1], slow[0]))
+    for a, b in zip(bulk, slow, strict=True):
+        np.testing.assert_array_equal(a[key_b], b[key_s])
+    skin = read_skin(obj, names, max_weights=4)
+    assert skin.joints.shape == (60, 4)
+    assert np.all(np.diff(skin.weights, axis=1) <= 0)  # strongest first
+    # the object is as it was: modifiers on, no node group or attribute left
+    assert [m.show_viewport for m in obj.modifiers] == [True]
+    assert not [ng for ng in bpy.data.node_groups if ng.name.startswith("rigport")]
+    assert not [a for a in obj.data.attributes if a.name.startswith("rigport")]
+
+
+def test_bulk_reader_declines_a_group_named_like_an_attribute(rigport_registered, blank_blend):
+    from rigport.operators.blender.weights import weight_triplets
+
+    bpy = blank_blend
+    obj = _mesh_with_groups(bpy, 4, [])
+    obj.data.attributes.new("bone", "FLOAT", "POINT")  # Blender allows it in this order
+    obj.vertex_groups.new(name="bone")
+    assert weight_triplets(bpy.context, obj, ["bone"]) is None
+
+
+def test_bulk_weight_writer(rigport_registered, blank_blend):
+    from rigport.operators.blender.weights import write_weights
+
+    bpy = blank_blend
+    names = [f"b{i}" for i in range(6)]
+    obj = _mesh_with_groups(bpy, 50, names)
+    me = obj.data
+    rng = np.random.default_rng(5)
+    joints = np.stack([rng.permutation(6)[:3] for _ in range(50)]).astype(np.int32)
+    weights = rng.random((50, 3)).astype(np.float32)
+    weights[::7, 2] = 0.0  # no entry for a zero weight
+    assert write_weights(bpy.context, obj, joints, weights, names)
+    for v in range(50):
+        got = {obj.vertex_groups[g.group].name: g.weight for g in me.vertices[v].groups}
+        want = {names[j]: w for j, w in zip(joints[v], weights[v], strict=True) if w > 0}
+        assert got.keys() == want.keys()
+        np.testing.assert_array_equal([got[k] for k in want], list(want.values()))
+    assert not obj.modifiers and not bpy.data.node_groups
+    assert not [a for a in me.attributes if a.name.startswith("rigport")]
+
+
+def test_object_outside_the_view_layer_reads_vertex_by_vertex(rigport_registered, blank_blend):
+    from rigport.operators.blender.extract import read_skin
+
+    bpy = blank_blend
+    obj = _mesh_with_groups(bpy, 3, ["a", "b"])
+    obj.vertex_groups["a"].add([0, 1], 0.25, "REPLACE")
+    obj.vertex_groups["b"].add([1, 2], 0.75, "REPLACE")
+    bpy.context.collection.objects.unlink(obj)  # in no scene: never evaluated
+    skin = read_skin(obj, ["a", "b"], max_weights=2)
+    assert skin.joints.tolist() == [[0, 0], [1, 0], [1, 0]]
+    assert skin.weights.tolist() == [[0.25, 0], [0.75, 0.25], [0.75, 0]]
