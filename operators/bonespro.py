@@ -12,12 +12,11 @@ import os
 import bpy
 import numpy as np
 from bpy.props import (
-    CollectionProperty,
     EnumProperty,
     FloatProperty,
     StringProperty,
 )
-from bpy_extras.io_utils import ExportHelper, ImportHelper
+from bpy_extras.io_utils import ExportHelper
 
 from ..io_formats.bonespro import animation as anim_file
 from ..io_formats.bonespro import convert, formats, structure
@@ -38,7 +37,7 @@ from .blender.build import Built, build_action, build_scene
 from .blender.extract import extract_skeleton, read_prop
 from .common import (
     BatchFormat,
-    Progress,
+    ImportFiles,
     file_handler,
     mesh_armature,
     read_bytes,
@@ -558,14 +557,6 @@ def _undo_anim(result: dict) -> None:
         bpy.data.meshes.remove(me)
 
 
-def _report(op, messages: list[str]) -> None:
-    for m in messages:
-        if m.startswith("warning: "):
-            op.report({"WARNING"}, m[len("warning: ") :])
-        else:
-            op.report({"INFO"}, m)
-
-
 WEIGHTS_ITEMS = (
     (
         "AUTO",
@@ -576,28 +567,7 @@ WEIGHTS_ITEMS = (
 )
 
 
-class _ImportMany:
-    """Shared execute: every selected file, all or nothing."""
-
-    def run(self, context, one, paths: list[str] | None = None) -> set[str]:
-        paths = paths or selected_paths(self)
-        undo: list = []
-        with Progress(context, len(paths)) as progress:
-            for i, path in enumerate(paths):
-                try:
-                    messages, undo_one = one(context, path)
-                except FormatError as err:
-                    for u in reversed(undo):
-                        u()
-                    self.report({"ERROR"}, str(err))
-                    return {"CANCELLED"}
-                undo.extend(undo_one)
-                _report(self, [f"{os.path.basename(path)}: {m}" for m in messages])
-                progress.update(i + 1)
-        return {"FINISHED"}
-
-
-class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportHelper, _ImportMany):
+class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
     """Import BonesPro structure exports (.txt): armature and vertex weights"""
 
     bl_idname = "import_scene.bonespro_structure"
@@ -606,21 +576,17 @@ class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportHelper, _Impo
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     weights_to: EnumProperty(name="Weights", items=WEIGHTS_ITEMS, default="AUTO")
 
     def execute(self, context):
-        def one(context, path):
+        def one(context, path, progress):
             built, messages = import_structure_file(context, path, self.weights_to)
             return messages, [built.discard]
 
-        return self.run(context, one)
+        return self.import_files(context, one)
 
 
-class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportHelper, _ImportMany):
+class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles):
     """Import BonesPro animation exports (.txt): an action (Bones mode) or per-frame
     shape keys (Mesh modes)"""
 
@@ -630,20 +596,16 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportHelper, _ImportMany
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
     def execute(self, context):
-        def one(context, path):
+        def one(context, path, progress):
             result = import_anim_file(context, path)
             return _anim_messages(result), [lambda: _undo_anim(result)]
 
-        return self.run(context, one)
+        return self.import_files(context, one)
 
 
-class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportHelper, _ImportMany):
+class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles):
     """Import BonesPro exports (.txt), structure or animation as the content says"""
 
     bl_idname = "import_scene.bonespro"
@@ -652,10 +614,6 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportHelper, _ImportMany):
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     weights_to: EnumProperty(name="Weights", items=WEIGHTS_ITEMS, default="AUTO")
 
     def execute(self, context):
@@ -664,11 +622,15 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportHelper, _ImportMany):
         kinds = {p: _kind(read_bytes(p)) if os.path.isfile(p) else "neither" for p in paths}
         ordered = sorted(paths, key=lambda p: kinds[p] != "structure")
 
-        def one(context, path):
+        def one(context, path, progress):
             kind, messages, undo = _import_any(context, path, self.weights_to)
-            return [f"BonesPro {kind}: {m}" for m in messages], undo
+            tag = f"BonesPro {kind}: "
+            return [
+                "warning: " + tag + m[9:] if m.startswith("warning: ") else tag + m
+                for m in messages
+            ], undo
 
-        return self.run(context, one, ordered)
+        return self.import_files(context, one, ordered)
 
 
 def _active_armature_and_mesh(context):

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import bpy
+from bpy.props import CollectionProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper
 
 from ..io_formats.codec import FormatError
 
@@ -48,6 +50,47 @@ class Progress:
     def __exit__(self, *exc) -> None:
         if self.wm:
             self.wm.progress_end()
+
+
+#: ``one(context, path, progress)`` of :meth:`ImportFiles.import_files`.
+Undo = Callable[[], None]
+ImportOne = Callable[[Any, str, Callable[[float], None]], tuple[list[str], list[Undo]]]
+
+
+class ImportFiles(ImportHelper):
+    """Mixin for import operators: one or several files (multi-select, drag and
+    drop), imported all or nothing."""
+
+    files: CollectionProperty(
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
+    )
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+
+    def import_files(self, context, one: ImportOne, paths: list[str] | None = None) -> set[str]:
+        """Run ``one(context, path, progress)`` for every file (``paths`` or the
+        selection). It returns ``(messages, undo)``: each message is reported
+        (a ``"warning: "`` prefix makes it a warning) and the ``undo`` callables
+        take that file's import back. A FormatError undoes every file of this call."""
+        paths = paths or selected_paths(self)
+        undo: list[Undo] = []
+        with Progress(context, len(paths)) as progress:
+            for i, path in enumerate(paths):
+                try:
+                    messages, undo_one = one(context, path, lambda f, i=i: progress.update(i + f))
+                except FormatError as err:
+                    for u in reversed(undo):
+                        u()
+                    self.report({"ERROR"}, str(err))
+                    return {"CANCELLED"}
+                undo.extend(undo_one)
+                name = os.path.basename(path)
+                for m in messages:
+                    if m.startswith("warning: "):
+                        self.report({"WARNING"}, f"{name}: {m[len('warning: '):]}")
+                    else:
+                        self.report({"INFO"}, f"{name}: {m}")
+                progress.update(i + 1)
+        return {"FINISHED"}
 
 
 def iter_armatures(context) -> Iterator[bpy.types.Object]:

@@ -6,8 +6,8 @@ import os
 from collections.abc import Callable
 
 import bpy
-from bpy.props import CollectionProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, ImportHelper
+from bpy.props import EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper
 
 from ..io_formats.codec import FormatError
 from ..io_formats.mrtk import recording
@@ -20,7 +20,7 @@ from .blender.mrtk_extract import (
     roles_from_mapping,
     roles_in,
 )
-from .common import BatchFormat, Progress, file_handler, read_bytes, selected_paths
+from .common import BatchFormat, ImportFiles, file_handler, read_bytes
 
 AXES_ITEMS = (
     ("BLENDER", "Convert to Blender", "Unity's left-handed Y-up axes become Blender's Z-up"),
@@ -102,7 +102,7 @@ def _collection_for(context):
     return colls[0] if len(colls) == 1 else None
 
 
-class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportHelper):
+class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles):
     """Import MRTK input animation recordings (.bin): camera, hands, eye gaze, markers"""
 
     bl_idname = "import_anim.mrtk_input"
@@ -111,10 +111,6 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".bin"
     filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
     fps: FloatProperty(
         name="Frame Rate",
@@ -124,33 +120,15 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportHelper):
     )
 
     def execute(self, context):
-        paths = selected_paths(self)
-        done: list[BuiltRecording] = []
-        with Progress(context, len(paths)) as progress:
-            for i, path in enumerate(paths):
-                try:
-                    built, warnings = import_mrtk_file(
-                        context,
-                        path,
-                        self.axes == "BLENDER",
-                        self.fps or None,
-                        lambda f, i=i: progress.update(i + f),
-                    )
-                except FormatError as err:
-                    for earlier in reversed(done):  # one bad file: nothing of this import stays
-                        earlier.discard()
-                    self.report({"ERROR"}, str(err))
-                    return {"CANCELLED"}
-                done.append(built)
-                for w in warnings:
-                    self.report({"WARNING"}, f"{os.path.basename(path)}: {w}")
-                self.report(
-                    {"INFO"},
-                    f"{os.path.basename(path)}: {len(built.objects)} objects, "
-                    f"{len(built.markers)} markers",
-                )
-                progress.update(i + 1)
-        return {"FINISHED"}
+        def one(context, path, progress):
+            built, warnings = import_mrtk_file(
+                context, path, self.axes == "BLENDER", self.fps or None, progress
+            )
+            notes = [f"warning: {w}" for w in warnings]
+            summary = f"{len(built.objects)} objects, {len(built.markers)} markers"
+            return [*notes, summary], [built.discard]
+
+        return self.import_files(context, one)
 
 
 class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, EnumProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, ImportHelper
+from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper
 
 from ..io_formats.codec import FormatError
 from ..io_formats.renderware import dff
@@ -16,7 +16,7 @@ from ..io_formats.renderware.clump_import import import_dff
 from .blender.build import Built
 from .blender.renderware_build import build_clump
 from .blender.renderware_extract import extract_clump
-from .common import BatchFormat, Progress, file_handler, read_bytes, selected_paths
+from .common import BatchFormat, ImportFiles, file_handler, read_bytes
 
 TARGET_ITEMS = (
     ("AUTO", "As imported", "The version the clump came from, else San Andreas"),
@@ -67,7 +67,7 @@ def export_dff_file(context, path: str, objects: list, target: str = "AUTO") -> 
     return warnings + more
 
 
-class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportHelper):
+class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles):
     """Import RenderWare clumps (.dff): frames, skinned or static meshes, materials"""
 
     bl_idname = "import_scene.rw_dff"
@@ -76,29 +76,14 @@ class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".dff"
     filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
     def execute(self, context):
-        paths = selected_paths(self)
-        done: list[Built] = []
-        with Progress(context, len(paths)) as progress:
-            for i, path in enumerate(paths):
-                try:
-                    built, warnings = import_dff_file(context, path)
-                except FormatError as err:
-                    for earlier in reversed(done):
-                        earlier.discard()
-                    self.report({"ERROR"}, str(err))
-                    return {"CANCELLED"}
-                done.append(built)
-                for w in warnings:
-                    self.report({"WARNING"}, f"{os.path.basename(path)}: {w}")
-                self.report({"INFO"}, f"{os.path.basename(path)}: {len(built.objects)} objects")
-                progress.update(i + 1)
-        return {"FINISHED"}
+        def one(context, path, progress):
+            built, warnings = import_dff_file(context, path)
+            notes = [f"warning: {w}" for w in warnings]
+            return [*notes, f"{len(built.objects)} objects"], [built.discard]
+
+        return self.import_files(context, one)
 
 
 class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper):

@@ -8,13 +8,12 @@ import bpy
 import numpy as np
 from bpy.props import (
     BoolProperty,
-    CollectionProperty,
     EnumProperty,
     FloatProperty,
     IntProperty,
     StringProperty,
 )
-from bpy_extras.io_utils import ExportHelper, ImportHelper
+from bpy_extras.io_utils import ExportHelper
 
 from ..io_formats.codec import FormatError
 from ..io_formats.merge import merge_meshes
@@ -37,7 +36,7 @@ from .blender.build import build_action, build_scene
 from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
 from .common import (
     BatchFormat,
-    Progress,
+    ImportFiles,
     file_handler,
     find_target_armature,
     mesh_armature,
@@ -250,7 +249,7 @@ def export_ani_file(
     write_output(path, ani.write(anim), package_path, entry)
 
 
-class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportHelper):
+class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles):
     """Import Urho3D models (.mdl): mesh, armature, weights, shape keys, LODs"""
 
     bl_idname = "import_scene.urho3d_mdl"
@@ -259,10 +258,6 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".mdl"
     filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     lods: EnumProperty(
         name="LODs",
         items=(
@@ -274,23 +269,11 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportHelper):
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
 
     def execute(self, context):
-        paths = selected_paths(self)
-        done = []
-        with Progress(context, len(paths)) as progress:
-            for i, path in enumerate(paths):
-                try:
-                    built = import_mdl_file(
-                        context, path, self.lods == "ALL", self.axes == "BLENDER"
-                    )
-                except FormatError as err:
-                    for earlier in reversed(done):  # one bad file: nothing of this import stays
-                        earlier.discard()
-                    self.report({"ERROR"}, str(err))
-                    return {"CANCELLED"}
-                done.append(built)
-                self.report({"INFO"}, f"{os.path.basename(path)}: {len(built.objects)} objects")
-                progress.update(i + 1)
-        return {"FINISHED"}
+        def one(context, path, progress):
+            built = import_mdl_file(context, path, self.lods == "ALL", self.axes == "BLENDER")
+            return [f"{len(built.objects)} objects"], [built.discard]
+
+        return self.import_files(context, one)
 
 
 class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
@@ -367,7 +350,7 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
-class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportHelper):
+class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles):
     """Import Urho3D animations (.ani) as actions on an armature"""
 
     bl_idname = "import_anim.urho3d_ani"
@@ -376,10 +359,6 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
     fps: FloatProperty(
         name="Frame Rate",
