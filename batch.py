@@ -330,6 +330,7 @@ class _Blender:
                 raise
 
     def export_file(self, path: str, state: dict, options: dict, kind: str) -> str:
+        self.context.view_layer.update()  # as between two operators: world matrices current
         pak, member = split_member(path)
         if member is None:
             _fmt, entry = self.handler(path, exporting=True, kind=kind)

@@ -59,6 +59,7 @@ def export_objects(context, use_selection: bool) -> list:
 
 def export_dff_file(context, path: str, objects: list, target: str = "AUTO") -> list[str]:
     """Write ``objects`` (meshes, with their armature and frames) as one clump."""
+    context.view_layer.update()  # world matrices of objects parented by a script just now
     data, warnings, imported = extract_clump(context, objects)
     out, more = export_clump(data, imported if target == "AUTO" else target)
     blob = dff.write(out)

@@ -19,13 +19,16 @@ ROOT = Path(__file__).resolve().parents[1]
 BATCH = ROOT / "batch.py"
 
 
-def run_batch(*args: object, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_batch(
+    *args: object, timeout: float = 300, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """``python batch.py ARGS`` with this interpreter (and so its bpy)."""
     return subprocess.run(
         [sys.executable, str(BATCH), *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
+        env=env,
     )
 
 

@@ -3,22 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 
 from rigport.io_formats.bonespro import animation as A
 from rigport.io_formats.bonespro import convert, samples, structure
-
-BATCH = Path(__file__).resolve().parents[2] / "batch.py"
-
-
-def run_batch(*args) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(BATCH), *map(str, args)], capture_output=True, text=True, timeout=300
-    )
+from rigport.tests.support import run_batch
 
 
 def _files(tmp_path):

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rigport.io_formats.urho3d import ani, mdl, package, rbfx_samples
+from rigport.tests.support import run_batch
 
 pytest.importorskip("lz4.block")
-
-ROOT = Path(__file__).resolve().parents[2]
-BATCH = ROOT / "batch.py"
-
-
-def run_batch(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(BATCH), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def _pak(tmp_path: Path, compressed: bool = True, rbfx: bool = False) -> Path:

@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from rigport.io_formats.urho3d import package, rbfx_samples
+from rigport.tests.support import run_batch
 
 pytest.importorskip("lz4.block")
 
-ROOT = Path(__file__).resolve().parents[2]
-BATCH = ROOT / "batch.py"
 READABLE = [n for n, _ in rbfx_samples.package_files() if not n.startswith("Data/")]
-
-
-def run_batch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(BATCH), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
 
 
 @pytest.mark.parametrize("layout", [(False, False), (True, False), (False, True), (True, True)])
