@@ -43,6 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from sections import replace_section
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TARGET = 0.5  # RigPort time / glTF time must be at most this
@@ -121,6 +123,14 @@ def mib(kb: float | None) -> str:
 
 def all_s(r: dict) -> str:
     return ", ".join(f"{x:.2f}" for x in r.get("all_seconds", [r["seconds"]]))
+
+
+def write_report(out: str, report: str) -> None:
+    """The report as BENCHMARKS.md's Urho3D section (the other formats' stay)."""
+    lines = report.splitlines()[1:]  # without "# RigPort benchmarks"
+    demoted = ["#" + line if line.startswith("#") else line for line in lines]
+    replace_section(Path(out), "urho3d", "\n".join(demoted), "Urho3D models and animations")
+    print(f"wrote the Urho3D section of {out}")
 
 
 def fmt_report(runs: list[dict], config: dict, extra: list[str] = ()) -> str:
@@ -327,17 +337,15 @@ def main(argv=None) -> int:
     pythons = args.python or [sys.executable]
     extras = [Path(p).read_text() for p in args.extra]
     if args.report_only:
-        Path(args.out).write_text(fmt_report(collect_earlier(args.include, config), config, extras))
-        print(f"wrote {args.out}")
+        write_report(args.out, fmt_report(collect_earlier(args.include, config), config, extras))
         return 0
     if args.from_kept:
         runs = load_kept(Path(args.from_kept), pythons[0])
         if args.json:
             Path(args.json).write_text(json.dumps({"config": config, "runs": runs}, indent=1))
-        Path(args.out).write_text(
-            fmt_report(collect_earlier(args.include, config) + runs, config, extras)
+        write_report(
+            args.out, fmt_report(collect_earlier(args.include, config) + runs, config, extras)
         )
-        print(f"wrote {args.out}")
         return 0
 
     runs = []
@@ -381,10 +389,7 @@ def main(argv=None) -> int:
             print(f"kept {keep}")
     if args.json:
         Path(args.json).write_text(json.dumps({"config": config, "runs": runs}, indent=1))
-    Path(args.out).write_text(
-        fmt_report(collect_earlier(args.include, config) + runs, config, extras)
-    )
-    print(f"wrote {args.out}")
+    write_report(args.out, fmt_report(collect_earlier(args.include, config) + runs, config, extras))
     return 0
 
 

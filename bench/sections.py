@@ -1,0 +1,35 @@
+"""Keep one section per benchmark in BENCHMARKS.md.
+
+Each benchmark owns the text between ``<!-- begin KEY -->`` and
+``<!-- end KEY -->``; writing it leaves every other section as it is (a
+missing section is added at the end)::
+
+    .venv/bpy50/bin/python bench/mrtk_bench.py | python bench/sections.py BENCHMARKS.md mrtk "MRTK"
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+
+def replace_section(path: Path, key: str, text: str, title: str | None = None) -> None:
+    """Put ``text`` (under a ``## title`` heading when given) into section ``key``."""
+    begin, end = f"<!-- begin {key} -->", f"<!-- end {key} -->"
+    body = (f"## {title}\n\n" if title else "") + text.strip() + "\n"
+    block = f"{begin}\n{body}{end}"
+    old = path.read_text() if path.exists() else "# RigPort benchmarks\n"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    if pattern.search(old):
+        new = pattern.sub(lambda _m: block, old, count=1)
+    else:
+        new = old.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(new)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (3, 4):
+        raise SystemExit("usage: sections.py BENCHMARKS.md KEY [TITLE] < markdown")
+    replace_section(Path(sys.argv[1]), sys.argv[2], sys.stdin.read(), *sys.argv[3:])
+    print(f"wrote section {sys.argv[2]} of {sys.argv[1]}", file=sys.stderr)
