@@ -29,10 +29,25 @@ ROTATION_MASK = 0x08
 SCALE_MASK = 0x70
 
 
+def read_int(r: Reader, what: str) -> int:
+    """A compact integer in its shortest encoding.
+
+    Unigine writes the shortest form; a longer one (or a negative zero) would
+    not be written back the same, so it is refused rather than silently changed.
+    """
+    start = r.pos
+    value = r.compact_int()
+    mag = abs(value)
+    shortest = 1 + max(0, -(-(mag.bit_length() - 6) // 7))
+    if r.pos - start != shortest or (value == 0 and r.data[start] & 0x40):
+        raise r.error(f"{what}: compact integer not in its shortest encoding", start)
+    return value
+
+
 def read_string(r: Reader, what: str) -> str:
     """A compact-int length that counts the closing NUL, then the bytes and the NUL."""
     start = r.pos
-    n = r.compact_int()
+    n = read_int(r, f"{what} length")
     if n < 1:
         raise r.error(f"{what}: string length {n} (it must count the closing NUL)", start)
     r.count(n, 1, f"{what} string")
@@ -81,7 +96,7 @@ def index_dtype(count: int) -> str:
 
 def read_indices(r: Reader, limit: int, what: str) -> np.ndarray:
     """A compact-int count, then indices as wide as ``limit`` asks; each < ``limit``."""
-    n = r.compact_int()
+    n = read_int(r, f"{what} count")
     dt = np.dtype(index_dtype(limit))
     r.count(n, dt.itemsize, what)
     start = r.pos
@@ -108,7 +123,7 @@ class Bone:
 
 
 def read_bones(r: Reader) -> list[Bone]:
-    n = r.compact_int()
+    n = read_int(r, "bone count")
     r.count(n, 3, "bone")
     bones = []
     for i in range(n):
@@ -129,7 +144,7 @@ def write_bones(w: Writer, bones: list[Bone]) -> None:
 
 
 def read_names(r: Reader, what: str) -> list[str]:
-    n = r.compact_int()
+    n = read_int(r, f"{what} count")
     r.count(n, 2, what)
     return [read_string(r, f"{what} {i} name") for i in range(n)]
 
@@ -146,7 +161,7 @@ def read_bind(r: Reader, n: int) -> np.ndarray:
 
 
 def read_anim_bones(r: Reader, n_bones: int, what: str) -> np.ndarray:
-    n = r.compact_int()
+    n = read_int(r, f"{what} bone count")
     r.count(n, 2, f"{what} bone index")
     start = r.pos
     idx = r.array("<i2", n, f"{what} bone indices")
@@ -202,7 +217,7 @@ def _size_table(value_size: int) -> list[int]:
 
 def read_frames(r: Reader, n_bones: int, value_dtype: str, what: str) -> Frames:
     """A compact-int frame count, then ``frames x bones`` flag records."""
-    n_frames = r.compact_int()
+    n_frames = read_int(r, f"{what} frame count")
     if n_frames < 0:
         raise r.error(f"{what}: negative frame count {n_frames}")
     n_rec = n_frames * n_bones
@@ -213,11 +228,14 @@ def read_frames(r: Reader, n_bones: int, value_dtype: str, what: str) -> Frames:
     starts = [0] * n_rec
     for i in range(n_rec):
         if pos >= end:
-            raise r.error(f"{what}: frame record {i} of {n_rec} starts past the end", pos)
+            break
         starts[i] = pos
         pos += table[data[pos]]
-    if pos > end:
-        raise r.error(f"{what}: the last frame record runs past the end ({pos - end} bytes)", end)
+    else:
+        i = n_rec
+    if pos > end or i < n_rec:
+        last = starts[i - 1] if i else pos
+        raise r.error(f"{what}: frame record {max(i - 1, 0)} of {n_rec} runs past the end", last)
     r.pos = pos
     st = np.array(starts, np.int64)
     buf = np.frombuffer(data, np.uint8)

@@ -25,6 +25,7 @@ from .common import (
     read_bounds,
     read_frames,
     read_indices,
+    read_int,
     read_names,
     read_string,
     write_anim_bones,
@@ -129,17 +130,20 @@ def _read_surface_header(r: Reader, i: int) -> Surface:
 
 
 def _read_weights(r: Reader, n_bones: int, what: str) -> Weights:
-    n = r.compact_int()
+    n = read_int(r, f"{what} weight count")
     r.count(n, 1, f"{what} weight")
     data, pos, end = r.data, r.pos, r.end
     starts = [0] * n
     for i in range(n):
         if pos >= end:
-            raise r.error(f"{what}: weight {i} of {n} starts past the end", pos)
+            break
         starts[i] = pos
         pos += 1 + 4 * data[pos]
-    if pos > end:
-        raise r.error(f"{what}: the last weight runs past the end ({pos - end} bytes)", end)
+    else:
+        i = n
+    if pos > end or i < n:
+        last = starts[i - 1] if i else pos
+        raise r.error(f"{what}: weight {max(i - 1, 0)} of {n} runs past the end", last)
     r.pos = pos
     st = np.array(starts, np.int64)
     buf = np.frombuffer(data, np.uint8)
@@ -181,7 +185,7 @@ def _read_surface_data(r: Reader, s: Surface, i: int, n_bones: int) -> None:
     what = f"surface {i} ({s.name!r})"
     for j, t in enumerate(s.targets):
         start = r.pos
-        n = r.compact_int()
+        n = read_int(r, f"{what} morph target {j} vertex count")
         r.count(n, 12, f"{what} morph target {j} vertex")
         t.positions = r.array("<f4", (n, 3), f"{what} morph target {j} vertices")
         if j and n != len(s.targets[0].positions):
@@ -190,7 +194,7 @@ def _read_surface_data(r: Reader, s: Surface, i: int, n_bones: int) -> None:
                 f"{len(s.targets[0].positions)}",
                 start,
             )
-        n = r.compact_int()
+        n = read_int(r, f"{what} morph target {j} tangent count")
         r.count(n, 8, f"{what} morph target {j} tangent")
         t.tangents = r.array("<i2", (n, 4), f"{what} morph target {j} tangents")
     start = r.pos
@@ -204,7 +208,7 @@ def _read_surface_data(r: Reader, s: Surface, i: int, n_bones: int) -> None:
         ("uv1", 2, "<f4", "texture coordinate (set 2)"),
         ("colors", 4, "<u1", "colour"),
     ):
-        n = r.compact_int()
+        n = read_int(r, f"{what} {label} count")
         r.count(n, width * np.dtype(dtype).itemsize, f"{what} {label}")
         setattr(s, attr, r.array(dtype, (n, width), f"{what} {label}s"))
     n_sv = s.n_vertices
@@ -232,7 +236,7 @@ def read(data: bytes) -> Mesh:
     bounds = read_bounds(r, "mesh")
     bones = read_bones(r)
     anim_names = read_names(r, "animation")
-    n = r.compact_int()
+    n = read_int(r, "surface count")
     r.count(n, 42, "surface")
     surfaces = [_read_surface_header(r, i) for i in range(n)]
     r.expect(MAGIC, "second ms11 magic")

@@ -174,7 +174,10 @@ def _animated_values(bind: np.ndarray, bone_idx: np.ndarray, n_frames: int, seed
     rest_q = np.concatenate([b[:, 6:7], b[:, 3:6]], -1)
     f = np.arange(n_frames)[:, None]
     axes = rng.normal(size=(len(bone_idx), 3))
-    spin = _axis_angle(np.broadcast_to(axes, (n_frames, len(bone_idx), 3)), np.broadcast_to(0.3 * np.sin(f / 3.0), (n_frames, len(bone_idx))))
+    spin = _axis_angle(
+        np.broadcast_to(axes, (n_frames, len(bone_idx), 3)),
+        np.broadcast_to(0.3 * np.sin(f / 3.0), (n_frames, len(bone_idx))),
+    )
     q = quat_multiply(rest_q[None], spin)
     t[:, 0, 2] += 0.05 * (f[:, 0] // 2)
     s = np.repeat(b[None, :, 7:10], n_frames, 0)
