@@ -23,16 +23,10 @@ from ..codec.quantize import normalize_weights_to_sum, quantize_box
 from ..posing import quat_multiply
 from ..transforms import matrix_to_quat
 from . import anim, mesh
+from .anim_convert import quat_to_short
 from .common import Bone, Frames, change_flags, compute_bounds
 
 SCALES = (0.25, 0.216)
-
-
-def quat_to_short(q_wxyz: np.ndarray) -> np.ndarray:
-    """w x y z floats -> the file's x y z w shorts (/ 32767)."""
-    q = np.asarray(q_wxyz, np.float64)
-    xyzw = np.concatenate([q[..., 1:], q[..., :1]], axis=-1)
-    return np.clip(np.rint(xyzw * 32767), -32767, 32767).astype(np.int16)
 
 
 def _axis_angle(axis, angle) -> np.ndarray:

@@ -1,0 +1,279 @@
+"""Neutral scene -> Unigine MESH.
+
+Surfaces come from the material slots. Per surface, the coordinate vertices are
+the mesh vertices its triangles use (in vertex order), and a surface vertex is
+made per distinct combination of coordinate vertex, UVs, colour and tangent
+quaternion (and the imported surface vertex, so vertices the file kept apart
+stay apart). Tangent quaternions are the imported ones while they still agree
+with the normal, else built from Blender's normal, tangent and bitangent sign.
+Index widths, weights summing to 65535 and bounds follow the format's rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codec import FormatError
+from ..codec.quantize import normalize_weights_to_sum
+from ..scene import Animation, Mesh, Skeleton
+from ..transforms import matrix_to_quat
+from . import mesh as native
+from .anim_convert import (
+    BONES_KEY,
+    FLAG_KEY,
+    ROTATION_MASK,
+    dense_values,
+    json_list,
+    quat_to_short,
+    to_mesh_animation,
+)
+from .common import SCALE_MASK, TRANSLATION_MASK, Bone, compute_bounds
+from .mesh_import import (
+    MORPH_TANGENT,
+    SURFACES_KEY,
+    TANGENT_ATTRIBUTE,
+    VERTEX_ATTRIBUTE,
+    tangent_normals,
+)
+
+#: How closely a kept tangent quaternion's normal must match Blender's normal.
+KEEP_TANGENT_DOT = 0.9995
+
+
+@dataclass
+class ExportOptions:
+    fps: float = 30.0
+    base_name: str = "base"  # name of morph target 0 when the mesh has none stored
+
+
+def _attr(mesh: Mesh, name: str):
+    return next((a for a in mesh.attributes if a.name == name), None)
+
+
+def tangent_quaternions(normals: np.ndarray, tangents: np.ndarray | None) -> np.ndarray:
+    """(C, 4) x y z w shorts turning +Z into the normal, +X toward the tangent; w < 0
+    where the bitangent is left-handed. ``tangents`` is (C, 4): xyz and the sign."""
+    n = np.asarray(normals, np.float64)
+    n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
+    if tangents is None:
+        t = np.zeros_like(n)
+        t[:, 0] = 1.0
+        sign = np.ones(len(n))
+    else:
+        t = np.asarray(tangents[:, :3], np.float64)
+        sign = np.where(np.asarray(tangents[:, 3]) < 0, -1.0, 1.0)
+    t = t - n * (t * n).sum(axis=1, keepdims=True)
+    bad = np.linalg.norm(t, axis=1) < 1e-6
+    if bad.any():  # no usable tangent: any direction across the normal
+        alt = np.where(np.abs(n[bad, 0:1]) < 0.9, [[1.0, 0, 0]], [[0, 1.0, 0]])
+        t[bad] = alt - n[bad] * (alt * n[bad]).sum(axis=1, keepdims=True)
+    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    basis = np.stack([t, np.cross(n, t), n], axis=-1)
+    q = matrix_to_quat(basis) * sign[:, None]
+    return quat_to_short(q)
+
+
+def _corner_tangents(mesh: Mesh, attr_name: str) -> np.ndarray:
+    """The file's tangent quaternions where they still fit the normals, else new ones."""
+    fresh_source = _attr(mesh, "rigport:tangent")
+    normals = mesh.normals
+    if normals is None:
+        p = mesh.positions[mesh.corner_verts].reshape(-1, 3, 3).astype(np.float64)
+        normals = np.repeat(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), 3, axis=0)
+    fresh = tangent_quaternions(normals, fresh_source.data if fresh_source is not None else None)
+    kept = _attr(mesh, attr_name)
+    if kept is None:
+        return fresh
+    q = np.rint(np.asarray(kept.data, np.float64)).astype(np.int16)
+    n = np.asarray(normals, np.float64)
+    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
+    ok = (np.abs(q).sum(axis=1) > 0) & ((tangent_normals(q) * n).sum(axis=1) >= KEEP_TANGENT_DOT)
+    return np.where(ok[:, None], q, fresh)
+
+
+def _surface_info(mesh: Mesh, n_surfaces: int) -> list[dict] | None:
+    info = json_list(mesh.extras.get(SURFACES_KEY))
+    if info is None or len(info) != n_surfaces or not all(isinstance(d, dict) for d in info):
+        return None
+    return info
+
+
+def _rows_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First row of each distinct key (in key order) and each row's key number."""
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def _as_bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
+
+
+def build_surfaces(
+    mesh: Mesh, n_bones: int, opts: ExportOptions, warnings: list[str]
+) -> list[native.Surface]:
+    n_slots = max(len(mesh.materials), 1)
+    fm = (
+        np.clip(mesh.face_materials, 0, n_slots - 1)
+        if len(mesh.materials)
+        else mesh.face_materials * 0
+    )
+    info = _surface_info(mesh, n_slots)
+    corner_q = _corner_tangents(mesh, TANGENT_ATTRIBUTE) if len(mesh.corner_verts) else None
+    svid_attr = _attr(mesh, VERTEX_ATTRIBUTE)
+    svid = (
+        np.asarray(svid_attr.data, np.int64)
+        if svid_attr is not None
+        else np.full(len(mesh.corner_verts), -1, np.int64)
+    )
+    colors = None
+    if mesh.colors:
+        colors = np.clip(np.rint(mesh.colors[0].color * 255), 0, 255).astype(np.uint8)
+    morph_q = {}
+    for m in mesh.morphs:
+        if _attr(mesh, MORPH_TANGENT.format(m.name)) is not None:
+            morph_q[m.name] = _corner_tangents(mesh, MORPH_TANGENT.format(m.name))
+    if len(mesh.uv_sets) > 2:
+        warnings.append(f"{mesh.name}: {len(mesh.uv_sets)} UV maps, only the first two are written")
+    if len(mesh.colors) > 1:
+        warnings.append(
+            f"{mesh.name}: only the first of {len(mesh.colors)} colour layers is written"
+        )
+    surfaces = []
+    for si in range(n_slots):
+        d = info[si] if info else {}
+        name = d.get("name") or (mesh.materials[si] if mesh.materials else "") or mesh.name
+        faces = np.nonzero(fm == si)[0]
+        corners = (faces[:, None] * 3 + np.arange(3)).reshape(-1)
+        cv = mesh.corner_verts[corners].astype(np.int64)
+        coord_ids, coords = np.unique(cv, return_inverse=True)
+        coords = coords.reshape(-1)
+        cols = [svid[corners][:, None], coords[:, None]]
+        use_uv = [k < len(mesh.uv_sets) and d.get(f"uv{k}", True) for k in range(2)]
+        for k in range(2):
+            if use_uv[k]:
+                cols.append(_as_bits(mesh.uv_sets[k].uv[corners]))
+        use_col = colors is not None and d.get("colors", True)
+        if use_col:
+            cols.append(colors[corners].astype(np.int64))
+        if corner_q is not None:
+            cols.append(corner_q[corners].astype(np.int64))
+        for q in morph_q.values():
+            cols.append(q[corners].astype(np.int64))
+        first, tris = _rows_unique(np.concatenate(cols, axis=1))
+        rep = corners[first]
+        base = mesh.positions[coord_ids].astype(np.float32)
+        tangents = corner_q[rep] if corner_q is not None else np.zeros((0, 4), np.int16)
+        stored = d.get("targets") or [opts.base_name] + [m.name for m in mesh.morphs]
+        targets = [native.MorphTarget(stored[0], base, tangents.astype(np.int16))]
+        by_name = {m.name: m for m in mesh.morphs}
+        for tname in stored[1:] if d.get("targets") else [m.name for m in mesh.morphs]:
+            m = by_name.get(tname)
+            if m is None:
+                continue
+            tq = morph_q[tname][rep] if tname in morph_q else tangents
+            pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
+            targets.append(native.MorphTarget(tname, pos, tq.astype(np.int16)))
+        surf = native.Surface(name, compute_bounds(base), targets)
+        for k in range(2):
+            if use_uv[k]:
+                setattr(surf, f"uv{k}", mesh.uv_sets[k].uv[rep].astype(np.float32))
+        if use_col:
+            surf.colors = colors[rep]
+        if mesh.skin is not None and d.get("weights", True) and n_bones:
+            surf.weights = _weights(
+                mesh.skin.joints[coord_ids], mesh.skin.weights[coord_ids], n_bones
+            )
+        surf.coords = coords
+        surf.tris = tris.astype(np.int64)
+        surfaces.append(surf)
+    return surfaces
+
+
+def _weights(joints: np.ndarray, weights: np.ndarray, n_bones: int) -> native.Weights:
+    """Strongest first, at most 4, as ushorts summing to 65535 per vertex."""
+    w = np.where((joints >= 0) & (joints < n_bones), weights, 0.0).astype(np.float64)
+    order = np.argsort(-w, axis=1, kind="stable")[:, :4]
+    j = np.take_along_axis(joints, order, 1)
+    w = np.take_along_axis(w, order, 1)
+    q = normalize_weights_to_sum(w, 65535)
+    keep = q > 0
+    return native.Weights(
+        keep.sum(axis=1).astype(np.uint8),
+        j[keep].astype(np.int16),
+        q[keep].astype(np.uint16),
+    )
+
+
+def _rest(skeleton: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale
+
+
+def animation_bones(anim: Animation, skeleton: Skeleton) -> list[str]:
+    """The bones an animation writes: its stored list where every bone still exists,
+    else every keyed bone in skeleton order."""
+    stored = json_list(anim.extras.get(BONES_KEY))
+    if stored and all(n in skeleton.names for n in stored):
+        return [str(n) for n in stored]
+    keyed = {t.bone for t in anim.tracks}
+    return [n for n in skeleton.names if n in keyed]
+
+
+def animation_flag(anim: Animation, mask: int) -> int:
+    flag = anim.extras.get(FLAG_KEY)
+    if isinstance(flag, int) and 0 <= flag < 256:
+        return flag
+    out = 0
+    for bit in (TRANSLATION_MASK, ROTATION_MASK, SCALE_MASK):
+        if mask & bit:
+            out |= bit
+    return out
+
+
+def animation_frames(anim: Animation, skeleton: Skeleton, fps: float):
+    names = animation_bones(anim, skeleton)
+    index = np.array([skeleton.names.index(n) for n in names], np.int64)
+    rt, rq, rs = _rest(skeleton)
+    t, q, s, mask = dense_values(anim, names, (rt[index], rq[index], rs[index]), fps)
+    return index, t, q, s, animation_flag(anim, mask)
+
+
+def skeleton_bind(skeleton: Skeleton) -> np.ndarray:
+    t, q, s = _rest(skeleton)
+    return np.concatenate([t, q[:, 1:], q[:, :1], s], axis=1).astype(np.float32)
+
+
+def skeleton_bones(skeleton: Skeleton) -> list[Bone]:
+    return [Bone(n, int(p)) for n, p in zip(skeleton.names, skeleton.parents.tolist(), strict=True)]
+
+
+def export_mesh(
+    mesh: Mesh,
+    skeleton: Skeleton | None,
+    animations: list[tuple[Animation, float]],
+    opts: ExportOptions | None = None,
+) -> tuple[native.Mesh, list[str]]:
+    """The native file for one mesh, its skeleton (file bone order) and animations."""
+    opts = opts or ExportOptions()
+    warnings: list[str] = []
+    if (
+        len(mesh.face_starts)
+        and (np.diff(np.append(mesh.face_starts, len(mesh.corner_verts))) != 3).any()
+    ):
+        raise FormatError(f"{mesh.name}: the exporter needs triangles")
+    n_bones = len(skeleton) if skeleton is not None else 0
+    surfaces = build_surfaces(mesh, n_bones, opts, warnings)
+    all_pos = (
+        np.concatenate([s.targets[0].positions for s in surfaces]) if surfaces else np.zeros((0, 3))
+    )
+    bones = skeleton_bones(skeleton) if skeleton is not None else []
+    bind = skeleton_bind(skeleton) if skeleton is not None else np.zeros((0, 10), np.float32)
+    anims = []
+    for anim, fps in animations:
+        if skeleton is None:
+            warnings.append(f"animation {anim.name!r} skipped: the mesh has no armature")
+            continue
+        index, t, q, s, flag = animation_frames(anim, skeleton, fps)
+        anims.append(to_mesh_animation(anim, index, t, q, s, flag))
+    return native.Mesh(compute_bounds(all_pos), bones, bind, anims, surfaces), warnings
