@@ -11,13 +11,13 @@ Index widths, weights summing to 65535 and bounds follow the format's rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..codec import FormatError
 from ..codec.quantize import normalize_weights_to_sum
-from ..scene import Animation, Mesh, Skeleton
+from ..scene import Animation, Mesh, Scene, Skeleton, Skin
 from ..transforms import matrix_to_quat
 from . import mesh as native
 from .anim_convert import (
@@ -31,6 +31,7 @@ from .anim_convert import (
 )
 from .common import SCALE_MASK, TRANSLATION_MASK, Bone, compute_bounds
 from .mesh_import import (
+    BONE_INDEX_KEY,
     MORPH_TANGENT,
     SURFACES_KEY,
     TANGENT_ATTRIBUTE,
@@ -277,3 +278,55 @@ def export_mesh(
         index, t, q, s, flag = animation_frames(anim, skeleton, fps)
         anims.append(to_mesh_animation(anim, index, t, q, s, flag))
     return native.Mesh(compute_bounds(all_pos), bones, bind, anims, surfaces), warnings
+
+
+def file_order(skeleton: Skeleton) -> Skeleton:
+    """The skeleton in the file's bone order (each bone's ``unigine_index``; bones
+    without one follow in armature order). Blender keeps bones parent-first."""
+    n = len(skeleton)
+    extras = skeleton.extras if len(skeleton.extras) == n else [{} for _ in range(n)]
+    keys = [
+        (0, int(e[BONE_INDEX_KEY]), i) if isinstance(e.get(BONE_INDEX_KEY), int) else (1, i, i)
+        for i, e in enumerate(extras)
+    ]
+    order = np.array([k[2] for k in sorted(keys)], np.int64)
+    place = np.empty(n, np.int64)
+    place[order] = np.arange(n)
+    parents = np.where(
+        skeleton.parents[order] < 0, -1, place[np.maximum(skeleton.parents[order], 0)]
+    )
+    return Skeleton(
+        [skeleton.names[i] for i in order],
+        parents.astype(np.int32),
+        skeleton.local_translation[order],
+        skeleton.local_rotation[order],
+        skeleton.local_scale[order],
+        None if skeleton.inverse_bind is None else skeleton.inverse_bind[order],
+        [extras[i] for i in order],
+    )
+
+
+def merge_files(parts: list[native.Mesh]) -> native.Mesh:
+    """Several objects exported together: their surfaces one after the other."""
+    first = parts[0]
+    surfaces = [s for p in parts for s in p.surfaces]
+    pos = [s.targets[0].positions for s in surfaces if s.targets]
+    bounds = compute_bounds(np.concatenate(pos)) if pos else first.bounds
+    return native.Mesh(bounds, first.bones, first.bind, first.animations, surfaces)
+
+
+def export_scene(scene: Scene, fps: float = 30.0) -> tuple[native.Mesh, list[str]]:
+    """A neutral scene (as :func:`mesh_import.import_mesh` makes it) straight to a file,
+    with no Blender in between: bones back in file order, skin indices to match."""
+    skeleton = file_order(scene.skeleton) if scene.skeleton is not None else None
+    parts, warnings = [], []
+    for i, m in enumerate(scene.meshes):
+        if m.skin is not None and skeleton is not None:
+            index = {n: k for k, n in enumerate(skeleton.names)}
+            remap = np.array([index[n] for n in scene.skeleton.names], np.int32)
+            m = replace(m, skin=Skin(remap[m.skin.joints], m.skin.weights))
+        anims = [(a, fps) for a in scene.animations] if i == 0 else []
+        part, w = export_mesh(m, skeleton, anims, ExportOptions(fps=fps))
+        parts.append(part)
+        warnings += w
+    return merge_files(parts), warnings

@@ -192,10 +192,32 @@ def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
     return out
 
 
+def _parent_first(scene: Scene) -> None:
+    """Put the bones parent-first (depth first, children in file order): the order
+    Blender keeps them in, so bone indices mean the same on both sides. Each bone
+    keeps its file index as ``unigine_index`` for the exporter."""
+    sk = scene.skeleton
+    order = np.array(parent_first_order(sk.parents), np.int64)
+    place = np.empty(len(order), np.int64)
+    place[order] = np.arange(len(order))
+    parents = sk.parents[order]
+    sk.parents = np.where(parents < 0, -1, place[np.maximum(parents, 0)]).astype(np.int32)
+    sk.names = [sk.names[i] for i in order]
+    sk.local_translation = sk.local_translation[order]
+    sk.local_rotation = sk.local_rotation[order]
+    sk.local_scale = sk.local_scale[order]
+    sk.extras = [sk.extras[i] for i in order]
+    for me in scene.meshes:
+        if me.skin is not None:
+            me.skin.joints = place[me.skin.joints].astype(np.int32)
+
+
 def import_mesh(m: native.Mesh, name: str, fps: float = 30.0) -> Scene:
     """The file as a neutral scene; embedded animations become animations at ``fps``."""
     skeleton = skeleton_from_file(m.bones, m.bind)
     scene = Scene(name, skeleton, [mesh_from_file(m, name)])
+    if skeleton is not None:
+        _parent_first(scene)
     names = [b.name for b in m.bones]
     scene.animations = [mesh_animation_to_neutral(a, names, m.bind, fps) for a in m.animations]
     if m.animations:

@@ -7,7 +7,7 @@ import pytest
 
 from rigport.io_formats.unigine import compare, mesh, samples
 from rigport.io_formats.unigine.anim_file_convert import export_anim_file, import_anim_file
-from rigport.io_formats.unigine.mesh_export import export_mesh, tangent_quaternions
+from rigport.io_formats.unigine.mesh_export import export_scene, file_order, tangent_quaternions
 from rigport.io_formats.unigine.mesh_import import import_mesh, tangent_normals
 
 CASES = {
@@ -21,9 +21,7 @@ CASES = {
 def test_mesh_through_neutral(case):
     original = CASES[case]()
     scene = import_mesh(original, case, fps=30.0)
-    back, warnings = export_mesh(
-        scene.meshes[0], scene.skeleton, [(a, 30.0) for a in scene.animations]
-    )
+    back, warnings = export_scene(scene, 30.0)
     assert warnings == []
     assert compare.mesh_differences(original, back) == []
 
@@ -38,9 +36,12 @@ def test_neutral_scene_content():
     assert [t.name for t in me.morphs] == ["bulge", "pinch"]
     # surface 1 has no "pinch" target: zero offsets there
     assert not me.morphs[1].position_offsets[m.surfaces[0].n_coords :].any()
-    # the skeleton keeps the file order, parents after children, and the bind scales
-    assert scene.skeleton.parents[0] > 0
-    assert np.isclose(scene.skeleton.local_scale[-1], 0.25).all()
+    # bones parent-first as Blender keeps them, each with its file index; bind scales kept
+    sk = scene.skeleton
+    assert sk.parents[0] == -1 and sk.extras[0]["unigine_index"] == len(m.bones) - 1
+    assert np.isclose(sk.local_scale[0], 0.25).all()
+    assert file_order(sk).names == [b.name for b in m.bones]
+    assert file_order(sk).parents.tolist() == [b.parent for b in m.bones]
     # normals: the tubes' normals point away from the axis
     radial = me.positions[me.corner_verts][:, :2]
     cosang = (me.normals[:, :2] * radial).sum(1) / np.linalg.norm(radial, axis=1)
@@ -64,7 +65,7 @@ def test_anim_through_neutral(flag):
     m = samples.skinned_mesh()
     original = samples.anim_file(m, flag)
     anims = import_anim_file(original, "x.anim", 30.0)
-    skeleton = import_mesh(m, "c").skeleton
+    skeleton = file_order(import_mesh(m, "c").skeleton)
     back = export_anim_file([(a, 30.0) for a in anims], skeleton)
     assert compare.anim_differences(original, back) == []
     assert np.array_equal(back.bounds, original.bounds)
@@ -77,7 +78,7 @@ def test_anim_through_neutral(flag):
 def test_export_stores_only_changes():
     m = samples.skinned_mesh(n_frames=20)
     scene = import_mesh(m, "c")
-    back, _ = export_mesh(scene.meshes[0], scene.skeleton, [(a, 30.0) for a in scene.animations])
+    back, _ = export_scene(scene, 30.0)
     for x, y in zip(m.animations, back.animations, strict=True):
         assert np.array_equal(x.frames.flags, y.frames.flags)
     assert len(mesh.write(back)) == len(mesh.write(m))  # the same components stored
