@@ -78,20 +78,22 @@ def tangent_quaternions(normals: np.ndarray, tangents: np.ndarray | None) -> np.
 
 def _corner_tangents(mesh: Mesh, attr_name: str) -> np.ndarray:
     """The file's tangent quaternions where they still fit the normals, else new ones."""
-    fresh_source = _attr(mesh, "rigport:tangent")
+    source = _attr(mesh, "rigport:tangent")
     normals = mesh.normals
     if normals is None:
         p = mesh.positions[mesh.corner_verts].reshape(-1, 3, 3).astype(np.float64)
         normals = np.repeat(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), 3, axis=0)
-    fresh = tangent_quaternions(normals, fresh_source.data if fresh_source is not None else None)
     kept = _attr(mesh, attr_name)
     if kept is None:
-        return fresh
+        return tangent_quaternions(normals, source.data if source is not None else None)
     q = np.rint(np.asarray(kept.data, np.float64)).astype(np.int16)
     n = np.asarray(normals, np.float64)
     n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
     ok = (np.abs(q).sum(axis=1) > 0) & ((tangent_normals(q) * n).sum(axis=1) >= KEEP_TANGENT_DOT)
-    return np.where(ok[:, None], q, fresh)
+    if not ok.all():
+        redo = ~ok
+        q[redo] = tangent_quaternions(n[redo], source.data[redo] if source is not None else None)
+    return q
 
 
 def _surface_info(mesh: Mesh, n_surfaces: int) -> list[dict] | None:
@@ -102,9 +104,24 @@ def _surface_info(mesh: Mesh, n_surfaces: int) -> list[dict] | None:
 
 
 def _rows_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """First row of each distinct key (in key order) and each row's key number."""
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
+    """First row of each distinct key row, and each row's key number; keys are numbered
+    by their first column (the imported surface vertex), then by first appearance.
+
+    Rows are grouped by a 64-bit hash, checked against each group's first row; only
+    when a hash collides does the slower exact row sort run."""
+    h = np.zeros(len(keys), np.uint64)
+    with np.errstate(over="ignore"):
+        for c in range(keys.shape[1]):
+            h = h * np.uint64(0x9E3779B97F4A7C15) + keys[:, c].astype(np.uint64)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if not (keys == keys[first[inverse]]).all():
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    order = np.lexsort((first, keys[first, 0]))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse]
 
 
 def _as_bits(a: np.ndarray) -> np.ndarray:
