@@ -221,7 +221,8 @@ def read_frames(r: Reader, n_bones: int, value_dtype: str, what: str) -> Frames:
     if n_frames < 0:
         raise r.error(f"{what}: negative frame count {n_frames}")
     n_rec = n_frames * n_bones
-    r.count(n_rec, 1, f"{what} frame record")
+    # a frame of no bones takes no bytes: bound the frame count by the bytes left anyway
+    r.count(n_frames * max(n_bones, 1), 1, f"{what} frame record")
     vdt = np.dtype(value_dtype)
     table = _size_table(vdt.itemsize)
     data, pos, end = r.data, r.pos, r.end

@@ -38,6 +38,7 @@ from .common import (
 )
 
 MAGIC = b"ms11"
+MAX_INFLUENCES = 4  # bones per vertex, the specification's maximum
 
 
 @dataclass
@@ -148,6 +149,13 @@ def _read_weights(r: Reader, n_bones: int, what: str) -> Weights:
     st = np.array(starts, np.int64)
     buf = np.frombuffer(data, np.uint8)
     counts = buf[st].copy() if n else np.zeros(0, np.uint8)
+    over = np.nonzero(counts > MAX_INFLUENCES)[0]
+    if len(over):
+        i = int(over[0])
+        raise r.error(
+            f"{what}: weight {i} has {int(counts[i])} bones (at most {MAX_INFLUENCES})",
+            int(st[i]),
+        )
     c64 = counts.astype(np.int64)
     first = np.repeat(st + 1, c64)
     within = np.arange(len(first)) - np.repeat(np.cumsum(c64) - c64, c64)

@@ -206,3 +206,35 @@ def test_frame_record_past_the_end():
     err = _fails(anim, data[:-14] + data[-4:], "frame record 0 of 1 runs past the end")
     assert err.offset == len(data) - 4 - 21
     assert common.index_dtype(255) == "<u1" and common.index_dtype(256) == "<u2"
+
+
+def test_more_than_four_influences():
+    m = _skinned()
+    n = len(m.surfaces[0].weights)
+    counts = np.ones(n, np.uint8)
+    counts[2] = 5
+    total = int(counts.sum())
+    m.surfaces[0].weights = mesh.Weights(
+        counts, np.zeros(total, np.int16), np.full(total, 65535, np.uint16)
+    )
+    data = mesh.write(m)
+    err = _fails(mesh, data, "weight 2 has 5 bones")
+    assert data[err.offset] == 5
+
+
+def test_bone_free_animation_cannot_claim_endless_frames():
+    m = _skinned()
+    m.animations[0].bones = np.zeros(0, np.int16)
+    m.animations[0].frames = common.Frames(
+        np.zeros((2**40, 0), np.uint8),
+        np.zeros((2**40, 0, 3), np.float32),
+        np.zeros((2**40, 0, 4), np.int16),
+        np.zeros((2**40, 0, 3), np.float32),
+    )
+    tracemalloc.start()
+    try:
+        _fails(mesh, mesh.write(m), "frame record count")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000
