@@ -23,6 +23,7 @@ from ..io_formats.unigine.mesh_export import ExportOptions, export_mesh, file_or
 from ..io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
 from .blender import compat
 from .blender.build import Built, build_action, build_scene
+from .blender.extract import _tangents as blender_tangents
 from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
 from .common import (
     BatchFormat,
@@ -84,12 +85,13 @@ def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS
     return armature, actions, how
 
 
-def _apply_object_transform(m: Mesh, obj, armature) -> None:
+def _apply_object_transform(m: Mesh, obj, armature) -> np.ndarray:
+    """Bring the mesh into the armature's (or the world's) space; returns the matrix."""
     mat = np.array(obj.matrix_world, np.float64)
     if armature is not None:
         mat = np.linalg.inv(np.array(armature.matrix_world, np.float64)) @ mat
     if np.allclose(mat, np.eye(4), atol=1e-9):
-        return
+        return mat
     m.positions = (m.positions @ mat[:3, :3].T + mat[:3, 3]).astype(np.float32)
     for morph in m.morphs:
         morph.position_offsets = (morph.position_offsets @ mat[:3, :3].T).astype(np.float32)
@@ -98,6 +100,20 @@ def _apply_object_transform(m: Mesh, obj, armature) -> None:
         m.normals = (n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)).astype(
             np.float32
         )
+    return mat
+
+
+def _blender_tangents(obj, mat: np.ndarray) -> np.ndarray:
+    """Blender's tangents (xyz, bitangent sign) per triangle corner, as extract_mesh
+    orders corners, in the export space; computed only when the exporter needs new
+    tangent quaternions."""
+    me = obj.data
+    me.calc_loop_triangles()
+    tri = np.empty(len(me.loop_triangles) * 3, np.int32)
+    me.loop_triangles.foreach_get("loops", tri)
+    out = blender_tangents(me, len(me.loops))[tri]
+    out[:, :3] = out[:, :3] @ mat[:3, :3].T.astype(np.float32)
+    return out
 
 
 def _embedded_actions(armature, which: str) -> list:
@@ -126,11 +142,10 @@ def export_mesh_file(
         anims.append((extract_animation(armature, action, rate), rate))
     parts, warnings = [], []
     for i, obj in enumerate(sorted(objects, key=lambda o: o.name)):
-        m = extract_mesh(obj, names, tangents=True)
-        _apply_object_transform(m, obj, armature)
-        part, part_warnings = export_mesh(
-            m, skeleton, anims if i == 0 else [], ExportOptions(fps=fps)
-        )
+        m = extract_mesh(obj, names)
+        mat = _apply_object_transform(m, obj, armature)
+        opts = ExportOptions(fps=fps, tangent_source=lambda o=obj, x=mat: _blender_tangents(o, x))
+        part, part_warnings = export_mesh(m, skeleton, anims if i == 0 else [], opts)
         parts.append(part)
         warnings += part_warnings
     data = mesh.write(merge_files(parts))

@@ -11,6 +11,7 @@ Index widths, weights summing to 65535 and bounds follow the format's rules.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -36,7 +37,6 @@ from .mesh_import import (
     SURFACES_KEY,
     TANGENT_ATTRIBUTE,
     VERTEX_ATTRIBUTE,
-    tangent_normals,
 )
 
 #: How closely a kept tangent quaternion's normal must match Blender's normal.
@@ -47,6 +47,9 @@ KEEP_TANGENT_DOT = 0.9995
 class ExportOptions:
     fps: float = 30.0
     base_name: str = "base"  # name of morph target 0 when the mesh has none stored
+    #: Blender's tangents per corner (xyz and the bitangent sign), asked for only when
+    #: some corner needs a new tangent quaternion (they are slow to compute)
+    tangent_source: Callable[[], np.ndarray] | None = None
 
 
 def _attr(mesh: Mesh, name: str):
@@ -76,24 +79,48 @@ def tangent_quaternions(normals: np.ndarray, tangents: np.ndarray | None) -> np.
     return quat_to_short(q)
 
 
-def _corner_tangents(mesh: Mesh, attr_name: str) -> np.ndarray:
-    """The file's tangent quaternions where they still fit the normals, else new ones."""
-    source = _attr(mesh, "rigport:tangent")
-    normals = mesh.normals
-    if normals is None:
-        p = mesh.positions[mesh.corner_verts].reshape(-1, 3, 3).astype(np.float64)
-        normals = np.repeat(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), 3, axis=0)
-    kept = _attr(mesh, attr_name)
-    if kept is None:
-        return tangent_quaternions(normals, source.data if source is not None else None)
-    q = np.rint(np.asarray(kept.data, np.float64)).astype(np.int16)
-    n = np.asarray(normals, np.float64)
+def _normals_of(mesh: Mesh) -> np.ndarray:
+    if mesh.normals is not None:
+        return np.asarray(mesh.normals, np.float32)
+    p = mesh.positions[mesh.corner_verts].reshape(-1, 3, 3).astype(np.float64)
+    n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
-    ok = (np.abs(q).sum(axis=1) > 0) & ((tangent_normals(q) * n).sum(axis=1) >= KEEP_TANGENT_DOT)
+    return np.repeat(n, 3, axis=0).astype(np.float32)
+
+
+def _kept_fits(q: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    """Which kept quaternions still turn +Z into the (unit) corner normal."""
+    x, y, z, w = (q[:, i].astype(np.float32) for i in range(4))
+    norm2 = x * x + y * y + z * z + w * w
+    dot = (
+        2 * (x * z + y * w) * normals[:, 0]
+        + 2 * (y * z - x * w) * normals[:, 1]
+        + (w * w + z * z - x * x - y * y) * normals[:, 2]
+    )
+    return (norm2 > 0) & (dot >= KEEP_TANGENT_DOT * norm2)
+
+
+def corner_tangents(mesh: Mesh, opts: ExportOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Tangent quaternions per corner: the file's where they still fit the normals, else
+    new ones; and which corners kept theirs."""
+    normals = _normals_of(mesh)
+    kept = _attr(mesh, TANGENT_ATTRIBUTE)
+    if kept is not None:
+        q = np.rint(np.asarray(kept.data, np.float32)).astype(np.int16)
+        ok = _kept_fits(q, normals)
+    else:
+        q = np.zeros((len(normals), 4), np.int16)
+        ok = np.zeros(len(normals), bool)
     if not ok.all():
         redo = ~ok
-        q[redo] = tangent_quaternions(n[redo], source.data[redo] if source is not None else None)
-    return q
+        source = _attr(mesh, "rigport:tangent")
+        tangents = source.data if source is not None else None
+        if tangents is None and opts.tangent_source is not None and mesh.uv_sets:
+            tangents = opts.tangent_source()
+        q[redo] = tangent_quaternions(
+            normals[redo], tangents[redo] if tangents is not None else None
+        )
+    return q, ok
 
 
 def _surface_info(mesh: Mesh, n_surfaces: int) -> list[dict] | None:
@@ -103,108 +130,112 @@ def _surface_info(mesh: Mesh, n_surfaces: int) -> list[dict] | None:
     return info
 
 
-def _rows_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """First row of each distinct key row, and each row's key number; keys are numbered
-    by their first column (the imported surface vertex), then by first appearance.
+def _group_corners(fields: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Corners with equal fields share a surface vertex. Returns the first corner of each
+    vertex and each corner's vertex number; vertices are numbered by the first two
+    fields (surface, imported surface vertex), then by first appearance.
 
-    Rows are grouped by a 64-bit hash, checked against each group's first row; only
-    when a hash collides does the slower exact row sort run."""
-    h = np.zeros(len(keys), np.uint64)
+    Corners are grouped by a 64-bit hash of their fields, then checked against their
+    group's first corner; only when hashes collide does an exact row sort run."""
+    h = np.zeros(len(fields[0]), np.uint64)
     with np.errstate(over="ignore"):
-        for c in range(keys.shape[1]):
-            h = h * np.uint64(0x9E3779B97F4A7C15) + keys[:, c].astype(np.uint64)
+        for f in fields:
+            h = h * np.uint64(0x9E3779B97F4A7C15) + f.astype(np.uint64)
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
-    if not (keys == keys[first[inverse]]).all():
+    rep = first[inverse]
+    if not all(np.array_equal(f, f[rep]) for f in fields):
+        keys = np.stack(fields, axis=1)
         _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
-    order = np.lexsort((first, keys[first, 0]))
+    order = np.lexsort((first, fields[1][first], fields[0][first]))
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return first[order], rank[inverse]
 
 
-def _as_bits(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
+def _bits(a: np.ndarray) -> list[np.ndarray]:
+    a = np.ascontiguousarray(a, np.float32).view(np.int32)
+    return [a[:, i].astype(np.int64) for i in range(a.shape[1])]
 
 
 def build_surfaces(
     mesh: Mesh, n_bones: int, opts: ExportOptions, warnings: list[str]
 ) -> list[native.Surface]:
     n_slots = max(len(mesh.materials), 1)
-    fm = (
-        np.clip(mesh.face_materials, 0, n_slots - 1)
-        if len(mesh.materials)
-        else mesh.face_materials * 0
-    )
+    nc = len(mesh.corner_verts)
+    fm = np.clip(mesh.face_materials, 0, n_slots - 1) if len(mesh.materials) else np.zeros(nc // 3)
+    surf_of = np.repeat(fm.astype(np.int64), 3)
     info = _surface_info(mesh, n_slots)
-    corner_q = _corner_tangents(mesh, TANGENT_ATTRIBUTE) if len(mesh.corner_verts) else None
-    svid_attr = _attr(mesh, VERTEX_ATTRIBUTE)
-    svid = (
-        np.asarray(svid_attr.data, np.int64)
-        if svid_attr is not None
-        else np.full(len(mesh.corner_verts), -1, np.int64)
-    )
-    colors = None
-    if mesh.colors:
-        colors = np.clip(np.rint(mesh.colors[0].color * 255), 0, 255).astype(np.uint8)
-    morph_q = {}
-    for m in mesh.morphs:
-        if _attr(mesh, MORPH_TANGENT.format(m.name)) is not None:
-            morph_q[m.name] = _corner_tangents(mesh, MORPH_TANGENT.format(m.name))
     if len(mesh.uv_sets) > 2:
         warnings.append(f"{mesh.name}: {len(mesh.uv_sets)} UV maps, only the first two are written")
     if len(mesh.colors) > 1:
         warnings.append(
             f"{mesh.name}: only the first of {len(mesh.colors)} colour layers is written"
         )
+    # per corner: what makes a surface vertex
+    corner_q, kept = corner_tangents(mesh, opts)
+    svid_attr = _attr(mesh, VERTEX_ATTRIBUTE)
+    svid = np.asarray(svid_attr.data, np.int64) if svid_attr is not None else np.zeros(nc, np.int64)
+    verts = mesh.corner_verts.astype(np.int64)
+    fields = [surf_of, svid, verts]
+    for uv in mesh.uv_sets[:2]:
+        fields += _bits(uv.uv)
+    colors = None
+    if mesh.colors:
+        colors = np.clip(np.rint(mesh.colors[0].color * 255), 0, 255).astype(np.uint8)
+        fields += [colors[:, i].astype(np.int64) for i in range(4)]
+    fields += [corner_q[:, i].astype(np.int64) for i in range(4)]
+    first, sv = _group_corners(fields)
+    sv_surface = surf_of[first]
+    sv_start = np.searchsorted(sv_surface, np.arange(n_slots + 1))
+    # coordinate vertices: the mesh vertices each surface uses, in vertex order
+    ckey = surf_of * max(len(mesh.positions), 1) + verts
+    cunique, cindex = np.unique(ckey, return_inverse=True)
+    cindex = cindex.reshape(-1)
+    c_surface = cunique // max(len(mesh.positions), 1)
+    c_vertex = cunique % max(len(mesh.positions), 1)
+    c_start = np.searchsorted(c_surface, np.arange(n_slots + 1))
+    corner_order = np.argsort(surf_of, kind="stable")
+    k_start = np.searchsorted(surf_of[corner_order], np.arange(n_slots + 1))
+    morph_q = {}
+    for m in mesh.morphs:
+        a = _attr(mesh, MORPH_TANGENT.format(m.name))
+        if a is not None:  # the file's morph tangents, where the base tangent was kept
+            mq = np.rint(np.asarray(a.data, np.float32)).astype(np.int16)
+            morph_q[m.name] = np.where(kept[:, None], mq, corner_q)
+    by_name = {m.name: m for m in mesh.morphs}
     surfaces = []
     for si in range(n_slots):
         d = info[si] if info else {}
         name = d.get("name") or (mesh.materials[si] if mesh.materials else "") or mesh.name
-        faces = np.nonzero(fm == si)[0]
-        corners = (faces[:, None] * 3 + np.arange(3)).reshape(-1)
-        cv = mesh.corner_verts[corners].astype(np.int64)
-        coord_ids, coords = np.unique(cv, return_inverse=True)
-        coords = coords.reshape(-1)
-        cols = [svid[corners][:, None], coords[:, None]]
-        use_uv = [k < len(mesh.uv_sets) and d.get(f"uv{k}", True) for k in range(2)]
-        for k in range(2):
-            if use_uv[k]:
-                cols.append(_as_bits(mesh.uv_sets[k].uv[corners]))
-        use_col = colors is not None and d.get("colors", True)
-        if use_col:
-            cols.append(colors[corners].astype(np.int64))
-        if corner_q is not None:
-            cols.append(corner_q[corners].astype(np.int64))
-        for q in morph_q.values():
-            cols.append(q[corners].astype(np.int64))
-        first, tris = _rows_unique(np.concatenate(cols, axis=1))
-        rep = corners[first]
+        corners = corner_order[k_start[si] : k_start[si + 1]]
+        rep = first[sv_start[si] : sv_start[si + 1]]
+        coord_ids = c_vertex[c_start[si] : c_start[si + 1]]
         base = mesh.positions[coord_ids].astype(np.float32)
-        tangents = corner_q[rep] if corner_q is not None else np.zeros((0, 4), np.int16)
-        stored = d.get("targets") or [opts.base_name] + [m.name for m in mesh.morphs]
-        targets = [native.MorphTarget(stored[0], base, tangents.astype(np.int16))]
-        by_name = {m.name: m for m in mesh.morphs}
-        for tname in stored[1:] if d.get("targets") else [m.name for m in mesh.morphs]:
+        tangents = corner_q[rep]
+        stored = d.get("targets")
+        names = stored[1:] if stored else [m.name for m in mesh.morphs]
+        targets = [native.MorphTarget(stored[0] if stored else opts.base_name, base, tangents)]
+        for tname in names:
             m = by_name.get(tname)
             if m is None:
                 continue
             tq = morph_q[tname][rep] if tname in morph_q else tangents
             pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
-            targets.append(native.MorphTarget(tname, pos, tq.astype(np.int16)))
+            targets.append(native.MorphTarget(tname, pos, tq))
         surf = native.Surface(name, compute_bounds(base), targets)
-        for k in range(2):
-            if use_uv[k]:
-                setattr(surf, f"uv{k}", mesh.uv_sets[k].uv[rep].astype(np.float32))
-        if use_col:
+        for k, uv in enumerate(mesh.uv_sets[:2]):
+            if d.get(f"uv{k}", True):
+                setattr(surf, f"uv{k}", uv.uv[rep].astype(np.float32))
+        if colors is not None and d.get("colors", True):
             surf.colors = colors[rep]
         if mesh.skin is not None and d.get("weights", True) and n_bones:
             surf.weights = _weights(
                 mesh.skin.joints[coord_ids], mesh.skin.weights[coord_ids], n_bones
             )
-        surf.coords = coords
-        surf.tris = tris.astype(np.int64)
+        surf.coords = cindex[corners] - c_start[si]
+        surf.tris = sv[corners] - sv_start[si]
         surfaces.append(surf)
     return surfaces
 
