@@ -185,7 +185,15 @@ def build_surfaces(
     if mesh.colors:
         colors = np.clip(np.rint(mesh.colors[0].color * 255), 0, 255).astype(np.uint8)
         fields += [colors[:, i].astype(np.int64) for i in range(4)]
-    fields += [corner_q[:, i].astype(np.int64) for i in range(4)]
+    no_tangents = np.array(
+        [bool(info) and info[si].get("tangents", [True])[:1] == [False] for si in range(n_slots)]
+    )
+    if no_tangents.any() and (mesh.uv_sets or colors is not None):
+        grouped_q = np.where(no_tangents[surf_of][:, None], 0, corner_q)
+    else:
+        no_tangents[:] = False
+        grouped_q = corner_q
+    fields += [grouped_q[:, i].astype(np.int64) for i in range(4)]
     first, sv = _group_corners(fields)
     sv_surface = surf_of[first]
     sv_start = np.searchsorted(sv_surface, np.arange(n_slots + 1))
@@ -214,6 +222,8 @@ def build_surfaces(
         coord_ids = c_vertex[c_start[si] : c_start[si + 1]]
         base = mesh.positions[coord_ids].astype(np.float32)
         tangents = corner_q[rep]
+        if no_tangents[si]:
+            tangents = tangents[:0]  # the file's surface had none
         stored = d.get("targets")
         names = stored[1:] if stored else [m.name for m in mesh.morphs]
         targets = [native.MorphTarget(stored[0] if stored else opts.base_name, base, tangents)]
@@ -221,7 +231,7 @@ def build_surfaces(
             m = by_name.get(tname)
             if m is None:
                 continue
-            tq = morph_q[tname][rep] if tname in morph_q else tangents
+            tq = morph_q[tname][rep] if tname in morph_q and len(tangents) else tangents
             pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
             targets.append(native.MorphTarget(tname, pos, tq))
         surf = native.Surface(name, compute_bounds(base), targets)

@@ -10,8 +10,17 @@ from rigport.io_formats.unigine.anim_file_convert import export_anim_file, impor
 from rigport.io_formats.unigine.mesh_export import export_scene, file_order, tangent_quaternions
 from rigport.io_formats.unigine.mesh_import import import_mesh, tangent_normals
 
+
+def _no_tangents() -> mesh.Mesh:
+    m = samples.static_mesh()
+    for t in m.surfaces[1].targets:
+        t.tangents = t.tangents[:0]
+    return m
+
+
 CASES = {
     "skinned": lambda: samples.skinned_mesh(),
+    "no-tangents": _no_tangents,
     "static": lambda: samples.static_mesh(),
     "wide": lambda: samples.large_mesh(),
 }
