@@ -52,11 +52,12 @@ def skeleton_from_file(bones: list[native.Bone], bind: np.ndarray) -> Skeleton |
 
 def tangent_normals(tangents: np.ndarray) -> np.ndarray:
     """Where each tangent quaternion (x y z w shorts) turns +Z: the vertex normal."""
-    q = tangents.astype(np.float64)
-    q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-300)
-    x, y, z, w = q.T
-    n = np.stack([2 * (x * z + y * w), 2 * (y * z - x * w), 1 - 2 * (x * x + y * y)], -1)
-    return n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+    x, y, z, w = (tangents[:, i].astype(np.float32) for i in range(4))
+    n = np.empty((len(tangents), 3), np.float32)
+    n[:, 0] = 2 * (x * z + y * w)
+    n[:, 1] = 2 * (y * z - x * w)
+    n[:, 2] = w * w + z * z - x * x - y * y
+    return n / np.maximum(np.sqrt((n * n).sum(axis=1, keepdims=True)), 1e-30)
 
 
 def _face_normals(positions: np.ndarray, corner_verts: np.ndarray) -> np.ndarray:
@@ -87,7 +88,7 @@ def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
     nc = len(corner_verts)
     out = Mesh(
         name=name,
-        positions=positions.astype(np.float32),
+        positions=positions.astype(np.float32, copy=False),
         corner_verts=corner_verts.astype(np.int32),
         face_starts=np.arange(0, nc, 3, dtype=np.int32),
         face_materials=face_materials,
@@ -110,14 +111,16 @@ def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
         return bool(s.targets) and len(s.targets[0].tangents) > 0
 
     if any(has_tangents(s) for s in surfs):
-        normals = _face_normals(out.positions, out.corner_verts)
+        normals = np.empty((nc, 3), np.float32)
         start = 0
         for s in surfs:
             end = start + len(s.tris)
             if has_tangents(s):
                 normals[start:end] = tangent_normals(s.targets[0].tangents)[s.tris]
+            else:
+                normals[start:end] = _face_normals(out.positions, out.corner_verts[start:end])
             start = end
-        out.normals = normals.astype(np.float32)
+        out.normals = normals
         out.attributes.append(
             Attribute(
                 TANGENT_ATTRIBUTE,
