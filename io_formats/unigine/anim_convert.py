@@ -129,13 +129,16 @@ def dense_values(
     rest: tuple[np.ndarray, np.ndarray, np.ndarray],
     fps: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Every frame 0..F-1 of ``bone_names`` from the tracks (linear between keys; the
-    rest values where a channel has no keys) and the components the tracks hold."""
-    n_frames = int(round(anim.length * fps)) + 1
-    for tr in anim.tracks:
-        if len(tr.times):
-            n_frames = max(n_frames, int(round(float(tr.times[-1]) * fps)) + 1)
-    grid = np.arange(n_frames, dtype=np.float64)
+    """Every frame from the first key to the last of ``bone_names`` from the tracks
+    (linear between keys; the rest values where a channel has no keys) and the
+    components the tracks hold."""
+    keyed = [tr for tr in anim.tracks if len(tr.times)]
+    start = min((int(round(float(tr.times[0]) * fps)) for tr in keyed), default=0)
+    end = int(round(anim.length * fps))
+    for tr in keyed:
+        end = max(end, int(round(float(tr.times[-1]) * fps)))
+    grid = np.arange(start, max(end, start) + 1, dtype=np.float64)
+    n_frames = len(grid)
     b = len(bone_names)
     rt, rq, rs = rest
     t = np.repeat(rt[None], n_frames, 0).astype(np.float64)

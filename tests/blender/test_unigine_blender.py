@@ -178,3 +178,48 @@ def test_edited_mesh_exports(blank_blend, tmp_path):
     assert ((pos / np.linalg.norm(pos, axis=1, keepdims=True)) * n).sum(
         1
     ).min() > 0.9  # flat shaded
+
+
+def _pose(bpy, arm, frame: int) -> np.ndarray:
+    bpy.context.scene.frame_set(frame)
+    return np.array([np.array(pb.matrix) for pb in arm.pose.bones])
+
+
+def test_blender_made_action_exports(blank_blend, tmp_path):
+    """An action keyed in Blender (frames 1 to 9, two bones, rotation and location):
+    the exported ANIM, imported again, poses the armature the same way."""
+    bpy = blank_blend
+    m = samples.skinned_mesh(animations=0)
+    bpy.ops.import_scene.unigine_mesh(filepath=_write(tmp_path / "c.mesh", m))
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = arm
+    action = bpy.data.actions.new("wave")
+    from rigport.operators.blender import compat
+
+    compat.assign_action(arm, action)
+    for name, axis in (("bone_02", 0), ("bone_04", 2)):
+        pb = arm.pose.bones[name]
+        pb.rotation_mode = "QUATERNION"
+        for frame, angle, y in ((1, 0.0, 0.0), (5, 0.6, 0.3), (7, 0.6, 0.3), (9, -0.3, 0.1)):
+            pb.rotation_quaternion = (np.cos(angle / 2), *np.eye(3)[axis] * np.sin(angle / 2))
+            pb.location = (0.0, y, 0.0)
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+            pb.keyframe_insert("location", frame=frame)
+    expected = {f: _pose(bpy, arm, f) for f in (1, 3, 5, 9)}
+    out = tmp_path / "wave.anim"
+    assert bpy.ops.export_anim.unigine_anim(filepath=str(out), clips="ACTIVE", fps=24.0) == {
+        "FINISHED"
+    }
+    a = anim.read(out.read_bytes())
+    clip = a.animations[0]
+    assert clip.name == "wave" and clip.frames.n_frames == 9 and clip.flag == 15
+    assert sorted(a.bones[i].name for i in clip.bones) == ["bone_02", "bone_04"]
+    # frame 0 stores everything, later frames only what changed: nothing while held
+    assert (clip.frames.flags[0] == 15).all() and (clip.frames.flags[1:4] == 15).all()
+    assert (clip.frames.flags[5:7] == 0).all() and (clip.frames.flags[7:] == 15).all()
+    compat.assign_action(arm, bpy.data.actions.new("empty"))
+    bpy.data.actions.remove(action)
+    assert bpy.ops.import_anim.unigine_anim(filepath=str(out), fps=24.0) == {"FINISHED"}
+    for f, want in expected.items():
+        got = _pose(bpy, arm, f - 1)  # the file's frame 0 is Blender's frame 1
+        assert np.allclose(got, want, atol=2e-4), f
