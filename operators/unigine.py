@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import bpy
@@ -55,7 +56,10 @@ def import_mesh_file(context, path: str, fps: float = DEFAULT_FPS) -> Built:
         scene = import_mesh(native, name, fps)
     except FormatError as err:
         raise err.with_path(path) from None
-    return build_scene(context, scene, fps=fps)
+    built = build_scene(context, scene, fps=fps)
+    if built.armature is not None and built.actions:  # Blender may have renamed them
+        built.armature[ANIMATIONS_KEY] = json.dumps([a.name for a in built.actions])
+    return built
 
 
 def _action_fps(action, default: float) -> float:

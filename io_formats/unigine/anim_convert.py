@@ -10,6 +10,7 @@ every component the animation stores and later frames only with what changed
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from .mesh import MeshAnimation
 ROTATION_MASK = 1 << ROTATION_BIT
 FLAG_KEY = "unigine_flag"
 BONES_KEY = "unigine_bones"
+NAME_KEY = "unigine_name"  # the file's name, when Blender renames a clashing action
 
 
 def bind_wxyz(bind: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,7 +89,7 @@ def to_animation(
         )
         for i, bone in enumerate(bone_names)
     ]
-    out = {FLAG_KEY: int(flag), BONES_KEY: json.dumps(list(bone_names))}
+    out = {FLAG_KEY: int(flag), BONES_KEY: json.dumps(list(bone_names)), NAME_KEY: name}
     out.update(extras or {})
     return Animation(name, max(n_frames - 1, 0) / fps, tracks, out)
 
@@ -168,19 +170,36 @@ def dense_values(
     return t, q, s, mask
 
 
+def file_name(anim: Animation) -> str:
+    """The name to write: the file's own where Blender only added a ``.001`` suffix."""
+    stored = anim.extras.get(NAME_KEY)
+    if isinstance(stored, str) and re.fullmatch(re.escape(stored) + r"(\.\d{3})?", anim.name):
+        return stored
+    return anim.name
+
+
 def to_mesh_animation(anim: Animation, bone_index: np.ndarray, t, q, s, flag: int) -> MeshAnimation:
     t32, s32 = t.astype(np.float32), s.astype(np.float32)
     q16 = quat_to_short(q)
     frames = Frames(change_flags(t32, q16, s32, flag), t32, q16, s32)
-    return MeshAnimation(anim.name, bone_index.astype(np.int16), flag, frames)
+    return MeshAnimation(file_name(anim), bone_index.astype(np.int16), flag, frames)
+
+
+#: Spreads below this (relative to the values) are rounding noise from the trip through
+#: Blender's pose space: such an axis gets a zero-size box, so it stores no changes.
+BOX_NOISE = 1e-6
 
 
 def _fit_box(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     flat = values.reshape(-1, 3)
     if not len(flat):
         return np.zeros(3, np.float32), np.zeros(3, np.float32)
-    lo = flat.min(axis=0).astype(np.float32)
-    size = (flat.max(axis=0) - lo.astype(np.float64)).astype(np.float32)
+    lo64, hi64 = flat.min(axis=0), flat.max(axis=0)
+    scale = np.maximum(1.0, np.maximum(np.abs(lo64), np.abs(hi64)))
+    flat_axis = hi64 - lo64 < BOX_NOISE * scale
+    lo64 = np.where(flat_axis & (np.abs(lo64) < BOX_NOISE), 0.0, lo64)
+    lo = lo64.astype(np.float32)
+    size = np.where(flat_axis, 0.0, hi64 - lo.astype(np.float64)).astype(np.float32)
     return lo, size
 
 
@@ -193,7 +212,7 @@ def to_clip(anim: Animation, bone_index: np.ndarray, t, q, s, flag: int) -> Anim
     q16 = quat_to_short(q)
     frames = Frames(change_flags(tq, q16, sq, flag), tq, q16, sq)
     return AnimClip(
-        anim.name, bone_index.astype(np.int16), t_min, t_size, s_min, s_size, flag, frames
+        file_name(anim), bone_index.astype(np.int16), t_min, t_size, s_min, s_size, flag, frames
     )
 
 

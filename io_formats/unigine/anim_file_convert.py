@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import numpy as np
 
@@ -13,13 +14,17 @@ from .anim_convert import clip_to_neutral, to_clip
 from .common import compute_bounds
 from .mesh_export import animation_frames, skeleton_bind, skeleton_bones
 
-SOURCE_KEY = "unigine_source"
+SOURCE_KEY = "unigine_source"  # the file name and a token of the import it came from
 CLIP_KEY = "unigine_clip"
 BOUNDS_KEY = "unigine_bounds"
 
 
 def import_anim_file(a: AnimFile, source: str, fps: float = 30.0) -> list[Animation]:
-    """One neutral animation per clip; each remembers its file, place and bounds."""
+    """One neutral animation per clip; each remembers its file, place and bounds.
+
+    ``source`` gets a random token so that the clips of one import stay together even
+    when the same file is imported twice."""
+    source = f"{source}#{uuid.uuid4().hex[:12]}"
     names = [b.name for b in a.bones]
     return [
         clip_to_neutral(

@@ -223,3 +223,28 @@ def test_blender_made_action_exports(blank_blend, tmp_path):
     for f, want in expected.items():
         got = _pose(bpy, arm, f - 1)  # the file's frame 0 is Blender's frame 1
         assert np.allclose(got, want, atol=2e-4), f
+
+
+def test_second_import_of_the_same_files(blank_blend, tmp_path):
+    """Blender renames clashing actions (clip_0.001): exports still use the file's names
+    and the second import's own actions."""
+    bpy = blank_blend
+    m = samples.skinned_mesh()
+    src = _write(tmp_path / "c.mesh", m)
+    bpy.ops.import_scene.unigine_mesh(filepath=src)
+    bpy.ops.import_scene.unigine_mesh(filepath=src)
+    assert "clip_0.001" in bpy.data.actions
+    second = [o for o in bpy.data.objects if o.type == "MESH"][-1]
+    for o in bpy.data.objects:
+        o.select_set(o is second)
+    out = tmp_path / "out.mesh"
+    assert bpy.ops.export_scene.unigine_mesh(filepath=str(out), use_selection=True) == {"FINISHED"}
+    assert compare.mesh_differences(m, mesh.read(out.read_bytes())) == []
+    a = samples.anim_file(m, 127)
+    (tmp_path / "a.anim").write_bytes(anim.write(a))
+    bpy.context.view_layer.objects.active = second.parent
+    for _ in range(2):
+        bpy.ops.import_anim.unigine_anim(filepath=str(tmp_path / "a.anim"))
+    assert second.parent.animation_data.action.name == "take_0.001"
+    bpy.ops.export_anim.unigine_anim(filepath=str(tmp_path / "b.anim"))
+    assert compare.anim_differences(a, anim.read((tmp_path / "b.anim").read_bytes())) == []
