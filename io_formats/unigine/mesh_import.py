@@ -97,13 +97,15 @@ def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
 
     def per_corner(get, width: int, fill: float, dtype=np.float32) -> np.ndarray:
         """A per-surface-vertex array gathered to the corners (``fill`` where missing)."""
-        res = np.full((nc, width), fill, dtype)
+        res = np.empty((nc, width), dtype)
         start = 0
         for s in surfs:
             arr = get(s)
             end = start + len(s.tris)
             if arr is not None and len(arr):
                 res[start:end] = arr[s.tris]
+            else:
+                res[start:end] = fill
             start = end
         return res
 
