@@ -148,7 +148,7 @@ def export_mesh_file(
     for i, obj in enumerate(sorted(objects, key=lambda o: o.name)):
         m = extract_mesh(obj, names)
         mat = _apply_object_transform(m, obj, armature)
-        opts = ExportOptions(fps=fps, tangent_source=lambda o=obj, x=mat: _blender_tangents(o, x))
+        opts = ExportOptions(tangent_source=lambda o=obj, x=mat: _blender_tangents(o, x))
         part, part_warnings = export_mesh(m, skeleton, anims if i == 0 else [], opts)
         parts.append(part)
         warnings += part_warnings

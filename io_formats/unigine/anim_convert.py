@@ -17,10 +17,9 @@ import numpy as np
 from ..codec.quantize import dequantize_box, quantize_box
 from ..scene import Animation, BoneTrack
 from .anim import AnimClip
-from .common import ROTATION_BIT, SCALE_MASK, TRANSLATION_MASK, Frames, change_flags
+from .common import ROTATION_BIT, ROTATION_MASK, SCALE_MASK, TRANSLATION_MASK, Frames, change_flags
 from .mesh import MeshAnimation
 
-ROTATION_MASK = 1 << ROTATION_BIT
 FLAG_KEY = "unigine_flag"
 BONES_KEY = "unigine_bones"
 NAME_KEY = "unigine_name"  # the file's name, when Blender renames a clashing action

@@ -45,7 +45,6 @@ KEEP_TANGENT_DOT = 0.9995
 
 @dataclass
 class ExportOptions:
-    fps: float = 30.0
     base_name: str = "base"  # name of morph target 0 when the mesh has none stored
     #: Blender's tangents per corner (xyz and the bitangent sign), asked for only when
     #: some corner needs a new tangent quaternion (they are slow to compute)
@@ -384,7 +383,7 @@ def export_scene(scene: Scene, fps: float = 30.0) -> tuple[native.Mesh, list[str
             remap = np.array([index[n] for n in scene.skeleton.names], np.int32)
             m = replace(m, skin=Skin(remap[m.skin.joints], m.skin.weights))
         anims = [(a, fps) for a in scene.animations] if i == 0 else []
-        part, w = export_mesh(m, skeleton, anims, ExportOptions(fps=fps))
+        part, w = export_mesh(m, skeleton, anims)
         parts.append(part)
         warnings += w
     return merge_files(parts), warnings
