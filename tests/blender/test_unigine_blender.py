@@ -252,3 +252,13 @@ def test_second_import_of_the_same_files(blank_blend, tmp_path):
     assert second.parent.animation_data.action.name == "take_0.001"
     bpy.ops.export_anim.unigine_anim(filepath=str(tmp_path / "b.anim"))
     assert compare.anim_differences(a, anim.read((tmp_path / "b.anim").read_bytes())) == []
+
+
+def test_anim_without_armature_is_an_error(blank_blend, tmp_path):
+    bpy = blank_blend
+    path = tmp_path / "a.anim"
+    path.write_bytes(anim.write(samples.anim_file(samples.skinned_mesh(animations=0), 15)))
+    before = _snapshot(bpy)
+    with pytest.raises(RuntimeError, match="no armature"):
+        bpy.ops.import_anim.unigine_anim(filepath=str(path))
+    assert _snapshot(bpy) == before
