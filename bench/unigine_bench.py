@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -108,7 +109,8 @@ def main() -> None:
         else:
             out = {"seconds": step(name, workdir)}
         (workdir / f"{name}.json").write_text(json.dumps(out))
-        return
+        sys.stdout.flush()
+        os._exit(0)  # bpy 4.2 can crash at interpreter exit after a good run
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="rigport-unigine-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = {"rings": args.rings, "segments": args.segments, "bones": args.bones}
