@@ -226,11 +226,14 @@ def build_surfaces(
         stored = d.get("targets")
         names = stored[1:] if stored else [m.name for m in mesh.morphs]
         targets = [native.MorphTarget(stored[0] if stored else opts.base_name, base, tangents)]
-        for tname in names:
+        has_tangents = d.get("tangents") or []
+        for j, tname in enumerate(names, 1):
             m = by_name.get(tname)
             if m is None:
                 continue
             tq = morph_q[tname][rep] if tname in morph_q and len(tangents) else tangents
+            if j < len(has_tangents) and has_tangents[j] is False:
+                tq = tq[:0]  # the file's target had none
             pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
             targets.append(native.MorphTarget(tname, pos, tq))
         surf = native.Surface(name, compute_bounds(base), targets)

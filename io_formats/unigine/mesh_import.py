@@ -171,7 +171,11 @@ def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
                     return t.tangents
             return s.targets[0].tangents if s.targets else None
 
-        if any(has_tangents(s) for s in surfs):
+        own = [morph_tangents(s) for s in surfs]
+        if any(
+            t is not None and s.targets and not np.array_equal(t, s.targets[0].tangents)
+            for s, t in zip(surfs, own, strict=True)
+        ):  # kept only where they differ from the base tangents
             out.attributes.append(
                 Attribute(
                     MORPH_TANGENT.format(mname),

@@ -81,11 +81,18 @@ def tube_surface(
     b, cc, d = a + 1, a + segments + 2, a + segments + 1
     tris = np.stack([a, b, cc, a, cc, d], -1).reshape(-1)
     targets = [mesh.MorphTarget("base", pos.astype(np.float32), tangents)]
+    # the first morph target tilts its normals about the tangent; the others keep the
+    # base tangents (both happen in real files)
+    tilt = quat_to_short(quat_multiply(q, _axis_angle([1.0, 0, 0], 0.2)))
     for k, morph in enumerate(morphs):
         bulge = 1 + 0.2 * (k + 1) * np.sin(np.linspace(0, np.pi, rings))[:, None]
         moved = pos.reshape(rings, segments, 3).copy()
         moved[..., :2] *= bulge[..., None]
-        targets.append(mesh.MorphTarget(morph, moved.reshape(-1, 3).astype(np.float32), tangents))
+        targets.append(
+            mesh.MorphTarget(
+                morph, moved.reshape(-1, 3).astype(np.float32), tilt if k == 0 else tangents
+            )
+        )
     surf = mesh.Surface(
         name,
         compute_bounds(pos),

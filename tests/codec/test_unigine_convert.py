@@ -18,9 +18,16 @@ def _no_tangents() -> mesh.Mesh:
     return m
 
 
+def _morph_without_tangents() -> mesh.Mesh:
+    m = samples.skinned_mesh()
+    m.surfaces[0].targets[2].tangents = m.surfaces[0].targets[2].tangents[:0]
+    return m
+
+
 CASES = {
     "skinned": lambda: samples.skinned_mesh(),
     "no-tangents": _no_tangents,
+    "morph-without-tangents": _morph_without_tangents,
     "static": lambda: samples.static_mesh(),
     "wide": lambda: samples.large_mesh(),
 }
@@ -57,6 +64,9 @@ def test_neutral_scene_content():
     assert cosang.min() > 0.999
     assert [a.name for a in scene.animations] == ["clip_0", "clip_1"]
     assert scene.animations[1].tracks[0].scale is None  # flag 15: no scale channel
+    # tangents of a morph target are kept only where they differ from the base ones
+    names = [a.name for a in me.attributes]
+    assert "unigine:morph_tangent:bulge" in names and "unigine:morph_tangent:pinch" not in names
 
 
 def test_tangent_quaternions_round_trip():
