@@ -1,0 +1,392 @@
+"""Neutral scene -> Unigine MESH.
+
+Surfaces come from the material slots. Per surface, the coordinate vertices are
+the mesh vertices its triangles use (in vertex order), and a surface vertex is
+made per distinct combination of coordinate vertex, UVs, colour and tangent
+quaternion (and the imported surface vertex, so vertices the file kept apart
+stay apart). Tangent quaternions are the imported ones while they still agree
+with the normal, else built from Blender's normal, tangent and bitangent sign.
+Index widths, weights summing to 65535 and bounds follow the format's rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..codec import FormatError
+from ..codec.quantize import normalize_weights_to_sum
+from ..scene import Animation, Mesh, Scene, Skeleton, Skin
+from ..transforms import matrix_to_quat
+from . import mesh as native
+from .anim_convert import (
+    BONES_KEY,
+    FLAG_KEY,
+    ROTATION_MASK,
+    dense_values,
+    json_list,
+    quat_to_short,
+    to_mesh_animation,
+)
+from .common import SCALE_MASK, TRANSLATION_MASK, Bone, compute_bounds
+from .mesh_import import (
+    BONE_INDEX_KEY,
+    MORPH_TANGENT,
+    SURFACES_KEY,
+    TANGENT_ATTRIBUTE,
+    VERTEX_ATTRIBUTE,
+)
+
+#: How closely a kept tangent quaternion's normal must match Blender's normal.
+KEEP_TANGENT_DOT = 0.9995
+
+
+@dataclass
+class ExportOptions:
+    base_name: str = "base"  # name of morph target 0 when the mesh has none stored
+    #: Blender's tangents per corner (xyz and the bitangent sign), asked for only when
+    #: some corner needs a new tangent quaternion (they are slow to compute)
+    tangent_source: Callable[[], np.ndarray] | None = None
+
+
+def _attr(mesh: Mesh, name: str):
+    return next((a for a in mesh.attributes if a.name == name), None)
+
+
+def tangent_quaternions(normals: np.ndarray, tangents: np.ndarray | None) -> np.ndarray:
+    """(C, 4) x y z w shorts turning +Z into the normal, +X toward the tangent; w < 0
+    where the bitangent is left-handed. ``tangents`` is (C, 4): xyz and the sign."""
+    n = np.asarray(normals, np.float64)
+    n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
+    if tangents is None:
+        t = np.zeros_like(n)
+        t[:, 0] = 1.0
+        sign = np.ones(len(n))
+    else:
+        t = np.asarray(tangents[:, :3], np.float64)
+        sign = np.where(np.asarray(tangents[:, 3]) < 0, -1.0, 1.0)
+    t = t - n * (t * n).sum(axis=1, keepdims=True)
+    bad = np.linalg.norm(t, axis=1) < 1e-6
+    if bad.any():  # no usable tangent: any direction across the normal
+        alt = np.where(np.abs(n[bad, 0:1]) < 0.9, [[1.0, 0, 0]], [[0, 1.0, 0]])
+        t[bad] = alt - n[bad] * (alt * n[bad]).sum(axis=1, keepdims=True)
+    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    basis = np.stack([t, np.cross(n, t), n], axis=-1)
+    q = matrix_to_quat(basis) * sign[:, None]
+    return quat_to_short(q)
+
+
+def _normals_of(mesh: Mesh) -> np.ndarray:
+    if mesh.normals is not None:
+        return np.asarray(mesh.normals, np.float32)
+    p = mesh.positions[mesh.corner_verts].reshape(-1, 3, 3).astype(np.float64)
+    n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
+    return np.repeat(n, 3, axis=0).astype(np.float32)
+
+
+def _kept_fits(q: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    """Which kept quaternions still turn +Z into the (unit) corner normal."""
+    x, y, z, w = (q[:, i].astype(np.float32) for i in range(4))
+    norm2 = x * x + y * y + z * z + w * w
+    dot = (
+        2 * (x * z + y * w) * normals[:, 0]
+        + 2 * (y * z - x * w) * normals[:, 1]
+        + (w * w + z * z - x * x - y * y) * normals[:, 2]
+    )
+    return (norm2 > 0) & (dot >= KEEP_TANGENT_DOT * norm2)
+
+
+def corner_tangents(mesh: Mesh, opts: ExportOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Tangent quaternions per corner: the file's where they still fit the normals, else
+    new ones; and which corners kept theirs."""
+    normals = _normals_of(mesh)
+    kept = _attr(mesh, TANGENT_ATTRIBUTE)
+    if kept is not None:
+        q = np.rint(np.asarray(kept.data, np.float32)).astype(np.int16)
+        ok = _kept_fits(q, normals)
+    else:
+        q = np.zeros((len(normals), 4), np.int16)
+        ok = np.zeros(len(normals), bool)
+    if not ok.all():
+        redo = ~ok
+        source = _attr(mesh, "rigport:tangent")
+        tangents = source.data if source is not None else None
+        if tangents is None and opts.tangent_source is not None and mesh.uv_sets:
+            tangents = opts.tangent_source()
+        q[redo] = tangent_quaternions(
+            normals[redo], tangents[redo] if tangents is not None else None
+        )
+    return q, ok
+
+
+def _surface_info(mesh: Mesh, n_surfaces: int) -> list[dict] | None:
+    info = json_list(mesh.extras.get(SURFACES_KEY))
+    if info is None or len(info) != n_surfaces or not all(isinstance(d, dict) for d in info):
+        return None
+    return info
+
+
+def _group_corners(fields: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Corners with equal fields share a surface vertex. Returns the first corner of each
+    vertex and each corner's vertex number; vertices are numbered by the first two
+    fields (surface, imported surface vertex), then by first appearance.
+
+    Corners are grouped by a 64-bit hash of their fields, then checked against their
+    group's first corner; only when hashes collide does an exact row sort run."""
+    h = np.zeros(len(fields[0]), np.uint64)
+    with np.errstate(over="ignore"):
+        for f in fields:
+            h = h * np.uint64(0x9E3779B97F4A7C15) + f.astype(np.uint64)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    rep = first[inverse]
+    if not all(np.array_equal(f, f[rep]) for f in fields):
+        keys = np.stack(fields, axis=1)
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    order = np.lexsort((first, fields[1][first], fields[0][first]))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse]
+
+
+def _bits(a: np.ndarray) -> list[np.ndarray]:
+    a = np.ascontiguousarray(a, np.float32).view(np.int32)
+    return [a[:, i].astype(np.int64) for i in range(a.shape[1])]
+
+
+def build_surfaces(
+    mesh: Mesh, n_bones: int, opts: ExportOptions, warnings: list[str]
+) -> list[native.Surface]:
+    n_slots = max(len(mesh.materials), 1)
+    nc = len(mesh.corner_verts)
+    fm = np.clip(mesh.face_materials, 0, n_slots - 1) if len(mesh.materials) else np.zeros(nc // 3)
+    surf_of = np.repeat(fm.astype(np.int64), 3)
+    info = _surface_info(mesh, n_slots)
+    if len(mesh.uv_sets) > 2:
+        warnings.append(f"{mesh.name}: {len(mesh.uv_sets)} UV maps, only the first two are written")
+    if len(mesh.colors) > 1:
+        warnings.append(
+            f"{mesh.name}: only the first of {len(mesh.colors)} colour layers is written"
+        )
+    # per corner: what makes a surface vertex
+    corner_q, kept = corner_tangents(mesh, opts)
+    svid_attr = _attr(mesh, VERTEX_ATTRIBUTE)
+    svid = np.asarray(svid_attr.data, np.int64) if svid_attr is not None else np.zeros(nc, np.int64)
+    verts = mesh.corner_verts.astype(np.int64)
+    fields = [surf_of, svid, verts]
+    for uv in mesh.uv_sets[:2]:
+        fields += _bits(uv.uv)
+    colors = None
+    if mesh.colors:
+        colors = np.clip(np.rint(mesh.colors[0].color * 255), 0, 255).astype(np.uint8)
+        fields += [colors[:, i].astype(np.int64) for i in range(4)]
+    no_tangents = np.array(
+        [bool(info) and info[si].get("tangents", [True])[:1] == [False] for si in range(n_slots)]
+    )
+    if no_tangents.any() and (mesh.uv_sets or colors is not None):
+        grouped_q = np.where(no_tangents[surf_of][:, None], 0, corner_q)
+    else:
+        no_tangents[:] = False
+        grouped_q = corner_q
+    fields += [grouped_q[:, i].astype(np.int64) for i in range(4)]
+    first, sv = _group_corners(fields)
+    sv_surface = surf_of[first]
+    sv_start = np.searchsorted(sv_surface, np.arange(n_slots + 1))
+    # coordinate vertices: the mesh vertices each surface uses, in vertex order
+    ckey = surf_of * max(len(mesh.positions), 1) + verts
+    cunique, cindex = np.unique(ckey, return_inverse=True)
+    cindex = cindex.reshape(-1)
+    c_surface = cunique // max(len(mesh.positions), 1)
+    c_vertex = cunique % max(len(mesh.positions), 1)
+    c_start = np.searchsorted(c_surface, np.arange(n_slots + 1))
+    corner_order = np.argsort(surf_of, kind="stable")
+    k_start = np.searchsorted(surf_of[corner_order], np.arange(n_slots + 1))
+    morph_q = {}
+    for m in mesh.morphs:
+        a = _attr(mesh, MORPH_TANGENT.format(m.name))
+        if a is not None:  # the file's morph tangents, where the base tangent was kept
+            mq = np.rint(np.asarray(a.data, np.float32)).astype(np.int16)
+            morph_q[m.name] = np.where(kept[:, None], mq, corner_q)
+    by_name = {m.name: m for m in mesh.morphs}
+    surfaces = []
+    for si in range(n_slots):
+        d = info[si] if info else {}
+        name = d.get("name") or (mesh.materials[si] if mesh.materials else "") or mesh.name
+        corners = corner_order[k_start[si] : k_start[si + 1]]
+        rep = first[sv_start[si] : sv_start[si + 1]]
+        coord_ids = c_vertex[c_start[si] : c_start[si + 1]]
+        base = mesh.positions[coord_ids].astype(np.float32)
+        tangents = corner_q[rep]
+        if no_tangents[si]:
+            tangents = tangents[:0]  # the file's surface had none
+        stored = d.get("targets")
+        names = stored[1:] if stored else [m.name for m in mesh.morphs]
+        targets = [native.MorphTarget(stored[0] if stored else opts.base_name, base, tangents)]
+        has_tangents = d.get("tangents") or []
+        for j, tname in enumerate(names, 1):
+            m = by_name.get(tname)
+            if m is None:
+                continue
+            tq = morph_q[tname][rep] if tname in morph_q and len(tangents) else tangents
+            if j < len(has_tangents) and has_tangents[j] is False:
+                tq = tq[:0]  # the file's target had none
+            pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
+            targets.append(native.MorphTarget(tname, pos, tq))
+        surf = native.Surface(name, compute_bounds(base), targets)
+        for k, uv in enumerate(mesh.uv_sets[:2]):
+            if d.get(f"uv{k}", True):
+                setattr(surf, f"uv{k}", uv.uv[rep].astype(np.float32))
+        if colors is not None and d.get("colors", True):
+            surf.colors = colors[rep]
+        if mesh.skin is not None and d.get("weights", True) and n_bones:
+            surf.weights = _weights(
+                mesh.skin.joints[coord_ids], mesh.skin.weights[coord_ids], n_bones
+            )
+        surf.coords = cindex[corners] - c_start[si]
+        surf.tris = sv[corners] - sv_start[si]
+        surfaces.append(surf)
+    return surfaces
+
+
+def _weights(joints: np.ndarray, weights: np.ndarray, n_bones: int) -> native.Weights:
+    """Strongest first, at most 4, as ushorts summing to 65535 per vertex."""
+    w = np.where((joints >= 0) & (joints < n_bones), weights, 0.0).astype(np.float64)
+    order = np.argsort(-w, axis=1, kind="stable")[:, :4]
+    j = np.take_along_axis(joints, order, 1)
+    w = np.take_along_axis(w, order, 1)
+    q = normalize_weights_to_sum(w, 65535)
+    keep = q > 0
+    return native.Weights(
+        keep.sum(axis=1).astype(np.uint8),
+        j[keep].astype(np.int16),
+        q[keep].astype(np.uint16),
+    )
+
+
+def _rest(skeleton: Skeleton) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale
+
+
+def animation_bones(anim: Animation, skeleton: Skeleton) -> list[str]:
+    """The bones an animation writes: its stored list where every bone still exists,
+    else every keyed bone in skeleton order."""
+    stored = json_list(anim.extras.get(BONES_KEY))
+    if stored and all(n in skeleton.names for n in stored):
+        return [str(n) for n in stored]
+    keyed = {t.bone for t in anim.tracks}
+    return [n for n in skeleton.names if n in keyed]
+
+
+def animation_flag(anim: Animation, mask: int) -> int:
+    flag = anim.extras.get(FLAG_KEY)
+    if isinstance(flag, int) and 0 <= flag < 256:
+        return flag
+    out = 0
+    for bit in (TRANSLATION_MASK, ROTATION_MASK, SCALE_MASK):
+        if mask & bit:
+            out |= bit
+    return out
+
+
+def animation_frames(anim: Animation, skeleton: Skeleton, fps: float):
+    names = animation_bones(anim, skeleton)
+    index = np.array([skeleton.names.index(n) for n in names], np.int64)
+    rt, rq, rs = _rest(skeleton)
+    t, q, s, mask = dense_values(anim, names, (rt[index], rq[index], rs[index]), fps)
+    return index, t, q, s, animation_flag(anim, mask)
+
+
+def skeleton_bind(skeleton: Skeleton) -> np.ndarray:
+    t, q, s = _rest(skeleton)
+    return np.concatenate([t, q[:, 1:], q[:, :1], s], axis=1).astype(np.float32)
+
+
+def skeleton_bones(skeleton: Skeleton) -> list[Bone]:
+    return [Bone(n, int(p)) for n, p in zip(skeleton.names, skeleton.parents.tolist(), strict=True)]
+
+
+def export_mesh(
+    mesh: Mesh,
+    skeleton: Skeleton | None,
+    animations: list[tuple[Animation, float]],
+    opts: ExportOptions | None = None,
+) -> tuple[native.Mesh, list[str]]:
+    """The native file for one mesh, its skeleton (file bone order) and animations."""
+    opts = opts or ExportOptions()
+    warnings: list[str] = []
+    if (
+        len(mesh.face_starts)
+        and (np.diff(np.append(mesh.face_starts, len(mesh.corner_verts))) != 3).any()
+    ):
+        raise FormatError(f"{mesh.name}: the exporter needs triangles")
+    n_bones = len(skeleton) if skeleton is not None else 0
+    surfaces = build_surfaces(mesh, n_bones, opts, warnings)
+    all_pos = (
+        np.concatenate([s.targets[0].positions for s in surfaces]) if surfaces else np.zeros((0, 3))
+    )
+    bones = skeleton_bones(skeleton) if skeleton is not None else []
+    bind = skeleton_bind(skeleton) if skeleton is not None else np.zeros((0, 10), np.float32)
+    anims = []
+    for anim, fps in animations:
+        if skeleton is None:
+            warnings.append(f"animation {anim.name!r} skipped: the mesh has no armature")
+            continue
+        index, t, q, s, flag = animation_frames(anim, skeleton, fps)
+        anims.append(to_mesh_animation(anim, index, t, q, s, flag))
+    return native.Mesh(compute_bounds(all_pos), bones, bind, anims, surfaces), warnings
+
+
+def file_order(skeleton: Skeleton) -> Skeleton:
+    """The skeleton in the file's bone order (each bone's ``unigine_index``; bones
+    without one follow in armature order). Blender keeps bones parent-first."""
+    n = len(skeleton)
+    extras = skeleton.extras if len(skeleton.extras) == n else [{} for _ in range(n)]
+    keys = [
+        (0, int(e[BONE_INDEX_KEY]), i) if isinstance(e.get(BONE_INDEX_KEY), int) else (1, i, i)
+        for i, e in enumerate(extras)
+    ]
+    order = np.array([k[2] for k in sorted(keys)], np.int64)
+    place = np.empty(n, np.int64)
+    place[order] = np.arange(n)
+    parents = np.where(
+        skeleton.parents[order] < 0, -1, place[np.maximum(skeleton.parents[order], 0)]
+    )
+    return Skeleton(
+        [skeleton.names[i] for i in order],
+        parents.astype(np.int32),
+        skeleton.local_translation[order],
+        skeleton.local_rotation[order],
+        skeleton.local_scale[order],
+        None if skeleton.inverse_bind is None else skeleton.inverse_bind[order],
+        [extras[i] for i in order],
+    )
+
+
+def merge_files(parts: list[native.Mesh]) -> native.Mesh:
+    """Several objects exported together: their surfaces one after the other."""
+    first = parts[0]
+    surfaces = [s for p in parts for s in p.surfaces]
+    pos = [s.targets[0].positions for s in surfaces if s.targets]
+    bounds = compute_bounds(np.concatenate(pos)) if pos else first.bounds
+    return native.Mesh(bounds, first.bones, first.bind, first.animations, surfaces)
+
+
+def export_scene(scene: Scene, fps: float = 30.0) -> tuple[native.Mesh, list[str]]:
+    """A neutral scene (as :func:`mesh_import.import_mesh` makes it) straight to a file,
+    with no Blender in between: bones back in file order, skin indices to match."""
+    skeleton = file_order(scene.skeleton) if scene.skeleton is not None else None
+    parts, warnings = [], []
+    for i, m in enumerate(scene.meshes):
+        if m.skin is not None and skeleton is not None:
+            index = {n: k for k, n in enumerate(skeleton.names)}
+            remap = np.array([index[n] for n in scene.skeleton.names], np.int32)
+            m = replace(m, skin=Skin(remap[m.skin.joints], m.skin.weights))
+        anims = [(a, fps) for a in scene.animations] if i == 0 else []
+        part, w = export_mesh(m, skeleton, anims)
+        parts.append(part)
+        warnings += w
+    return merge_files(parts), warnings

@@ -1,0 +1,103 @@
+"""Unigine files -> neutral scene -> files again, without Blender."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigport.io_formats.unigine import compare, mesh, samples
+from rigport.io_formats.unigine.anim_file_convert import export_anim_file, import_anim_file
+from rigport.io_formats.unigine.mesh_export import export_scene, file_order, tangent_quaternions
+from rigport.io_formats.unigine.mesh_import import import_mesh, tangent_normals
+
+
+def _no_tangents() -> mesh.Mesh:
+    m = samples.static_mesh()
+    for t in m.surfaces[1].targets:
+        t.tangents = t.tangents[:0]
+    return m
+
+
+def _morph_without_tangents() -> mesh.Mesh:
+    m = samples.skinned_mesh()
+    m.surfaces[0].targets[2].tangents = m.surfaces[0].targets[2].tangents[:0]
+    return m
+
+
+CASES = {
+    "skinned": lambda: samples.skinned_mesh(),
+    "no-tangents": _no_tangents,
+    "morph-without-tangents": _morph_without_tangents,
+    "static": lambda: samples.static_mesh(),
+    "wide": lambda: samples.large_mesh(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_mesh_through_neutral(case):
+    original = CASES[case]()
+    scene = import_mesh(original, case, fps=30.0)
+    back, warnings = export_scene(scene, 30.0)
+    assert warnings == []
+    assert compare.mesh_differences(original, back) == []
+
+
+def test_neutral_scene_content():
+    m = samples.skinned_mesh()
+    scene = import_mesh(m, "c")
+    me = scene.meshes[0]
+    assert me.materials == ["surface_0", "surface_1"]
+    assert len(me.positions) == sum(s.n_coords for s in m.surfaces)
+    assert [u.name for u in me.uv_sets] == ["UVMap", "UVMap2"]
+    assert [t.name for t in me.morphs] == ["bulge", "pinch"]
+    # surface 1 has no "pinch" target: zero offsets there
+    assert not me.morphs[1].position_offsets[m.surfaces[0].n_coords :].any()
+    # bones parent-first as Blender keeps them, each with its file index; bind scales kept
+    sk = scene.skeleton
+    assert sk.parents[0] == -1 and sk.extras[0]["unigine_index"] == len(m.bones) - 1
+    assert np.isclose(sk.local_scale[0], 0.25).all()
+    assert file_order(sk).names == [b.name for b in m.bones]
+    assert file_order(sk).parents.tolist() == [b.parent for b in m.bones]
+    # normals: the tubes' normals point away from the axis
+    radial = me.positions[me.corner_verts][:, :2]
+    cosang = (me.normals[:, :2] * radial).sum(1) / np.linalg.norm(radial, axis=1)
+    assert cosang.min() > 0.999
+    assert [a.name for a in scene.animations] == ["clip_0", "clip_1"]
+    assert scene.animations[1].tracks[0].scale is None  # flag 15: no scale channel
+    # tangents of a morph target are kept only where they differ from the base ones
+    names = [a.name for a in me.attributes]
+    assert "unigine:morph_tangent:bulge" in names and "unigine:morph_tangent:pinch" not in names
+
+
+def test_tangent_quaternions_round_trip():
+    rng = np.random.default_rng(3)
+    n = rng.normal(size=(500, 3))
+    t = np.concatenate([rng.normal(size=(500, 3)), rng.choice([-1.0, 1.0], (500, 1))], 1)
+    q = tangent_quaternions(n, t)
+    assert (np.sign(q[:, 3]) == t[:, 3]).all()
+    nn = n / np.linalg.norm(n, axis=1, keepdims=True)
+    assert (tangent_normals(q) * nn).sum(1).min() > 1 - 1e-7
+
+
+@pytest.mark.parametrize("flag", [15, 127])
+def test_anim_through_neutral(flag):
+    m = samples.skinned_mesh()
+    original = samples.anim_file(m, flag)
+    anims = import_anim_file(original, "x.anim", 30.0)
+    skeleton = file_order(import_mesh(m, "c").skeleton)
+    back = export_anim_file([(a, 30.0) for a in anims], skeleton)
+    assert compare.anim_differences(original, back) == []
+    assert np.array_equal(back.bounds, original.bounds)
+    # boxes are refitted to the same data
+    for x, y in zip(original.animations, back.animations, strict=True):
+        assert np.allclose(x.translation_min, y.translation_min, atol=1e-6)
+        assert np.allclose(x.translation_size, y.translation_size, atol=1e-6)
+
+
+def test_export_stores_only_changes():
+    m = samples.skinned_mesh(n_frames=20)
+    scene = import_mesh(m, "c")
+    back, _ = export_scene(scene, 30.0)
+    for x, y in zip(m.animations, back.animations, strict=True):
+        assert np.array_equal(x.frames.flags, y.frames.flags)
+    assert len(mesh.write(back)) == len(mesh.write(m))  # the same components stored
