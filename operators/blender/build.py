@@ -38,6 +38,9 @@ class Built:
     actions: list = field(default_factory=list)
     collections: list = field(default_factory=list)
     armature: bpy.types.Object | None = None
+    #: The last armature's bone names in skeleton order (skin joints index these);
+    #: ``armature.data.bones`` lists parents before children instead.
+    bone_names: list[str] = field(default_factory=list)
 
     def discard(self) -> None:
         """Remove everything this build added to the blend file."""
@@ -116,6 +119,7 @@ def build_armature(
             if p >= 0:
                 ebs[i].parent = ebs[p]
         names = [eb.name for eb in ebs]
+        built.bone_names = names
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
     local_t, local_q, local_s = (
@@ -293,7 +297,7 @@ def build_scene(
         if scene.skeleton is not None:
             armature = build_armature(context, scene.skeleton, scene.name, built, root)
             built.armature = armature
-            names = [b.name for b in armature.data.bones]
+            names = built.bone_names
             for key, value in scene.extras.items():
                 _set_prop(armature, key, value)
         for i, mesh in enumerate(scene.meshes):

@@ -140,7 +140,7 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
     if scene.skeleton is not None:
         armature = build_armature(context, scene.skeleton, scene.name, built, collection)
         built.armature = armature
-        names = [b.name for b in armature.data.bones]
+        names = built.bone_names
         for key, value in scene.extras.items():
             _set(armature, key, value)
         holder = objects.get(imp.skin_frame)
