@@ -29,7 +29,7 @@ help:
 	@echo "make test42    pytest on bpy 4.2 only;  make test50: on bpy 5.0 only"
 	@echo "make lint      ruff check ."
 	@echo "make demo      .venv/bpy50/bin/python demo/run_demo.py"
-	@echo "make bench     .venv/bpy50/bin/python bench/run_bench.py"
+	@echo "make bench     every format's benchmark on bpy 5.0 and 4.2 into BENCHMARKS.md"
 	@echo "make package   validate and build the extension zip into dist/"
 	@echo "make venv      create .venv/bpy42, .venv/bpy50 and .venv/lint"
 	@echo "make clean     remove dist/ and caches;  make distclean: also .venv/"
@@ -81,8 +81,20 @@ test: venv
 demo: $(VENV)/bpy50/.stamp
 	$(PY50) demo/run_demo.py
 
-bench: $(VENV)/bpy50/.stamp
-	$(PY50) bench/run_bench.py
+# Every format's benchmark on bpy 5.0 and 4.2, each into its own section of
+# BENCHMARKS.md (bench/sections.py keeps the other sections). About 20 minutes.
+SECTION := $(PY50) bench/sections.py BENCHMARKS.md
+define bench_both
+	set -o pipefail; { echo "### bpy 5.0"; echo; $(PY50) bench/$(1); echo; \
+	  echo "### bpy 4.2"; echo; $(PY42) bench/$(1); } | $(SECTION) $(2) "$(3)"
+endef
+
+bench: $(VENV)/bpy50/.stamp $(VENV)/bpy42/.stamp
+	$(PY50) bench/run_bench.py --python $(PY50) --python $(PY42)
+	$(call bench_both,unigine_bench.py,unigine,Unigine MESH (bench/unigine_bench.py))
+	$(call bench_both,bench_renderware.py --repeat 2,renderware,RenderWare DFF (bench/bench_renderware.py))
+	$(call bench_both,mrtk_bench.py,mrtk,MRTK input recordings (bench/mrtk_bench.py))
+	$(call bench_both,bonespro_bench.py,bonespro,BonesPro text exports (bench/bonespro_bench.py))
 
 # Built with the CLI of the oldest supported Blender (4.2); tests/ also
 # validates and installs the zip on 5.0.
