@@ -19,10 +19,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from sections import quiet_stdout
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,19 +68,22 @@ def main() -> None:
         fn()
         times[key] = min(times.get(key, float("inf")), time.perf_counter() - t0)
 
-    for _ in range(args.repeat):
-        bpy.ops.wm.read_factory_settings(use_empty=True)
-        timed("rp_import", lambda: bpy.ops.import_scene.rw_dff(filepath=str(src)))
-        meshes = [o.data for o in bpy.data.objects if o.type == "MESH"]
-        nv = sum(len(m.vertices) for m in meshes)
-        nf = sum(len(m.polygons) for m in meshes)
-        timed("rp_export", lambda: bpy.ops.export_scene.rw_dff(filepath=str(tmp / "out.dff")))
-        timed(
-            "gltf_export",
-            lambda: bpy.ops.export_scene.gltf(filepath=str(tmp / "ped.glb"), export_format="GLB"),
-        )
-        bpy.ops.wm.read_factory_settings(use_empty=True)
-        timed("gltf_import", lambda: bpy.ops.import_scene.gltf(filepath=str(tmp / "ped.glb")))
+    with quiet_stdout():
+        for _ in range(args.repeat):
+            bpy.ops.wm.read_factory_settings(use_empty=True)
+            timed("rp_import", lambda: bpy.ops.import_scene.rw_dff(filepath=str(src)))
+            meshes = [o.data for o in bpy.data.objects if o.type == "MESH"]
+            nv = sum(len(m.vertices) for m in meshes)
+            nf = sum(len(m.polygons) for m in meshes)
+            timed("rp_export", lambda: bpy.ops.export_scene.rw_dff(filepath=str(tmp / "out.dff")))
+            timed(
+                "gltf_export",
+                lambda: bpy.ops.export_scene.gltf(
+                    filepath=str(tmp / "ped.glb"), export_format="GLB"
+                ),
+            )
+            bpy.ops.wm.read_factory_settings(use_empty=True)
+            timed("gltf_import", lambda: bpy.ops.import_scene.gltf(filepath=str(tmp / "ped.glb")))
     same = (tmp / "out.dff").read_bytes() == data
     version = ".".join(map(str, bpy.app.version))
     print(
@@ -93,6 +99,8 @@ def main() -> None:
         ("export", "rp_export", "gltf_export"),
     ):
         print(f"| {label} | {times[a]:.2f} | {times[b]:.2f} | {times[a] / times[b]:.2f} |")
+    sys.stdout.flush()
+    os._exit(0)  # bpy 4.2 can crash at interpreter exit
 
 
 if __name__ == "__main__":

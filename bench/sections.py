@@ -9,8 +9,11 @@ missing section is added at the end)::
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -26,6 +29,23 @@ def replace_section(path: Path, key: str, text: str, title: str | None = None) -
     else:
         new = old.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(new)
+
+
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Blender and the glTF add-on print progress to file descriptor 1: while timing,
+    send it to /dev/null so that a benchmark's stdout is its Markdown report alone."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ from .blender.extract import extract_skeleton, read_prop
 from .common import (
     BatchFormat,
     ImportFiles,
+    batch_meshes,
+    batch_notes,
     file_handler,
     mesh_armature,
     read_bytes,
@@ -746,11 +748,11 @@ def _batch_import_structure(context, path: str, state: dict, options: dict) -> s
 
 
 def _batch_export_structure(context, path: str, state: dict, options: dict) -> str:
-    meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+    meshes = batch_meshes(state)
     warnings = export_structure_file(
         context, path, state["armature"], meshes[0] if meshes else None
     )
-    return "".join(f"; warning: {w}" for w in warnings)
+    return batch_notes(warnings)
 
 
 def _batch_import_anim(context, path: str, state: dict, options: dict) -> str:
@@ -766,10 +768,10 @@ def _batch_import_anim(context, path: str, state: dict, options: dict) -> str:
 def _batch_export_anim(context, path: str, state: dict, options: dict) -> str:
     mesh = state.get("mesh_animation")
     if mesh is None:
-        meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+        meshes = batch_meshes(state)
         mesh = meshes[0] if meshes else None
     warnings = export_anim_file(context, path, state.get("armature"), mesh)
-    return "".join(f"; warning: {w}" for w in warnings)
+    return batch_notes(warnings)
 
 
 CLASSES = (

@@ -86,7 +86,7 @@ class ImportFiles(ImportHelper):
                 name = os.path.basename(path)
                 for m in messages:
                     if m.startswith("warning: "):
-                        self.report({"WARNING"}, f"{name}: {m[len('warning: '):]}")
+                        self.report({"WARNING"}, f"{name}: {m[len('warning: ') :]}")
                     else:
                         self.report({"INFO"}, f"{name}: {m}")
                 progress.update(i + 1)
@@ -147,6 +147,25 @@ def file_handler(
             "poll_drop": classmethod(_poll_drop),
         },
     )
+
+
+def batch_add_built(state: dict, built) -> str:
+    """Record a model import (a ``Built``) in batch ``state``; its summary."""
+    if built.armature is not None:
+        state["armature"] = built.armature
+    state.setdefault("objects", []).extend(built.objects)
+    arm = f", armature {built.armature.name}" if built.armature is not None else ""
+    return f"{len(built.objects)} objects{arm}"
+
+
+def batch_meshes(state: dict) -> list:
+    """The mesh objects a batch run imported so far."""
+    return [o for o in state.get("objects", []) if o.type == "MESH"]
+
+
+def batch_notes(warnings: list[str]) -> str:
+    """Warnings appended to a batch summary line."""
+    return "".join(f"; warning: {w}" for w in warnings)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from .blender.mrtk_extract import (
     roles_from_mapping,
     roles_in,
 )
-from .common import BatchFormat, ImportFiles, file_handler, read_bytes
+from .common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes
 
 AXES_ITEMS = (
     ("BLENDER", "Convert to Blender", "Unity's left-handed Y-up axes become Blender's Z-up"),
@@ -225,7 +225,7 @@ def _batch_import(context, path: str, state: dict, options: dict) -> str:
     built, warnings = import_mrtk_file(context, path)
     state.setdefault("objects", []).extend(built.objects.values())
     state["mrtk"] = built
-    notes = "".join(f"; warning: {w}" for w in warnings)
+    notes = batch_notes(warnings)
     return f"{len(built.objects)} objects, {len(built.markers)} markers{notes}"
 
 
@@ -236,7 +236,7 @@ def _batch_export(context, path: str, state: dict, options: dict) -> str:
     warnings = export_mrtk_file(
         context, path, dict(built.objects), recording_meta(built.collection)
     )
-    return "".join(f"; warning: {w}" for w in warnings)
+    return batch_notes(warnings)
 
 
 CLASSES = (

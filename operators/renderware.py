@@ -16,7 +16,15 @@ from ..io_formats.renderware.clump_import import import_dff
 from .blender.build import Built
 from .blender.renderware_build import build_clump
 from .blender.renderware_extract import extract_clump
-from .common import BatchFormat, ImportFiles, file_handler, read_bytes
+from .common import (
+    BatchFormat,
+    ImportFiles,
+    batch_add_built,
+    batch_meshes,
+    batch_notes,
+    file_handler,
+    read_bytes,
+)
 
 TARGET_ITEMS = (
     ("AUTO", "As imported", "The version the clump came from, else San Andreas"),
@@ -113,17 +121,13 @@ class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper):
 
 def _batch_import(context, path: str, state: dict, options: dict) -> str:
     built, warnings = import_dff_file(context, path)
-    if built.armature is not None:
-        state["armature"] = built.armature
-    state.setdefault("objects", []).extend(built.objects)
-    arm = f", armature {built.armature.name}" if built.armature is not None else ""
-    return f"{len(built.objects)} objects{arm}" + "".join(f"; warning: {w}" for w in warnings)
+    return batch_add_built(state, built) + batch_notes(warnings)
 
 
 def _batch_export(context, path: str, state: dict, options: dict) -> str:
-    meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+    meshes = batch_meshes(state)
     warnings = export_dff_file(context, path, meshes)
-    return "".join(f"; warning: {w}" for w in warnings)
+    return batch_notes(warnings)
 
 
 CLASSES = (

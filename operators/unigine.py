@@ -29,6 +29,9 @@ from .blender.extract import extract_animation, extract_mesh, extract_skeleton, 
 from .common import (
     BatchFormat,
     Progress,
+    batch_add_built,
+    batch_meshes,
+    batch_notes,
     file_handler,
     find_target_armature,
     mesh_armature,
@@ -337,17 +340,13 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper):
 
 def _batch_import_mesh(context, path: str, state: dict, options: dict) -> str:
     built = import_mesh_file(context, path)
-    if built.armature is not None:
-        state["armature"] = built.armature
-    state.setdefault("objects", []).extend(built.objects)
-    arm = f", armature {built.armature.name}" if built.armature is not None else ""
-    return f"{len(built.objects)} objects{arm}, {len(built.actions)} actions"
+    return f"{batch_add_built(state, built)}, {len(built.actions)} actions"
 
 
 def _batch_export_mesh(context, path: str, state: dict, options: dict) -> str:
-    meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+    meshes = batch_meshes(state)
     warnings = export_mesh_file(context, path, meshes)
-    return "".join(f"; warning: {w}" for w in warnings)
+    return batch_notes(warnings)
 
 
 def _batch_import_anim(context, path: str, state: dict, options: dict) -> str:

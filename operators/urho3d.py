@@ -37,6 +37,9 @@ from .blender.extract import extract_animation, extract_mesh, extract_skeleton, 
 from .common import (
     BatchFormat,
     ImportFiles,
+    batch_add_built,
+    batch_meshes,
+    batch_notes,
     file_handler,
     find_target_armature,
     mesh_armature,
@@ -443,17 +446,13 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
 
 def _batch_import_mdl(context, path: str, state: dict, options: dict) -> str:
     built = import_mdl_file(context, path, all_lods=bool(options.get("all_lods")))
-    if built.armature is not None:
-        state["armature"] = built.armature
-    state.setdefault("objects", []).extend(built.objects)
-    arm = f", armature {built.armature.name}" if built.armature is not None else ""
-    return f"{len(built.objects)} objects{arm}"
+    return batch_add_built(state, built)
 
 
 def _batch_export_mdl(context, path: str, state: dict, options: dict) -> str:
-    meshes = [o for o in state.get("objects", []) if o.type == "MESH"]
+    meshes = batch_meshes(state)
     warnings = export_mdl_file(context, path, meshes)
-    return "".join(f"; warning: {w}" for w in warnings)
+    return batch_notes(warnings)
 
 
 def _batch_import_ani(context, path: str, state: dict, options: dict) -> str:
