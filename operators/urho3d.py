@@ -34,6 +34,7 @@ from ..io_formats.urho3d.model_import import (
 from .blender import compat
 from .blender.build import build_action, build_scene
 from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
+from .blender.weights import reader_groups_kept
 from .common import (
     BatchFormat,
     ImportFiles,
@@ -166,10 +167,11 @@ def export_mdl_file(
         need = tangents and (
             recompute_tangents or any(TANGENT_ATTRIBUTE not in o.data.attributes for o in objs)
         )
-        for obj in sorted(objs, key=lambda o: o.name):
-            m = extract_mesh(obj, names, tangents=need)
-            _apply_object_transform(m, obj, armature)
-            meshes.append(m)
+        with reader_groups_kept():  # one weight-reading node group for every object
+            for obj in sorted(objs, key=lambda o: o.name):
+                m = extract_mesh(obj, names, tangents=need)
+                _apply_object_transform(m, obj, armature)
+                meshes.append(m)
         merged, notes = merge_meshes(meshes, (GEOMETRY_ATTRIBUTE,))
         merge_warnings += notes
         lods.append((lod, merged))

@@ -225,7 +225,7 @@ def read_skin(
     nv = len(obj.data.vertices)
     keep = (bone >= 0) & (weight > 0)
     owner, bone, weight = owner[keep], bone[keep], weight[keep]
-    order = np.lexsort((bone, -weight, owner))
+    order = _strongest_first(owner, bone, weight, nv, len(bone_names))
     owner, bone, weight = owner[order], bone[order], weight[order]
     first = np.searchsorted(owner, owner)
     slot = np.arange(len(owner)) - first
@@ -238,6 +238,22 @@ def read_skin(
         sums = weights.sum(axis=1, keepdims=True)
         np.divide(weights, sums, out=weights, where=sums > 0)
     return Skin(joints, weights)
+
+
+_ONE_BITS = int(np.float32(1.0).view(np.uint32))  # weights are in [0, 1]
+
+
+def _strongest_first(
+    owner: np.ndarray, bone: np.ndarray, weight: np.ndarray, nv: int, nb: int
+) -> np.ndarray:
+    """Order by vertex, then weight (strongest first), then bone: one argsort of a
+    packed int64 key (a positive float's bits sort like its value), else lexsort."""
+    bone_bits = max(1, (nb - 1).bit_length())
+    if (max(nv - 1, 1)).bit_length() + 30 + bone_bits > 63 or not np.all(weight <= 1.0):
+        return np.lexsort((bone, -weight, owner))
+    desc = _ONE_BITS - weight.astype(np.float32).view(np.uint32).astype(np.int64)
+    key = (owner.astype(np.int64) << (30 + bone_bits)) | (desc << bone_bits) | bone
+    return np.argsort(key, kind="stable")
 
 
 def _triplets_by_vertex(obj, bone_names: list[str]):

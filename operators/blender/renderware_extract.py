@@ -21,6 +21,7 @@ from ...io_formats.scene import Mesh
 from ..common import mesh_armature
 from .extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from .renderware_build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
+from .weights import reader_groups_kept
 
 SCENE_KEYS = (
     "rw_version",
@@ -166,12 +167,16 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     export_meshes = []
     pending = []
     ordered_meshes = sorted(meshes, key=lambda o: (int(o.get(PROP_ATOMIC, big)), o.name))
+    with reader_groups_kept():  # one weight-reading node group for every atomic
+        skins = {
+            obj.name: read_skin(obj, names)  # in bulk; normalised in the export
+            for obj in ordered_meshes
+            if armature is not None and mesh_armature(obj) is armature and obj.vertex_groups
+        }
     for obj in ordered_meshes:
         skinned = armature is not None and mesh_armature(obj) is armature
-        bones = names if skinned and obj.vertex_groups else None
         mesh = extract_mesh(obj, None)
-        if bones is not None:  # in bulk; normalised in the export
-            mesh.skin = read_skin(obj, bones)
+        mesh.skin = skins.get(obj.name)
         if skinned:
             key, space = arm_key, _world_of(armature)
             if key is None:  # the atomic hangs from a bone (or the root bone)

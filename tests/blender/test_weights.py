@@ -88,3 +88,34 @@ def test_object_outside_the_view_layer_reads_vertex_by_vertex(rigport_registered
     skin = read_skin(obj, ["a", "b"], max_weights=2)
     assert skin.joints.tolist() == [[0, 0], [1, 0], [1, 0]]
     assert skin.weights.tolist() == [[0.25, 0], [0.75, 0.25], [0.75, 0]]
+
+
+def test_reader_groups_kept_for_a_block(rigport_registered, blank_blend):
+    from rigport.operators.blender.extract import read_skin
+    from rigport.operators.blender.weights import reader_groups_kept
+
+    bpy = blank_blend
+    objs = []
+    for k in range(2):
+        obj = _mesh_with_groups(bpy, 3, ["a", "b"])
+        obj.vertex_groups["a"].add([0, 1], 0.25 + k / 4, "REPLACE")
+        obj.vertex_groups["b"].add([2], 1.0, "REPLACE")
+        objs.append(obj)
+    with reader_groups_kept():
+        skins = [read_skin(o, ["a", "b"], max_weights=1) for o in objs]
+        assert len([ng for ng in bpy.data.node_groups if ng.name.startswith("rigport")]) == 1
+    assert not [ng for ng in bpy.data.node_groups if ng.name.startswith("rigport")]
+    assert [s.weights[:, 0].tolist() for s in skins] == [[0.25, 0.25, 1.0], [0.5, 0.5, 1.0]]
+
+
+def test_strongest_first_matches_lexsort():
+    from rigport.operators.blender.extract import _strongest_first
+
+    rng = np.random.default_rng(1)
+    owner = rng.integers(0, 500, 5000)
+    bone = rng.integers(0, 40, 5000)
+    weight = rng.choice(np.float32([0.0, 0.125, 0.5, 1.0, 0.3]), 5000)
+    got = _strongest_first(owner, bone, weight, 500, 40)
+    want = np.lexsort((bone, -weight, owner))
+    for a in (owner, weight, bone):
+        np.testing.assert_array_equal(a[got], a[want])
