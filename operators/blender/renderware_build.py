@@ -92,7 +92,6 @@ def _vertex_normals(me, normals: np.ndarray) -> None:
     for the per-corner setter."""
     n = np.asarray(normals, np.float64)
     n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
-    me.polygons.foreach_set("use_smooth", np.ones(len(me.polygons), bool))
     me.normals_split_custom_set_from_vertices(np.ascontiguousarray(n, np.float32))
 
 

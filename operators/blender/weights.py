@@ -195,7 +195,9 @@ def assign_vertex_groups(
     verts, j, w = verts[keep], j[keep], w[keep]
     if not len(verts):
         return
-    order = np.lexsort((verts, w, j))
+    # (bone, weight, vertex) order by one stable argsort: a non-negative float's bits
+    # sort like its value, and the vertices are ascending already
+    order = np.argsort((j << 32) | w.view(np.uint32).astype(np.int64), kind="stable")
     verts, j, w = verts[order], j[order], w[order]
     change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
     if 4 * (len(change) + 1) > len(verts) and obj.data.shape_keys is None:
