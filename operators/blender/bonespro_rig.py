@@ -12,6 +12,7 @@ from ...io_formats.posing import basis_to_local
 from ...io_formats.transforms import compose_trs, matrix_to_quat
 from . import compat
 from .build import BIND_SCALE, rest_relative
+from .extract import triplets_by_vertex
 
 
 def bone_order(armature: bpy.types.Object) -> list[str]:
@@ -69,25 +70,14 @@ def set_weights(
 def get_weights(obj: bpy.types.Object, names: list[str]) -> tuple[np.ndarray, ...]:
     """Ragged weights (counts, bone indices, weights) of the groups named like bones,
     each vertex's bones in Blender's order for it (the file's order after an import)."""
-    index = {n: i for i, n in enumerate(names)}
-    group_to_bone = np.full(len(obj.vertex_groups) + 1, -1, np.int64)
-    for g in obj.vertex_groups:
-        group_to_bone[g.index] = index.get(g.name, -1)
-    verts = obj.data.vertices
-    nv = len(verts)
-    counts = np.fromiter((len(v.groups) for v in verts), np.int64, nv)
-    total = int(counts.sum())
-    flat = np.fromiter(
-        (x for v in verts for g in v.groups for x in (g.group, g.weight)), np.float64, 2 * total
-    ).reshape(total, 2)
-    owner = np.repeat(np.arange(nv), counts)
-    bone = group_to_bone[flat[:, 0].astype(np.int64)]
+    owner, bone, weight = triplets_by_vertex(obj, names)
     keep = bone >= 0
-    owner, bone, weight = owner[keep], bone[keep], flat[keep, 1]
+    owner, bone, weight = owner[keep], bone[keep], weight[keep]
+    nv = len(obj.data.vertices)
     return (
         np.bincount(owner, minlength=nv).astype(np.int32),
         bone.astype(np.int32),
-        weight.astype(np.float32).astype(np.float64),
+        weight.astype(np.float64),
     )
 
 

@@ -231,7 +231,7 @@ def read_skin(
     """The strongest ``max_weights`` influences per vertex, strongest first (ties by
     bone order); zero slots have joint 0. Read in bulk where Blender allows."""
     triplets = weight_triplets(bpy.context, obj, bone_names)
-    owner, bone, weight = triplets if triplets is not None else _triplets_by_vertex(obj, bone_names)
+    owner, bone, weight = triplets if triplets is not None else triplets_by_vertex(obj, bone_names)
     nv = len(obj.data.vertices)
     keep = (bone >= 0) & (weight > 0)
     owner, bone, weight = owner[keep], bone[keep], weight[keep]
@@ -266,8 +266,9 @@ def _strongest_first(
     return np.argsort(key, kind="stable")
 
 
-def _triplets_by_vertex(obj, bone_names: list[str]):
-    """(vertex, bone, weight) through ``MeshVertex.groups``: the slow path."""
+def triplets_by_vertex(obj, bone_names: list[str]):
+    """(vertex, bone, weight) through ``MeshVertex.groups``, each vertex's entries in
+    Blender's order for it (bone -1 for a group that is no bone): the slow path."""
     index = {n: i for i, n in enumerate(bone_names)}
     group_to_bone = np.full(len(obj.vertex_groups) + 1, -1, np.int64)
     for g in obj.vertex_groups:

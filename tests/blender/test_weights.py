@@ -16,7 +16,7 @@ def _mesh_with_groups(bpy, nv: int, names: list[str]):
 
 
 def test_bulk_reader_matches_vertex_by_vertex(rigport_registered, blank_blend):
-    from rigport.operators.blender.extract import _triplets_by_vertex, read_skin
+    from rigport.operators.blender.extract import read_skin, triplets_by_vertex
     from rigport.operators.blender.weights import weight_triplets
 
     bpy = blank_blend
@@ -30,7 +30,7 @@ def test_bulk_reader_matches_vertex_by_vertex(rigport_registered, blank_blend):
     obj.vertex_groups["b2"].add([0, 1], 0.0, "REPLACE")  # a zero weight: no influence
     obj.modifiers.new("Armature", "ARMATURE")
     bulk = weight_triplets(bpy.context, obj, names)
-    slow = _triplets_by_vertex(obj, names)
+    slow = triplets_by_vertex(obj, names)
     keep = (slow[1] >= 0) & (slow[2] > 0)
     slow = [x[keep] for x in slow]
     key_b = np.lexsort((bulk[1], bulk[0]))
