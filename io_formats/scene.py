@@ -28,6 +28,25 @@ class Skeleton:
     def __len__(self) -> int:
         return len(self.names)
 
+    def reordered(self, order) -> tuple[Skeleton, np.ndarray]:
+        """The bones in ``order`` (new bone i is old bone ``order[i]``), and each old
+        bone's new index (to renumber skin joints with)."""
+        order = np.asarray(order, np.int64)
+        place = np.empty(len(order), np.int64)
+        place[order] = np.arange(len(order))
+        parents = self.parents[order]
+        parents = np.where(parents < 0, -1, place[np.maximum(parents, 0)]).astype(np.int32)
+        skeleton = Skeleton(
+            [self.names[i] for i in order],
+            parents,
+            self.local_translation[order],
+            self.local_rotation[order],
+            self.local_scale[order],
+            None if self.inverse_bind is None else self.inverse_bind[order],
+            [self.extras[i] for i in order] if self.extras else [],
+        )
+        return skeleton, place
+
     def world_rest(self) -> np.ndarray:
         """World bind matrices (N, 4, 4) from the local rest transforms."""
         from .transforms import compose_trs, world_from_local

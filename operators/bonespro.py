@@ -43,6 +43,7 @@ from .common import (
     file_handler,
     mesh_armature,
     read_bytes,
+    report_export,
     selected_paths,
 )
 
@@ -665,14 +666,9 @@ class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportHelper):
         if armature is None:
             self.report({"ERROR"}, "select the armature (or a mesh it deforms) to export")
             return {"CANCELLED"}
-        try:
-            warnings = export_structure_file(context, self.filepath, armature, mesh)
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
-        for w in warnings:
-            self.report({"WARNING"}, w)
-        return {"FINISHED"}
+        return report_export(
+            self, lambda: export_structure_file(context, self.filepath, armature, mesh)
+        )
 
 
 def _auto(items):
@@ -718,8 +714,9 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper):
             interval = (context.scene.frame_start, context.scene.frame_end, 1.0)
         elif self.interval == "CUSTOM":
             interval = (self.first_frame, self.last_frame, self.step)
-        try:
-            warnings = export_anim_file(
+        return report_export(
+            self,
+            lambda: export_anim_file(
                 context,
                 self.filepath,
                 armature,
@@ -730,13 +727,8 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper):
                 self.euler_order,
                 self.angle_units,
                 interval,
-            )
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
-        for w in warnings:
-            self.report({"WARNING"}, w)
-        return {"FINISHED"}
+            ),
+        )
 
 
 # ------------------------------------------------------------------ batch

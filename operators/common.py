@@ -93,6 +93,19 @@ class ImportFiles(ImportHelper):
         return {"FINISHED"}
 
 
+def report_export(op, export: Callable[[], list[str]]) -> set[str]:
+    """Run an operator's export: a FormatError is reported as an error (CANCELLED),
+    the warnings it returns as warnings."""
+    try:
+        warnings = export()
+    except FormatError as err:
+        op.report({"ERROR"}, str(err))
+        return {"CANCELLED"}
+    for w in warnings:
+        op.report({"WARNING"}, w)
+    return {"FINISHED"}
+
+
 def iter_armatures(context) -> Iterator[bpy.types.Object]:
     for obj in context.scene.objects:
         if obj.type == "ARMATURE":

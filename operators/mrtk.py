@@ -20,7 +20,7 @@ from .blender.mrtk_extract import (
     roles_from_mapping,
     roles_in,
 )
-from .common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes
+from .common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes, report_export
 
 AXES_ITEMS = (
     ("BLENDER", "Convert to Blender", "Unity's left-handed Y-up axes become Blender's Z-up"),
@@ -202,8 +202,9 @@ class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper):
                 self.report({"ERROR"}, f"no object named {', '.join(missing)}")
                 return {"CANCELLED"}
             objects.update(roles_from_mapping(*found))
-        try:
-            warnings = export_mrtk_file(
+        return report_export(
+            self,
+            lambda: export_mrtk_file(
                 context,
                 self.filepath,
                 objects,
@@ -212,13 +213,8 @@ class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper):
                 self.axes,
                 self.tolerance,
                 self.markers,
-            )
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
-        for w in warnings:
-            self.report({"WARNING"}, w)
-        return {"FINISHED"}
+            ),
+        )
 
 
 def _batch_import(context, path: str, state: dict, options: dict) -> str:

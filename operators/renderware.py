@@ -24,6 +24,7 @@ from .common import (
     batch_notes,
     file_handler,
     read_bytes,
+    report_export,
 )
 
 TARGET_ITEMS = (
@@ -109,14 +110,9 @@ class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper):
 
     def execute(self, context):
         objects = export_objects(context, self.use_selection)
-        try:
-            warnings = export_dff_file(context, self.filepath, objects, self.target)
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
-        for w in warnings:
-            self.report({"WARNING"}, w)
-        return {"FINISHED"}
+        return report_export(
+            self, lambda: export_dff_file(context, self.filepath, objects, self.target)
+        )
 
 
 def _batch_import(context, path: str, state: dict, options: dict) -> str:

@@ -36,6 +36,7 @@ from .common import (
     find_target_armature,
     mesh_armature,
     read_bytes,
+    report_export,
     selected_paths,
 )
 
@@ -254,14 +255,10 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper):
     def execute(self, context):
         pool = context.selected_objects if self.use_selection else context.scene.objects
         objects = [o for o in pool if o.type == "MESH"]
-        try:
-            warnings = export_mesh_file(context, self.filepath, objects, self.animations, self.fps)
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
-        for w in warnings:
-            self.report({"WARNING"}, w)
-        return {"FINISHED"}
+        return report_export(
+            self,
+            lambda: export_mesh_file(context, self.filepath, objects, self.animations, self.fps),
+        )
 
 
 class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportHelper):

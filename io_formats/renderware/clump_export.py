@@ -128,23 +128,9 @@ def _depth_first(skeleton: Skeleton | None) -> tuple[Skeleton | None, np.ndarray
     if skeleton is None:
         return None, None
     order = np.array(parent_first_order(skeleton.parents), np.int64)
-    perm = np.empty(len(order), np.int64)
-    perm[order] = np.arange(len(order))
     if np.array_equal(order, np.arange(len(order))):
-        return skeleton, perm
-    parents = np.where(skeleton.parents[order] >= 0, perm[skeleton.parents[order]], -1)
-    return (
-        Skeleton(
-            [skeleton.names[i] for i in order],
-            parents.astype(np.int32),
-            skeleton.local_translation[order],
-            skeleton.local_rotation[order],
-            skeleton.local_scale[order],
-            None if skeleton.inverse_bind is None else skeleton.inverse_bind[order],
-            [skeleton.extras[i] for i in order] if skeleton.extras else [],
-        ),
-        perm,
-    )
+        return skeleton, order
+    return skeleton.reordered(order)
 
 
 def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> FrameList:

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..codec import FormatError, Reader, Writer
+from ..codec import Reader, Writer
 from .common import (
     Bone,
     Frames,
+    expect_magic,
     read_anim_bones,
     read_bind,
     read_bones,
@@ -56,7 +57,7 @@ class AnimFile:
 def read(data: bytes) -> AnimFile:
     """Parse a whole an10 file; a FormatError names the offset of what is wrong."""
     r = Reader(data)
-    _expect_magic(r)
+    expect_magic(r, MAGIC, "animation")
     bounds = read_bounds(r, "animation")
     bones = read_bones(r)
     names = read_names(r, "animation")
@@ -74,18 +75,6 @@ def read(data: bytes) -> AnimFile:
     if not r.at_end():
         raise r.error(f"{r.remaining} bytes after the closing an10 magic")
     return AnimFile(bounds, bones, bind, clips)
-
-
-def _expect_magic(r: Reader) -> None:
-    head = r.bytes(4) if r.remaining >= 4 else r.rest()
-    if head == MAGIC:
-        return
-    if len(head) == 4 and head[:2] == b"an":
-        raise FormatError(
-            f"unsupported version {head.decode('latin-1')!r}: only an10 animations are supported",
-            0,
-        )
-    raise FormatError(f"not a Unigine animation: expected magic b'an10', found {head!r}", 0)
 
 
 def write(anim: AnimFile) -> bytes:

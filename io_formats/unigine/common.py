@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..codec import Reader, Writer
+from ..codec import FormatError, Reader, Writer
 
 #: The bits of a frame flag, in the order their data is stored.
 COMPONENT_BITS = (0, 1, 2, 3, 4, 5, 6)
@@ -27,6 +27,21 @@ ROTATION_BIT = 3
 TRANSLATION_MASK = 0x07
 ROTATION_MASK = 0x08
 SCALE_MASK = 0x70
+
+
+def expect_magic(r: Reader, magic: bytes, what: str) -> None:
+    """The file's version tag (``ms11``, ``an10``): another version of the same
+    family is "unsupported version", anything else is not this kind of file."""
+    head = r.bytes(4) if r.remaining >= 4 else r.rest()
+    if head == magic:
+        return
+    tag = magic.decode("ascii")
+    if len(head) == 4 and head[:2] == magic[:2]:
+        raise FormatError(
+            f"unsupported version {head.decode('latin-1')!r}: only {tag} {what}s are supported",
+            0,
+        )
+    raise FormatError(f"not a Unigine {what}: expected magic b'{tag}', found {head!r}", 0)
 
 
 def read_int(r: Reader, what: str) -> int:

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..codec import FormatError, Reader, Writer
+from ..codec import Reader, Writer
 from .common import (
     Bone,
     Frames,
+    expect_magic,
     read_anim_bones,
     read_bind,
     read_bones,
@@ -240,7 +241,7 @@ def _read_surface_data(r: Reader, s: Surface, i: int, n_bones: int) -> None:
 def read(data: bytes) -> Mesh:
     """Parse a whole ms11 file; a FormatError names the offset of what is wrong."""
     r = Reader(data)
-    _expect_magic(r)
+    expect_magic(r, MAGIC, "mesh")
     bounds = read_bounds(r, "mesh")
     bones = read_bones(r)
     anim_names = read_names(r, "animation")
@@ -262,17 +263,6 @@ def read(data: bytes) -> Mesh:
     if not r.at_end():
         raise r.error(f"{r.remaining} bytes after the closing ms11 magic")
     return Mesh(bounds, bones, bind, animations, surfaces)
-
-
-def _expect_magic(r: Reader) -> None:
-    head = r.bytes(4) if r.remaining >= 4 else r.rest()
-    if head == MAGIC:
-        return
-    if len(head) == 4 and head[:2] == b"ms":
-        raise FormatError(
-            f"unsupported version {head.decode('latin-1')!r}: only ms11 meshes are supported", 0
-        )
-    raise FormatError(f"not a Unigine mesh: expected magic b'ms11', found {head!r}", 0)
 
 
 def write(mesh: Mesh) -> bytes:

@@ -349,21 +349,8 @@ def file_order(skeleton: Skeleton) -> Skeleton:
         (0, int(e[BONE_INDEX_KEY]), i) if isinstance(e.get(BONE_INDEX_KEY), int) else (1, i, i)
         for i, e in enumerate(extras)
     ]
-    order = np.array([k[2] for k in sorted(keys)], np.int64)
-    place = np.empty(n, np.int64)
-    place[order] = np.arange(n)
-    parents = np.where(
-        skeleton.parents[order] < 0, -1, place[np.maximum(skeleton.parents[order], 0)]
-    )
-    return Skeleton(
-        [skeleton.names[i] for i in order],
-        parents.astype(np.int32),
-        skeleton.local_translation[order],
-        skeleton.local_rotation[order],
-        skeleton.local_scale[order],
-        None if skeleton.inverse_bind is None else skeleton.inverse_bind[order],
-        [extras[i] for i in order],
-    )
+    order = [k[2] for k in sorted(keys)]
+    return replace(skeleton, extras=extras).reordered(order)[0]
 
 
 def merge_files(parts: list[native.Mesh]) -> native.Mesh:

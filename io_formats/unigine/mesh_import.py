@@ -205,17 +205,7 @@ def _parent_first(scene: Scene) -> None:
     """Put the bones parent-first (depth first, children in file order): the order
     Blender keeps them in, so bone indices mean the same on both sides. Each bone
     keeps its file index as ``unigine_index`` for the exporter."""
-    sk = scene.skeleton
-    order = np.array(parent_first_order(sk.parents), np.int64)
-    place = np.empty(len(order), np.int64)
-    place[order] = np.arange(len(order))
-    parents = sk.parents[order]
-    sk.parents = np.where(parents < 0, -1, place[np.maximum(parents, 0)]).astype(np.int32)
-    sk.names = [sk.names[i] for i in order]
-    sk.local_translation = sk.local_translation[order]
-    sk.local_rotation = sk.local_rotation[order]
-    sk.local_scale = sk.local_scale[order]
-    sk.extras = [sk.extras[i] for i in order]
+    scene.skeleton, place = scene.skeleton.reordered(parent_first_order(scene.skeleton.parents))
     for me in scene.meshes:
         if me.skin is not None:
             me.skin.joints = place[me.skin.joints].astype(np.int32)

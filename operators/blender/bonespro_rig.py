@@ -12,7 +12,7 @@ from ...io_formats.posing import basis_to_local
 from ...io_formats.transforms import compose_trs, matrix_to_quat
 from . import compat
 from .build import BIND_SCALE, rest_relative
-from .extract import triplets_by_vertex
+from .extract import sample_fcurve, triplets_by_vertex
 
 
 def bone_order(armature: bpy.types.Object) -> list[str]:
@@ -93,21 +93,6 @@ def world_positions(obj: bpy.types.Object, evaluated: bool = False) -> np.ndarra
     return pos.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
-def _sample_curve(fc, frames: np.ndarray) -> np.ndarray:
-    """An F-curve's values at ``frames``: its keys where they sit there, else evaluated."""
-    n = len(fc.keyframe_points)
-    co = np.empty(n * 2, np.float32)
-    fc.keyframe_points.foreach_get("co", co)
-    kf, kv = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
-    out = np.empty(len(frames))
-    pos = np.minimum(np.searchsorted(kf, frames.astype(np.float32)), max(n - 1, 0))
-    hit = (kf[pos] == frames.astype(np.float32)) if n else np.zeros(len(frames), bool)
-    out[hit] = kv[pos[hit]]
-    for i in np.nonzero(~hit)[0].tolist():
-        out[i] = fc.evaluate(float(frames[i]))
-    return out
-
-
 def action_worlds(
     armature: bpy.types.Object, names: list[str], frames: np.ndarray
 ) -> np.ndarray | None:
@@ -138,7 +123,7 @@ def action_worlds(
             out = np.tile(np.array(current, np.float64), (nf, 1))
             for index, fc in curves.get((name, prop), {}).items():
                 if index < out.shape[1]:
-                    out[:, index] = _sample_curve(fc, frames)
+                    out[:, index] = sample_fcurve(fc, frames)
             return out
 
         loc = channel("location", pb.location)

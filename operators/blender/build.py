@@ -159,16 +159,21 @@ def _loose_edge_places(me: bpy.types.Mesh, loose: np.ndarray) -> np.ndarray:
     return place
 
 
+#: The ``foreach_get``/``foreach_set`` property of each attribute type RigPort keeps.
+ATTR_PROP = {
+    "INT": "value",
+    "FLOAT": "value",
+    "BOOLEAN": "value",
+    "FLOAT_VECTOR": "vector",
+    "FLOAT2": "vector",
+    "FLOAT_COLOR": "color",
+    "INT8": "value",
+}
+
+
 def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
     attr = me.attributes.new(a.name, a.type, a.domain)
-    prop = {
-        "INT": "value",
-        "FLOAT": "value",
-        "BOOLEAN": "value",
-        "FLOAT_VECTOR": "vector",
-        "FLOAT2": "vector",
-        "FLOAT_COLOR": "color",
-    }[a.type]
+    prop = ATTR_PROP[a.type]
     dtype = np.int32 if a.type == "INT" else (bool if a.type == "BOOLEAN" else np.float32)
     data = np.ascontiguousarray(a.data, dtype)
     if a.domain == "EDGE" and edge_place is not None:

@@ -21,18 +21,9 @@ from ...io_formats.scene import (
 )
 from ...io_formats.transforms import decompose_trs
 from . import compat
-from .build import BIND_SCALE, EDGE_ORDER, INVERSE_BIND, LOCAL, REST, rest_relative
+from .build import ATTR_PROP, BIND_SCALE, EDGE_ORDER, INVERSE_BIND, LOCAL, REST, rest_relative
 from .weights import weight_triplets
 
-_ATTR_PROP = {
-    "INT": "value",
-    "FLOAT": "value",
-    "BOOLEAN": "value",
-    "FLOAT_VECTOR": "vector",
-    "FLOAT2": "vector",
-    "FLOAT_COLOR": "color",
-    "INT8": "value",
-}
 _ATTR_WIDTH = {
     "INT": 1,
     "FLOAT": 1,
@@ -104,7 +95,7 @@ def _attribute_array(attr, n: int) -> np.ndarray:
         else (bool if attr.data_type == "BOOLEAN" else np.float32)
     )
     out = np.empty(n * width, dtype)
-    attr.data.foreach_get(_ATTR_PROP[attr.data_type], out)
+    attr.data.foreach_get(ATTR_PROP[attr.data_type], out)
     return out.reshape(n, width) if width > 1 else out
 
 
@@ -189,7 +180,7 @@ def extract_mesh(
             ":" not in attr.name
             or attr.name.startswith(".")
             or attr.name == EDGE_ORDER
-            or attr.data_type not in _ATTR_PROP
+            or attr.data_type not in ATTR_PROP
         ):
             continue
         domain = attr.domain
@@ -337,7 +328,7 @@ def extract_animation(
                 arr[:] = default
             for index, fc in chans.get(prop, {}).items():
                 if index < width:
-                    arr[:, index] = _sample(fc, frames)
+                    arr[:, index] = sample_fcurve(fc, frames)
             values[prop] = arr
         lt, lq, ls = basis_to_local(
             *rels[bone.name], values["location"], values["rotation_quaternion"], values["scale"]
@@ -368,15 +359,17 @@ def _key_frames(fc) -> np.ndarray:
     return co[0::2].astype(np.float64)
 
 
-def _sample(fc, frames: np.ndarray) -> np.ndarray:
-    """Values at ``frames``: the keys themselves where they sit there, else evaluated."""
+def sample_fcurve(fc, frames: np.ndarray) -> np.ndarray:
+    """An F-curve's values at ``frames``: its keys where they sit there (compared in
+    float32, as Blender stores them), else evaluated."""
     n = len(fc.keyframe_points)
     co = np.empty(n * 2, np.float32)
     fc.keyframe_points.foreach_get("co", co)
-    kf, kv = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
-    out = np.empty(len(frames))
-    pos = np.searchsorted(kf, frames)
-    hit = (pos < n) & (kf[np.minimum(pos, n - 1)] == frames)
+    kf, kv = co[0::2], co[1::2].astype(np.float64)
+    at = np.asarray(frames, np.float32)
+    out = np.empty(len(at))
+    pos = np.minimum(np.searchsorted(kf, at), max(n - 1, 0))
+    hit = (kf[pos] == at) if n else np.zeros(len(at), bool)
     out[hit] = kv[pos[hit]]
     for i in np.nonzero(~hit)[0].tolist():
         out[i] = fc.evaluate(float(frames[i]))

@@ -179,3 +179,23 @@ def test_remove_scale():
     assert np.array_equal(rigid[:, :3, 3], m[:, :3, 3])
     t, q, _ = tf.decompose_trs(m)
     assert np.allclose(rigid, tf.compose_trs(t, q, np.ones((20, 3))))
+
+
+def test_skeleton_reordered_renumbers_parents():
+    from rigport.io_formats.scene import Skeleton
+
+    sk = Skeleton(
+        ["hand", "arm", "root"],
+        np.array([1, 2, -1], np.int32),
+        np.arange(9, dtype=np.float64).reshape(3, 3),
+        np.tile([1.0, 0, 0, 0], (3, 1)),
+        np.ones((3, 3)),
+        extras=[{"i": 0}, {"i": 1}, {"i": 2}],
+    )
+    out, place = sk.reordered([2, 1, 0])
+    assert out.names == ["root", "arm", "hand"]
+    assert out.parents.tolist() == [-1, 0, 1]
+    assert out.local_translation[0].tolist() == [6, 7, 8]
+    assert [e["i"] for e in out.extras] == [2, 1, 0]
+    assert place.tolist() == [2, 1, 0]
+    assert out.inverse_bind is None
