@@ -45,6 +45,7 @@ from .common import (
     read_bytes,
     report_export,
     selected_paths,
+    take_back_action,
 )
 
 HEADER = "bonespro_header"
@@ -546,13 +547,7 @@ def _undo_anim(result: dict) -> None:
     action = result["action"]
     target = result["target"]
     if target.type == "ARMATURE":
-        if target.animation_data is not None and target.animation_data.action == action:
-            previous = result.get("previous")
-            if previous is not None:
-                compat.assign_action(target, previous)
-            else:
-                target.animation_data.action = None
-        bpy.data.actions.remove(action)
+        take_back_action(target, action, result.get("previous"))
     else:
         me = target.data
         bpy.data.objects.remove(target)

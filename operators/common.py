@@ -12,6 +12,7 @@ from bpy.props import CollectionProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
 from ..io_formats.codec import FormatError
+from .blender import compat
 
 
 def selected_paths(op) -> list[str]:
@@ -91,6 +92,23 @@ class ImportFiles(ImportHelper):
                         self.report({"INFO"}, f"{name}: {m}")
                 progress.update(i + 1)
         return {"FINISHED"}
+
+
+def current_action(obj) -> bpy.types.Action | None:
+    return obj.animation_data.action if obj.animation_data is not None else None
+
+
+def take_back_action(armature, action, previous) -> None:
+    """Undo putting ``action`` on ``armature`` (whose action was ``previous``)."""
+    try:
+        if current_action(armature) == action:
+            if previous is not None:
+                compat.assign_action(armature, previous)
+            else:
+                armature.animation_data.action = None
+        bpy.data.actions.remove(action)
+    except (ReferenceError, RuntimeError):  # already gone
+        pass
 
 
 def report_export(op, export: Callable[[], list[str]]) -> set[str]:

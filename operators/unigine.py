@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, ImportHelper
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper
 
 from ..io_formats.codec import FormatError
 from ..io_formats.scene import Mesh
@@ -28,16 +29,18 @@ from .blender.extract import _tangents as blender_tangents
 from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
 from .common import (
     BatchFormat,
-    Progress,
+    ImportFiles,
     batch_add_built,
     batch_meshes,
     batch_notes,
+    current_action,
     file_handler,
     find_target_armature,
+    iter_armatures,
     mesh_armature,
     read_bytes,
     report_export,
-    selected_paths,
+    take_back_action,
 )
 
 DEFAULT_FPS = 30.0
@@ -195,7 +198,7 @@ def _fps_property():
     )
 
 
-class IMPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ImportHelper):
+class IMPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ImportFiles):
     """Import Unigine meshes (.mesh): surfaces, morph targets, skin, bones, animations"""
 
     bl_idname = "import_scene.unigine_mesh"
@@ -204,31 +207,15 @@ class IMPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".mesh"
     filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     fps: _fps_property()
 
     def execute(self, context):
-        paths = selected_paths(self)
-        done = []
-        with Progress(context, len(paths)) as progress:
-            for i, path in enumerate(paths):
-                try:
-                    built = import_mesh_file(context, path, self.fps)
-                except FormatError as err:
-                    for earlier in reversed(done):  # one bad file: nothing of this import stays
-                        earlier.discard()
-                    self.report({"ERROR"}, str(err))
-                    return {"CANCELLED"}
-                done.append(built)
-                extra = f", {len(built.actions)} actions" if built.actions else ""
-                self.report(
-                    {"INFO"}, f"{os.path.basename(path)}: {len(built.objects)} objects{extra}"
-                )
-                progress.update(i + 1)
-        return {"FINISHED"}
+        def one(context, path, progress):
+            built = import_mesh_file(context, path, self.fps)
+            extra = f", {len(built.actions)} actions" if built.actions else ""
+            return [f"{len(built.objects)} objects{extra}"], [built.discard]
+
+        return self.import_files(context, one)
 
 
 class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper):
@@ -261,7 +248,7 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper):
         )
 
 
-class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportHelper):
+class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles):
     """Import Unigine animations (.anim): an action per animation on an armature"""
 
     bl_idname = "import_anim.unigine_anim"
@@ -270,33 +257,24 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
-    files: CollectionProperty(
-        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
-    )
-    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     fps: _fps_property()
 
     def execute(self, context):
-        made = []
-        for path in selected_paths(self):
-            try:
-                arm, actions, how = import_anim_path(context, path, None, self.fps)
-            except FormatError as err:
-                for action in made:  # one bad file: nothing of this import stays
-                    bpy.data.actions.remove(action)
-                self.report({"ERROR"}, str(err))
-                return {"CANCELLED"}
-            made += actions
-            self.report({"INFO"}, f"{len(actions)} actions applied to {arm.name} ({how})")
+        def one(context, path, progress):
+            before = {o.name: current_action(o) for o in iter_armatures(context)}
+            arm, actions, how = import_anim_path(context, path, None, self.fps)
+            undo = [partial(take_back_action, arm, a, before.get(arm.name)) for a in actions]
+            messages = [f"{len(actions)} actions applied to {arm.name} ({how})"]
             for action in actions:
                 missing = read_prop(action, "rigport_missing_bones")
                 if missing:
-                    self.report(
-                        {"WARNING"},
-                        f"{action.name}: {len(missing)} bones not in {arm.name}: "
-                        + ", ".join(missing[:5]),
+                    messages.append(
+                        f"warning: {action.name}: {len(missing)} bones not in {arm.name}: "
+                        + ", ".join(missing[:5])
                     )
-        return {"FINISHED"}
+            return messages, undo
+
+        return self.import_files(context, one)
 
 
 class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import bpy
 import numpy as np
@@ -41,11 +42,13 @@ from .common import (
     batch_add_built,
     batch_meshes,
     batch_notes,
+    current_action,
     file_handler,
     find_target_armature,
+    iter_armatures,
     mesh_armature,
     read_bytes,
-    selected_paths,
+    take_back_action,
 )
 
 AXES_ITEMS = (
@@ -373,16 +376,15 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles):
     )
 
     def execute(self, context):
-        for path in selected_paths(self):
-            try:
-                arm, action, how = import_ani_file(
-                    context, path, None, self.axes == "BLENDER", self.fps or None
-                )
-            except FormatError as err:
-                self.report({"ERROR"}, str(err))
-                return {"CANCELLED"}
-            self.report({"INFO"}, f"{action.name} applied to {arm.name} ({how})")
-        return {"FINISHED"}
+        def one(context, path, progress):
+            before = {o.name: current_action(o) for o in iter_armatures(context)}
+            arm, action, how = import_ani_file(
+                context, path, None, self.axes == "BLENDER", self.fps or None
+            )
+            undo = partial(take_back_action, arm, action, before.get(arm.name))
+            return [f"{action.name} applied to {arm.name} ({how})"], [undo]
+
+        return self.import_files(context, one)
 
 
 class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):

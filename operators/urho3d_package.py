@@ -18,8 +18,14 @@ from bpy_extras.io_utils import ImportHelper
 from ..io_formats.codec import FormatError
 from ..io_formats.urho3d import ani, mdl, package
 from ..io_formats.urho3d.formats import member_kind, member_summary
-from .blender import compat
-from .common import BatchFormat, Progress, file_handler, read_bytes
+from .common import (
+    BatchFormat,
+    Progress,
+    current_action,
+    file_handler,
+    read_bytes,
+    take_back_action,
+)
 from .urho3d import AXES_ITEMS, build_animation, build_model
 
 IMPORTABLE = ("model", "animation")
@@ -35,12 +41,7 @@ class PackageImport:
 
     def discard(self) -> None:
         for arm, action, previous in reversed(self.actions):
-            try:
-                bpy.data.actions.remove(action)
-                if previous is not None:
-                    compat.assign_action(arm, previous)
-            except (ReferenceError, RuntimeError):
-                pass
+            take_back_action(arm, action, previous)
         for built in reversed(self.built):
             built.discard()
         self.actions.clear()
@@ -136,9 +137,7 @@ def import_package(
         armatures = [b.armature for b in result.built if b.armature is not None]
         for i, (where, anim) in enumerate(anims):
             target, how = _best_armature(armatures, anim)
-            previous = None
-            if target is not None and target.animation_data is not None:
-                previous = target.animation_data.action
+            previous = current_action(target) if target is not None else None
             arm, action, how2 = build_animation(context, anim, where, target, convert)
             result.actions.append((arm, action, previous))
             result.lines.append(f"{where}: {action.name} on {arm.name} ({how or how2})")

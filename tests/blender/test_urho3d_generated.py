@@ -151,3 +151,23 @@ def test_two_objects_merge_with_warnings(blank_blend, tmp_path, rigport):
     assert [m.name for m in back.morphs] == [m.name for m in model.morphs]
     n_src = model.vertex_buffers[0].count
     assert sum(vb.count for vb in back.vertex_buffers) >= 2 * n_src
+
+
+def test_animation_import_all_or_nothing(blank_blend, tmp_path):
+    """A bad file among several animations takes the good ones back, and the
+    armature keeps the action it had."""
+    bpy = blank_blend
+    model = samples.skinned_model(n_bones=4)
+    (tmp_path / "m.mdl").write_bytes(mdl.write(model))
+    bpy.ops.import_scene.urho3d_mdl(filepath=str(tmp_path / "m.mdl"))
+    (tmp_path / "a.ani").write_bytes(ani.write(samples.walk_animation(model, n_keys=5)))
+    (tmp_path / "b.ani").write_bytes(b"UANI\x00\x01")
+    assert bpy.ops.import_anim.urho3d_ani(filepath=str(tmp_path / "a.ani")) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    first = arm.animation_data.action
+    actions = set(bpy.data.actions)
+    files = [{"name": "a.ani"}, {"name": "b.ani"}]
+    with pytest.raises(RuntimeError, match="b.ani"):  # the operator's error report
+        bpy.ops.import_anim.urho3d_ani(directory=str(tmp_path), files=files)
+    assert set(bpy.data.actions) == actions
+    assert arm.animation_data.action == first
