@@ -1,8 +1,9 @@
 # RigPort: environments, lint, tests, demo, benchmarks and the extension zip.
 #
-#   make test      lint, then the whole suite on bpy 4.2 LTS and on bpy 5.0
-#   make demo      run demo/run_demo.py with bpy 5.0
-#   make package   validate and build dist/rigport-<version>.zip
+#   make test      lint, then the whole suite on bpy 4.2 LTS, 4.5 LTS, 5.0
+#                  and 5.2 LTS (make test42, test45, test50, test52: one)
+#   make demo      every format through import, export and check (bpy 5.0)
+#   make package   validate and build dist/rigport-<version>*.zip
 #
 # Every environment is created on first use from the pinned files in
 # requirements/; a stamp file per environment keeps later runs from
@@ -11,48 +12,63 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-# Python 3.11: python3.11 if on PATH, else python3 (checked before use).
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV := .venv
+# Python 3.11 (bpy 4.2, 4.5, 5.0) and Python 3.13 (bpy 5.2): PYTHON311= and
+# PYTHON313= when given, else python3.11/python3.13 on PATH, else pyenv's.
+comma := ,
+find_python = $(shell for c in "$$(command -v python$(1))" $$(ls -d "$$(pyenv root 2>/dev/null || echo $$HOME/.pyenv)"/versions/$(1)*/bin/python$(1) 2>/dev/null); do \
+  [ -n "$$c" ] && "$$c" -c 'import sys; sys.exit(sys.version_info[:2] != ($(subst .,$(comma),$(1))))' 2>/dev/null && { echo "$$c"; break; }; done)
+PYTHON311 ?= $(call find_python,3.11)
+PYTHON313 ?= $(call find_python,3.13)
+VENV ?= .venv
+VERSIONS := 42 45 50 52
 PY42 := $(VENV)/bpy42/bin/python
+PY45 := $(VENV)/bpy45/bin/python
 PY50 := $(VENV)/bpy50/bin/python
+PY52 := $(VENV)/bpy52/bin/python
 RUFF := $(VENV)/lint/bin/ruff
 PYTEST_ARGS ?= -q
 # pytest-blender, where installed, would take over a plain run: keep it out.
 PYTEST := -m pytest -p no:pytest-blender
 PIP_INSTALL := -m pip install --no-deps --only-binary=:all: --no-input --progress-bar off
 
-.PHONY: help venv lint test test42 test50 demo bench package clean distclean
+.PHONY: help venv lint test $(addprefix test,$(VERSIONS)) demo bench package clean distclean
 
 help:
-	@echo "make test      ruff, then pytest on bpy 4.2 and bpy 5.0 (creates .venv/ first)"
-	@echo "make test42    pytest on bpy 4.2 only;  make test50: on bpy 5.0 only"
+	@echo "make test      ruff, then pytest on bpy 4.2, 4.5, 5.0 and 5.2 (creates .venv/ first)"
+	@echo "make test42    pytest on bpy 4.2 only (also test45, test50, test52)"
 	@echo "make lint      ruff check ."
-	@echo "make demo      .venv/bpy50/bin/python demo/run_demo.py"
-	@echo "make bench     every format's benchmark on bpy 5.0 and 4.2 into BENCHMARKS.md"
-	@echo "make package   validate and build the extension zip into dist/"
-	@echo "make venv      create .venv/bpy42, .venv/bpy50 and .venv/lint"
+	@echo "make demo      every format through import, export and check, on bpy 5.0"
+	@echo "make bench     every format's benchmark into BENCHMARKS.md"
+	@echo "make package   validate and build the extension zips into dist/"
+	@echo "make venv      create .venv/bpy42, bpy45, bpy50, bpy52 and .venv/lint"
 	@echo "make clean     remove dist/ and caches;  make distclean: also .venv/"
+	@echo "Python: PYTHON311=... PYTHON313=... (found: $(or $(PYTHON311),none) and $(or $(PYTHON313),none))"
 	@echo "Extra pytest arguments: make test PYTEST_ARGS='-q -k mdl'"
 
-venv: $(VENV)/bpy42/.stamp $(VENV)/bpy50/.stamp $(VENV)/lint/.stamp
+venv: $(foreach v,$(VERSIONS),$(VENV)/bpy$(v)/.stamp) $(VENV)/lint/.stamp
+
+# The interpreter each environment needs, checked before use.
+python_for = $(if $(filter 52,$(1)),$(PYTHON313),$(PYTHON311))
+pyver_for = $(if $(filter 52,$(1)),3.13,3.11)
 
 # One environment per requirements/<name>.txt. --no-deps: every package is
 # pinned in the files themselves; pip check proves nothing is missing.
-$(VENV)/%/.stamp: requirements/%.txt requirements/common.txt
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { \
-	  echo "error: $(PYTHON) is not Python 3.11 (bpy wheels need 3.11); use make PYTHON=..." >&2; \
-	  exit 1; }
-	@echo "== creating $(VENV)/$* from requirements/$*.txt"
-	test -x $(VENV)/$*/bin/python || $(PYTHON) -m venv $(VENV)/$*
-	$(VENV)/$*/bin/python $(PIP_INSTALL) -r requirements/$*.txt
-	$(VENV)/$*/bin/python -m pip check
+$(VENV)/bpy%/.stamp: requirements/bpy%.txt requirements/common.txt
+	@py='$(call python_for,$*)'; want='$(call pyver_for,$*)'; \
+	[ -n "$$py" ] || { echo "error: Python $$want is missing (bpy $* needs it): put python$$want on PATH, install it with pyenv, or use make PYTHON$${want/./}=/path/to/python$$want" >&2; exit 1; }; \
+	"$$py" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$$want'.split('.'))))" || { \
+	  echo "error: $$py is not Python $$want (bpy $* needs it); use make PYTHON$${want/./}=..." >&2; exit 1; }; \
+	echo "== creating $(VENV)/bpy$* from requirements/bpy$*.txt with $$py"; \
+	test -x $(VENV)/bpy$*/bin/python || "$$py" -m venv $(VENV)/bpy$*
+	$(VENV)/bpy$*/bin/python $(PIP_INSTALL) -r requirements/bpy$*.txt
+	$(VENV)/bpy$*/bin/python -m pip check
 	touch $@
 
 # The lint environment has ruff only. .venv/bin/ruff is a convenience link.
 $(VENV)/lint/.stamp: requirements/lint.txt
+	@[ -n "$(PYTHON311)" ] || { echo "error: Python 3.11 is missing: use make PYTHON311=..." >&2; exit 1; }
 	@echo "== creating $(VENV)/lint from requirements/lint.txt"
-	test -x $(VENV)/lint/bin/python || $(PYTHON) -m venv $(VENV)/lint
+	test -x $(VENV)/lint/bin/python || $(PYTHON311) -m venv $(VENV)/lint
 	$(VENV)/lint/bin/python $(PIP_INSTALL) -r requirements/lint.txt
 	mkdir -p $(VENV)/bin && ln -sf ../lint/bin/ruff $(VENV)/bin/ruff
 	touch $@
@@ -60,23 +76,21 @@ $(VENV)/lint/.stamp: requirements/lint.txt
 lint: $(VENV)/lint/.stamp
 	$(RUFF) check .
 
-test42: $(VENV)/bpy42/.stamp
-	@echo "== pytest on bpy 4.2"
-	$(PY42) $(PYTEST) $(PYTEST_ARGS) tests/
+test%: $(VENV)/bpy%/.stamp
+	@echo "== pytest on bpy $*"
+	@start=$$(date +%s); rc=0; $(VENV)/bpy$*/bin/python $(PYTEST) $(PYTEST_ARGS) tests/ || rc=$$?; \
+	echo "== pytest on bpy $* took $$(( $$(date +%s) - start )) s (exit $$rc)"; exit $$rc
 
-test50: $(VENV)/bpy50/.stamp
-	@echo "== pytest on bpy 5.0"
-	$(PY50) $(PYTEST) $(PYTEST_ARGS) tests/
-
-# Lint and both test runs always run; the target fails if any of them failed.
+# Lint and every version's run always run; the target fails if any failed.
 # pytest exits 5 when it collected no test: that is a failure here too.
 test: venv
-	@lint=ok; t42=ok; t50=ok; \
-	$(MAKE) --no-print-directory lint || lint=FAILED; \
-	$(MAKE) --no-print-directory test42 || t42=FAILED; \
-	$(MAKE) --no-print-directory test50 || t50=FAILED; \
-	echo "== make test: ruff $$lint, bpy 4.2 $$t42, bpy 5.0 $$t50"; \
-	[ $$lint$$t42$$t50 = okokok ]
+	@status=""; ok=1; \
+	$(MAKE) --no-print-directory lint && status="ruff ok" || { status="ruff FAILED"; ok=0; }; \
+	for v in $(VERSIONS); do \
+	  if $(MAKE) --no-print-directory test$$v; then status="$$status, bpy $$v ok"; \
+	  else status="$$status, bpy $$v FAILED"; ok=0; fi; \
+	done; \
+	echo "== make test: $$status"; [ $$ok = 1 ]
 
 demo: $(VENV)/bpy50/.stamp
 	$(PY50) demo/run_demo.py

@@ -75,7 +75,7 @@ def main() -> None:
     import bpy
 
     rigport.register()
-    from rigport.operators import bonespro as ops
+    from rigport.operators.bonespro import operators as ops
 
     def fresh():
         bpy.ops.wm.read_factory_settings(use_empty=True)

@@ -1,12 +1,15 @@
-"""Blender operators, one module per format family, found by walking this package.
+"""Blender operators, one package per format family, found by walking this package.
 
-A format module (``operators/<format>.py``) provides:
+``operators/<format>/`` mirrors ``io_formats/<format>/``: its operator modules,
+and that format's own build/extract code. ``operators/blender/`` holds only
+what every format shares. A format's operator module (any module of the
+package that defines ``CLASSES``) provides:
 
 * ``CLASSES``: its operator and FileHandler classes, in registration order;
 * ``MENU_IMPORT`` / ``MENU_EXPORT``: ``(operator idname, menu label)`` pairs;
 * ``BATCH``: :class:`operators.common.BatchFormat` entries for ``batch.py``.
 
-Adding a format adds a module; no shared file lists them.
+Adding a format adds a package; no shared file lists them.
 """
 
 from __future__ import annotations
@@ -16,17 +19,19 @@ import os
 import pkgutil
 import types
 
-_NOT_FORMATS = {"common"}
+_SHARED = {"blender"}
 
 
 def format_modules() -> list[types.ModuleType]:
-    """The format modules, sorted by name (this imports bpy)."""
+    """The format operator modules, sorted by package and module (this imports bpy)."""
     here = os.path.dirname(__file__)
     modules = []
-    for info in sorted(pkgutil.iter_modules([here]), key=lambda i: i.name):
-        if info.ispkg or info.name in _NOT_FORMATS:
+    for pkg in sorted(pkgutil.iter_modules([here]), key=lambda i: i.name):
+        if not pkg.ispkg or pkg.name in _SHARED:
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(module, "CLASSES"):
-            modules.append(module)
+        folder = os.path.join(here, pkg.name)
+        for info in sorted(pkgutil.iter_modules([folder]), key=lambda i: i.name):
+            module = importlib.import_module(f"{__name__}.{pkg.name}.{info.name}")
+            if hasattr(module, "CLASSES"):
+                modules.append(module)
     return modules

@@ -108,7 +108,7 @@ def _exactly(tok: Tokens, n: int, what: str) -> np.ndarray:
     if len(values) < n:
         raise tok.end_error(f"{what}: expected {n} numbers, the file ends after {len(values)}")
     if len(values) > n:
-        raise tok.value_error(first, n, f"unexpected {values[n]!r} after {what}")
+        raise tok.value_error(first, n, f"unexpected {float(values[n])!r} after {what}")
     return values
 
 
@@ -132,14 +132,17 @@ def _read_bone_blocks(tok: Tokens, anim: Animation) -> None:
             raise tok.value_error(
                 first,
                 j + 1,
-                f"frame {k // nb}, bone block {k % nb}: vertex count {n!r} is not in 0..{nv}",
+                f"frame {k // nb}, bone block {k % nb}: "
+                f"vertex count {float(n)!r} is not in 0..{nv}",
             )
         heads[k] = j
         j += 2 + 4 * int(n)
     if j > size:
         raise tok.end_error(f"frame {nf - 1}: the file ends inside the last bone block")
     if j < size:
-        raise tok.value_error(first, j, f"unexpected {values[j]!r} after the last of {nf} frames")
+        raise tok.value_error(
+            first, j, f"unexpected {float(values[j])!r} after the last of {nf} frames"
+        )
     head = np.asarray(heads, np.int64)
     bones = flat[head]
     bad = ~np.isfinite(bones) | (bones != np.round(bones)) | (bones < 0) | (bones >= nb)
@@ -148,7 +151,7 @@ def _read_bone_blocks(tok: Tokens, anim: Animation) -> None:
         raise tok.value_error(
             first,
             int(head[k]),
-            f"frame {k // nb}: block for bone {bones[k]!r}, which does not exist "
+            f"frame {k // nb}: block for bone {float(bones[k])!r}, which does not exist "
             f"(bones 0..{nb - 1})",
         )
     counts = flat[head + 1].astype(np.int64)
@@ -161,7 +164,9 @@ def _read_bone_blocks(tok: Tokens, anim: Animation) -> None:
     if bad.any():
         k = int(np.argmax(bad))
         raise tok.value_error(
-            first, int(row[k]), f"vertex index {verts[k]!r} does not exist (vertices 0..{nv - 1})"
+            first,
+            int(row[k]),
+            f"vertex index {float(verts[k])!r} does not exist (vertices 0..{nv - 1})",
         )
     anim.block_bones = bones.astype(np.int32).reshape(nf, nb)
     anim.block_counts = counts.astype(np.int32).reshape(nf, nb)

@@ -113,7 +113,7 @@ def _read_vertices(
         raise tok.value_error(
             first,
             int(where[k]),
-            f"vertex weight for bone {bones[k]!r}, which does not exist (bones 0..{nb - 1})",
+            f"vertex weight for bone {float(bones[k])!r}, which does not exist (bones 0..{nb - 1})",
         )
     return counts, bones.astype(np.int32), flat[where + 1], positions
 

@@ -196,7 +196,7 @@ def test_mesh_absolute_import_and_round_trip(blank_blend, tmp_path):
     assert bpy.ops.import_anim.bonespro_anim(filepath=anim_path) == {"FINISHED"}
     obj = next(o for o in bpy.data.objects if o.name.endswith("mesh animation"))
     assert len(obj.data.shape_keys.key_blocks) == 5  # Basis + one per frame
-    from rigport.operators.blender.bonespro_rig import world_positions
+    from rigport.operators.bonespro.rig import world_positions
 
     for f in range(4):
         bpy.context.scene.frame_set(1 + f)
@@ -220,7 +220,7 @@ def test_mesh_bones_cs_import_through_the_pose_and_round_trip(blank_blend, tmp_p
         filepath=_write(tmp_path, "m.txt", A.write(mesh_anim))
     ) == {"FINISHED"}
     obj = next(o for o in bpy.data.objects if o.name.endswith("mesh animation"))
-    from rigport.operators.blender.bonespro_rig import world_positions
+    from rigport.operators.bonespro.rig import world_positions
 
     want = samples.skinned_positions(s, samples.bone_world_frames(s, 4))
     for f in range(4):
@@ -335,7 +335,7 @@ def test_euler_order_import_matches_direct_matrices(blank_blend, tmp_path, order
 
 def test_weights_message_reports_the_position_offset(blank_blend, tmp_path):
     bpy = blank_blend
-    from rigport.operators import bonespro as ops
+    from rigport.operators.bonespro import operators as ops
 
     s, path = _rig(tmp_path, n_vertices=12)
     me = bpy.data.meshes.new("body")
@@ -361,7 +361,7 @@ def test_pose_from_fcurves_equals_the_evaluated_pose(blank_blend, tmp_path):
     """The exporter reads bone matrices from the F-curves; with a constraint on a bone
     it sets each frame instead. Both give the same matrices, also between keys."""
     bpy = blank_blend
-    from rigport.operators.blender.bonespro_rig import bone_order, sample_frames
+    from rigport.operators.bonespro.rig import bone_order, sample_frames
 
     s, path = _rig(tmp_path)
     bpy.ops.import_scene.bonespro_structure(filepath=path)
@@ -400,7 +400,7 @@ def test_export_renames_bones_a_file_cannot_hold(blank_blend, tmp_path):
 
 def test_node_transforms_and_boxes_that_vary_per_frame(blank_blend, tmp_path):
     bpy = blank_blend
-    from rigport.operators import bonespro as ops
+    from rigport.operators.bonespro import operators as ops
 
     s, path = _rig(tmp_path)
     a = samples.animation(s, A.BONES, A.RELATIVE, A.MATRIX, n_frames=4)
@@ -428,7 +428,7 @@ def test_pose_from_euler_fcurves(blank_blend, tmp_path, mode):
     """Bones keyed in an Euler rotation mode (a rig animated in Blender) export the
     same matrices from their F-curves as Blender evaluates."""
     bpy = blank_blend
-    from rigport.operators.blender.bonespro_rig import bone_order, sample_frames
+    from rigport.operators.bonespro.rig import bone_order, sample_frames
 
     s, path = _rig(tmp_path, scaled=False)
     bpy.ops.import_scene.bonespro_structure(filepath=path)

@@ -48,7 +48,7 @@ def test_overlong_weights_warn_and_still_round_trip(blank_blend, tmp_path) -> No
     data = R.write(rec)
     src = tmp_path / "heavy.bin"
     src.write_bytes(data)
-    from rigport.operators.mrtk import import_mrtk_file
+    from rigport.operators.mrtk.operators import import_mrtk_file
 
     built, warnings = import_mrtk_file(bpy.context, str(src))
     assert any("weights adding up to more than 1" in w for w in warnings)
@@ -152,9 +152,9 @@ def test_fcurves_without_a_place_are_named_in_a_warning(blank_blend, tmp_path) -
     data = _import(bpy, tmp_path, rec)
     cam = _objects(bpy)["camera"]
     cam.keyframe_insert("scale", index=2, frame=3)
-    from rigport.operators.blender.mrtk_build import recording_meta
-    from rigport.operators.blender.mrtk_extract import recording_collections, roles_in
-    from rigport.operators.mrtk import export_mrtk_file
+    from rigport.operators.mrtk.build import recording_meta
+    from rigport.operators.mrtk.extract import recording_collections, roles_in
+    from rigport.operators.mrtk.operators import export_mrtk_file
 
     coll = recording_collections(bpy.context.scene)[0]
     out = tmp_path / "out.bin"

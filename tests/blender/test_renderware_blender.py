@@ -278,7 +278,7 @@ def test_bad_files_leave_nothing_behind(blank_blend, tmp_path):
 
 def test_native_geometry_error_names_the_problem(rigport_registered, blank_blend, tmp_path):
     from rigport.io_formats.codec import FormatError
-    from rigport.operators.renderware import import_dff_file
+    from rigport.operators.renderware.operators import import_dff_file
 
     data = dff.write(samples.static_clump("SA", atomics=1))
     path = tmp_path / "ps2.dff"
@@ -288,7 +288,7 @@ def test_native_geometry_error_names_the_problem(rigport_registered, blank_blend
 
 
 def test_inverse_binds_that_disagree_are_reported(rigport_registered, blank_blend, tmp_path):
-    from rigport.operators.renderware import import_dff_file
+    from rigport.operators.renderware.operators import import_dff_file
 
     src = samples.skinned_ped("SA", n_bones=6, rings=4)
     skin = src.clump.geometries()[0].skin

@@ -131,7 +131,7 @@ def test_animation_with_bind_scale_roundtrip(blank_blend, tmp_path):
 def test_two_objects_merge_with_warnings(blank_blend, tmp_path, rigport):
     """Two objects into one model: both geometries written, a missing UV set warned about."""
     bpy = blank_blend
-    from rigport.operators.urho3d import export_mdl_file
+    from rigport.operators.urho3d.operators import export_mdl_file
 
     model = samples.skinned_model(n_bones=4, morphs=1, uv_sets=2)
     src = tmp_path / "m.mdl"

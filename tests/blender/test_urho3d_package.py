@@ -107,7 +107,7 @@ def test_damaged_member_leaves_nothing(blank_blend, tmp_path):
 
 
 def test_browser_list(rigport_registered, tmp_path):
-    from rigport.operators.urho3d_package import package_rows
+    from rigport.operators.urho3d.package import package_rows
 
     pak = _pak(tmp_path)
     rows = {r["name"]: r for r in package_rows(str(pak))}
@@ -122,7 +122,7 @@ def test_browser_list(rigport_registered, tmp_path):
 
 
 def test_browser_descriptions(rigport_registered):
-    from rigport.operators.urho3d_package import describe
+    from rigport.operators.urho3d.package import describe
 
     files = dict(rbfx_samples.package_files())
     assert describe("Models/Tentacle.mdl", files["Models/Tentacle.mdl"]) == (

@@ -80,7 +80,7 @@ def test_anim_flags_15_and_127():
     for name, flag in (("flag15.anim", 15), ("flag127.anim", 127)):
         a = anim.read(generated()[name])
         assert [c.flag for c in a.animations] == [flag, flag]
-        assert not (a.animations[0].frames.flags & ~flag).any()
+        assert not (a.animations[0].frames.flags & (0xFF ^ flag)).any()
         assert len(a.animations[1].bones) == len(a.bones) - 1
 
 

@@ -18,8 +18,8 @@ from mathutils import Matrix
 
 from ...io_formats.renderware.clump_import import NORMAL_ATTRIBUTE, ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
-from .build import Built, build_armature, build_mesh_object, shape_keys
-from .weights import assign_vertex_groups
+from ..blender.build import Built, build_armature, build_mesh_object, shape_keys
+from ..blender.weights import assign_vertex_groups
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
 #: Custom properties written on import and read on export.

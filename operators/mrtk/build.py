@@ -18,8 +18,8 @@ import numpy as np
 from ...io_formats.mrtk import keys as kc
 from ...io_formats.mrtk.convert import DIRECTION, ImportPlan
 from ...io_formats.mrtk.recording import JOINTS
-from . import compat
-from .build import Built
+from ..blender import compat
+from ..blender.build import Built
 
 ROLE = "mrtk_role"
 CURVES = "mrtk_curves"  # action property: {"<data path>[<index>]": stored file curve}

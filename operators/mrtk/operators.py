@@ -9,18 +9,18 @@ import bpy
 from bpy.props import EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
-from ..io_formats.codec import FormatError
-from ..io_formats.mrtk import recording
-from ..io_formats.mrtk.convert import ExportOptions, export_recording, import_recording
-from .blender.mrtk_build import BuiltRecording, build_recording, recording_meta
-from .blender.mrtk_extract import (
+from ...io_formats.codec import FormatError
+from ...io_formats.mrtk import recording
+from ...io_formats.mrtk.convert import ExportOptions, export_recording, import_recording
+from ..common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes, report_export
+from .build import BuiltRecording, build_recording, recording_meta
+from .extract import (
     extract_curves,
     recording_collections,
     recording_markers,
     roles_from_mapping,
     roles_in,
 )
-from .common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes, report_export
 
 AXES_ITEMS = (
     ("BLENDER", "Convert to Blender", "Unity's left-handed Y-up axes become Blender's Z-up"),

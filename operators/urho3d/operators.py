@@ -16,27 +16,27 @@ from bpy.props import (
 )
 from bpy_extras.io_utils import ExportHelper
 
-from ..io_formats.codec import FormatError
-from ..io_formats.merge import merge_meshes
-from ..io_formats.scene import Mesh
-from ..io_formats.urho3d import ani, mdl, package
-from ..io_formats.urho3d.animation_convert import (
+from ...io_formats.codec import FormatError
+from ...io_formats.merge import merge_meshes
+from ...io_formats.scene import Mesh
+from ...io_formats.urho3d import ani, mdl, package
+from ...io_formats.urho3d.animation_convert import (
     RBFX_EXTRA,
     apply_rbfx_extras,
     export_animation,
     import_animation,
 )
-from ..io_formats.urho3d.model_export import ExportOptions, export_model
-from ..io_formats.urho3d.model_import import (
+from ...io_formats.urho3d.model_export import ExportOptions, export_model
+from ...io_formats.urho3d.model_import import (
     GEOMETRY_ATTRIBUTE,
     TANGENT_ATTRIBUTE,
     import_model,
 )
-from .blender import compat
-from .blender.build import build_action, build_scene
-from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
-from .blender.weights import reader_groups_kept
-from .common import (
+from ..blender import compat
+from ..blender.build import build_action, build_scene
+from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
+from ..blender.weights import reader_groups_kept
+from ..common import (
     BatchFormat,
     ImportFiles,
     batch_add_built,

@@ -7,8 +7,8 @@ import numpy as np
 
 from ...io_formats.mrtk.convert import BlenderCurve, hand_role, joint_role
 from ...io_formats.mrtk.recording import JOINTS, Marker
-from . import compat
-from .mrtk_build import CURVES, ROLE, curve_key, recording_meta
+from ..blender import compat
+from .build import CURVES, ROLE, curve_key, recording_meta
 
 _SUPPORTED = ("BEZIER", "LINEAR", "CONSTANT")
 

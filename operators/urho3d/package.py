@@ -15,10 +15,10 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
-from ..io_formats.codec import FormatError
-from ..io_formats.urho3d import ani, mdl, package
-from ..io_formats.urho3d.formats import member_kind, member_summary
-from .common import (
+from ...io_formats.codec import FormatError
+from ...io_formats.urho3d import ani, mdl, package
+from ...io_formats.urho3d.formats import member_kind, member_summary
+from ..common import (
     BatchFormat,
     Progress,
     current_action,
@@ -26,7 +26,7 @@ from .common import (
     read_bytes,
     take_back_action,
 )
-from .urho3d import AXES_ITEMS, build_animation, build_model
+from .operators import AXES_ITEMS, build_animation, build_model
 
 IMPORTABLE = ("model", "animation")
 

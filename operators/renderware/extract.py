@@ -18,10 +18,10 @@ from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
 from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
 from ...io_formats.scene import Mesh
+from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
+from ..blender.weights import reader_groups_kept
 from ..common import mesh_armature
-from .extract import extract_mesh, extract_skeleton, read_prop, read_skin
-from .renderware_build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
-from .weights import reader_groups_kept
+from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
 
 SCENE_KEYS = (
     "rw_version",

@@ -10,9 +10,9 @@ from ...io_formats.bonespro.convert import INDEX, to_world
 from ...io_formats.bonespro.euler import euler_to_matrix
 from ...io_formats.posing import basis_to_local
 from ...io_formats.transforms import compose_trs, matrix_to_quat
-from . import compat
-from .build import BIND_SCALE, rest_relative
-from .extract import sample_fcurve, triplets_by_vertex
+from ..blender import compat
+from ..blender.build import BIND_SCALE, rest_relative
+from ..blender.extract import sample_fcurve, triplets_by_vertex
 
 
 def bone_order(armature: bpy.types.Object) -> list[str]:

@@ -11,23 +11,23 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
-from ..io_formats.codec import FormatError
-from ..io_formats.scene import Mesh
-from ..io_formats.unigine import anim, mesh
-from ..io_formats.unigine.anim_convert import json_list
-from ..io_formats.unigine.anim_file_convert import (
+from ...io_formats.codec import FormatError
+from ...io_formats.scene import Mesh
+from ...io_formats.unigine import anim, mesh
+from ...io_formats.unigine.anim_convert import json_list
+from ...io_formats.unigine.anim_file_convert import (
     CLIP_KEY,
     SOURCE_KEY,
     export_anim_file,
     import_anim_file,
 )
-from ..io_formats.unigine.mesh_export import ExportOptions, export_mesh, file_order, merge_files
-from ..io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
-from .blender import compat
-from .blender.build import Built, build_action, build_scene
-from .blender.extract import _tangents as blender_tangents
-from .blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
-from .common import (
+from ...io_formats.unigine.mesh_export import ExportOptions, export_mesh, file_order, merge_files
+from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
+from ..blender import compat
+from ..blender.build import Built, build_action, build_scene
+from ..blender.extract import _tangents as blender_tangents
+from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
+from ..common import (
     BatchFormat,
     ImportFiles,
     batch_add_built,

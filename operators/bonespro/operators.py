@@ -18,24 +18,15 @@ from bpy.props import (
 )
 from bpy_extras.io_utils import ExportHelper
 
-from ..io_formats.bonespro import animation as anim_file
-from ..io_formats.bonespro import convert, formats, structure
-from ..io_formats.bonespro.euler import ORDERS
-from ..io_formats.codec import FormatError
-from ..io_formats.scene import Scene
-from .blender import compat
-from .blender.bonespro_rig import (
-    bone_order,
-    bone_parents,
-    frame_shape_keys,
-    get_weights,
-    sample_frames,
-    set_weights,
-    world_positions,
-)
-from .blender.build import Built, build_action, build_scene
-from .blender.extract import extract_skeleton, read_prop
-from .common import (
+from ...io_formats.bonespro import animation as anim_file
+from ...io_formats.bonespro import convert, formats, structure
+from ...io_formats.bonespro.euler import ORDERS
+from ...io_formats.codec import FormatError
+from ...io_formats.scene import Scene
+from ..blender import compat
+from ..blender.build import Built, build_action, build_scene
+from ..blender.extract import extract_skeleton, read_prop
+from ..common import (
     BatchFormat,
     ImportFiles,
     batch_meshes,
@@ -46,6 +37,15 @@ from .common import (
     report_export,
     selected_paths,
     take_back_action,
+)
+from .rig import (
+    bone_order,
+    bone_parents,
+    frame_shape_keys,
+    get_weights,
+    sample_frames,
+    set_weights,
+    world_positions,
 )
 
 HEADER = "bonespro_header"

@@ -8,15 +8,13 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
-from ..io_formats.codec import FormatError
-from ..io_formats.renderware import dff
-from ..io_formats.renderware.chunks import TARGETS, version_text
-from ..io_formats.renderware.clump_export import export_clump
-from ..io_formats.renderware.clump_import import import_dff
-from .blender.build import Built
-from .blender.renderware_build import build_clump
-from .blender.renderware_extract import extract_clump
-from .common import (
+from ...io_formats.codec import FormatError
+from ...io_formats.renderware import dff
+from ...io_formats.renderware.chunks import TARGETS, version_text
+from ...io_formats.renderware.clump_export import export_clump
+from ...io_formats.renderware.clump_import import import_dff
+from ..blender.build import Built
+from ..common import (
     BatchFormat,
     ImportFiles,
     batch_add_built,
@@ -26,6 +24,8 @@ from .common import (
     read_bytes,
     report_export,
 )
+from .build import build_clump
+from .extract import extract_clump
 
 TARGET_ITEMS = (
     ("AUTO", "As imported", "The version the clump came from, else San Andreas"),

@@ -1,0 +1,1 @@
+"""BonesPro structure and animation text exports in Blender: operators and rig helpers."""

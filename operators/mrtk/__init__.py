@@ -1,0 +1,1 @@
+"""MRTK input animation recordings in Blender: operators, build and extract."""

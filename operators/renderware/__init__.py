@@ -1,0 +1,1 @@
+"""RenderWare clumps in Blender: operators, clump build and extract."""

@@ -1,0 +1,1 @@
+"""Unigine MESH and ANIM in Blender."""

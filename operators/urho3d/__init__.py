@@ -1,0 +1,1 @@
+"""Urho3D / rbfx in Blender: models, animations (``operators``) and packages (``package``)."""
