@@ -1,7 +1,8 @@
 """Shared byte-level toolkit for every RigPort format."""
 
 from .errors import FormatError
+from .files import read_file, write_atomic
 from .reader import Reader
 from .writer import Writer
 
-__all__ = ["FormatError", "Reader", "Writer"]
+__all__ = ["FormatError", "Reader", "Writer", "read_file", "write_atomic"]
