@@ -1,0 +1,124 @@
+"""Other people's readers of our formats, for tests: ``from rigport.tests.clients import ...``.
+
+The clients live in ``../shared/clients`` (read-only). Whatever must be built
+(librw and ``rwinfo``, MRTK's C# serializer) is built once into a cache folder
+shared by every test run and worktree on the machine, under a lock, and
+reused while the client's sources are unchanged. A client whose sources or
+toolchain are missing makes the test skip with the reason.
+
+Cache folder: ``$RIGPORT_CLIENT_CACHE``, else ``~/.cache/rigport-clients``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CLIENTS = Path(os.environ.get("RIGPORT_CLIENTS", ROOT.parent / "shared" / "clients"))
+CACHE = Path(os.environ.get("RIGPORT_CLIENT_CACHE", Path.home() / ".cache" / "rigport-clients"))
+DRAGONFF = CLIENTS / "dragonff"
+
+
+def _digest(*folders: Path) -> str:
+    """A short hash of every file under ``folders`` (names, sizes and times)."""
+    h = hashlib.sha256()
+    for folder in folders:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                st = p.stat()
+                h.update(f"{p.relative_to(folder)}:{st.st_size}:{int(st.st_mtime)}".encode())
+    return h.hexdigest()[:16]
+
+
+@contextmanager
+def _locked(name: str):
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{name}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _need(tool: str, why: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"{why}: {tool} is not installed")
+
+
+def rwinfo() -> Path:
+    """The ``rwinfo`` executable (librw, null platform), built on first use (~90 s)."""
+    src = CLIENTS / "rwinfo"
+    if not (src / "build.sh").is_file() or not (CLIENTS / "librw").is_dir():
+        pytest.skip(f"librw/rwinfo sources are not in {CLIENTS}")
+    _need("g++", "rwinfo needs a C++ compiler")
+    _need("cmake", "librw needs cmake")
+    out = CACHE / f"rwinfo-{_digest(src, CLIENTS / 'librw' / 'src')}"
+    exe = out / "rwinfo"
+    with _locked("rwinfo"):
+        if not exe.is_file():
+            res = subprocess.run(
+                ["sh", str(src / "build.sh"), str(out)], capture_output=True, text=True
+            )
+            if res.returncode != 0 or not exe.is_file():
+                pytest.fail(f"building rwinfo failed:\n{res.stdout}\n{res.stderr}")
+    return exe
+
+
+def run_rwinfo(*args: object, gta_raw: bool = False, timeout: float = 120) -> str:
+    """``rwinfo ARGS``'s standard output; a non-zero exit fails the test."""
+    env = dict(os.environ)
+    if gta_raw:
+        env["RW_GTA_RAW"] = "1"
+    res = subprocess.run(
+        [str(rwinfo()), *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout
+    )
+    assert res.returncode == 0, f"rwinfo {args} failed ({res.returncode}):\n{res.stderr}"
+    return res.stdout
+
+
+def mrtk_harness(version: str = "11") -> Path:
+    """MRTK's own serializer harness (``mrtk11.exe`` or ``mrtk10.exe``), built with mono."""
+    src = CLIENTS / "mrtk-serializer"
+    if not (src / "build.sh").is_file():
+        pytest.skip(f"the MRTK serializer is not in {CLIENTS}")
+    _need("mcs", "the MRTK serializer needs mono (apt-get install mono-mcs mono-runtime)")
+    _need("mono", "the MRTK serializer needs mono (apt-get install mono-mcs mono-runtime)")
+    out = CACHE / f"mrtk-{_digest(src / 'src')}"
+    exe = out / "bin" / f"mrtk{version}.exe"
+    with _locked("mrtk"):
+        if not exe.is_file():
+            if out.exists():
+                shutil.rmtree(out)
+            shutil.copytree(src, out)  # build.sh writes bin/ beside itself
+            res = subprocess.run(["sh", str(out / "build.sh")], capture_output=True, text=True)
+            if res.returncode != 0 or not exe.is_file():
+                pytest.fail(f"building the MRTK serializer failed:\n{res.stdout}\n{res.stderr}")
+    return exe
+
+
+def run_mrtk(
+    *args: object, version: str = "11", timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """``mono mrtkNN.exe ARGS`` (verbs: info, compare, dump, write-sample, ...)."""
+    return subprocess.run(
+        ["mono", str(mrtk_harness(version)), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def dragonff_parent() -> Path:
+    """The folder to put on ``sys.path`` so that ``import dragonff`` loads DragonFF."""
+    if not (DRAGONFF / "__init__.py").is_file():
+        pytest.skip(f"DragonFF is not in {CLIENTS}")
+    return DRAGONFF.parent
