@@ -110,10 +110,11 @@ bench: $(VENV)/bpy50/.stamp $(VENV)/bpy42/.stamp
 	$(call bench_both,mrtk_bench.py,mrtk,MRTK input recordings (bench/mrtk_bench.py))
 	$(call bench_both,bonespro_bench.py,bonespro,BonesPro text exports (bench/bonespro_bench.py))
 
-# Built with the CLI of the oldest supported Blender (4.2); tests/ also
-# validates and installs the zip on 5.0.
+# Built with the CLI of the oldest supported Blender (4.2): one zip for every
+# platform (Install from Disk) and one per platform (the extensions platform);
+# tests/ also validates and installs the zip on every supported version.
 package: $(VENV)/bpy42/.stamp
-	$(PY42) tools/extension.py build --output-dir dist
+	$(PY42) tools/extension.py build --output-dir dist --split-platforms
 
 clean:
 	rm -rf dist .pytest_cache .ruff_cache
