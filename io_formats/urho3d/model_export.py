@@ -15,6 +15,7 @@ import numpy as np
 from ..codec import FormatError
 from ..scene import Mesh, Skeleton
 from . import axes
+from .engine_rules import SKIN_MATRICES_EVERYWHERE
 from .mdl import (
     PRIMITIVE_LINES,
     PRIMITIVE_TRIANGLES,
@@ -394,32 +395,10 @@ def export_model(
             for lod in meshes:
                 draw_vb[(g, lod)] = k
 
-    # Bone mappings per geometry.
-    mappings: dict[int, np.ndarray] = {}
-    for g in geometry_ids:
-        used = np.unique(
-            np.concatenate(
-                [
-                    _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
-                    for m in meshes.values()
-                ]
-                + [np.zeros(0, np.int64)]
-            )
-        )
-        old = None
-        if use_layout and g < len(layout["geometries"]):
-            old = np.array(layout["geometries"][g]["bone_mapping"], np.int64)
-        if old is not None and len(old) and np.isin(used, old).all():
-            mappings[g] = old
-        elif n_bones > opts.bone_limit:
-            if len(used) > opts.bone_limit:
-                raise FormatError(
-                    f"geometry {g} uses {len(used)} bones, more than the limit of "
-                    f"{opts.bone_limit}: split it into several material slots"
-                )
-            mappings[g] = used
-        else:
-            mappings[g] = np.zeros(0, np.int64)
+    mappings, notes = _bone_mappings(
+        meshes, geometry_ids, n_bones, layout if use_layout else None, opts
+    )
+    warnings += notes
 
     draws: list[_Draw] = []
     for g, lod, prim in plan:
@@ -450,6 +429,7 @@ def export_model(
         )
 
     morphs = _assemble_morphs(draws, meshes, vertex_buffers, layout if use_layout else None)
+    _set_morph_ranges(vertex_buffers, morphs)
     bones = _bones(skeleton, opts) if skeleton is not None else []
 
     positions = np.concatenate(
@@ -492,6 +472,74 @@ def export_model(
     return model, warnings
 
 
+def _bone_mappings(
+    meshes: dict[int, Mesh],
+    geometry_ids: list[int],
+    n_bones: int,
+    layout: dict | None,
+    opts: ExportOptions,
+) -> tuple[dict[int, np.ndarray], list[str]]:
+    """Each geometry's bone mapping (empty: the skeleton's own order).
+
+    Every Urho3D build skins up to 64 bones per draw, so a larger skeleton gets
+    a mapping per geometry (the bones it uses, as AssetImporter writes); a
+    geometry may use up to ``opts.bone_limit`` of them (128 draws on GL3/D3D11
+    only). When one geometry has a mapping the engine skins all through their
+    own, so all get one. An unedited import keeps the mappings it had, and a
+    model that had none keeps none while its bones fit ``opts.bone_limit``."""
+    used: dict[int, np.ndarray] = {}
+    for g in geometry_ids:
+        parts = [
+            _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
+            for m in meshes.values()
+        ]
+        used[g] = np.unique(np.concatenate(parts + [np.zeros(0, np.int64)]))
+    old: dict[int, np.ndarray] = {}
+    if layout is not None:
+        for g in geometry_ids:
+            if g < len(layout["geometries"]):
+                old[g] = np.array(layout["geometries"][g]["bone_mapping"], np.int64)
+    kept = {g: m for g, m in old.items() if len(m) and np.isin(used[g], m).all()}
+    had_none = layout is not None and not any(len(m) for m in old.values())
+    mapped = n_bones > SKIN_MATRICES_EVERYWHERE or bool(kept)
+    if had_none and n_bones <= opts.bone_limit:
+        mapped = False
+    out: dict[int, np.ndarray] = {}
+    notes: list[str] = []
+    for g in geometry_ids:
+        if not mapped:
+            out[g] = np.zeros(0, np.int64)
+            continue
+        out[g] = kept.get(g, used[g])
+        if len(out[g]) > opts.bone_limit:
+            raise FormatError(
+                f"geometry {g} uses {len(out[g])} bones, more than the limit of "
+                f"{opts.bone_limit} skin matrices per draw: split it into several material slots"
+            )
+    palette = max((len(m) for m in out.values()), default=0) if mapped else n_bones
+    if any(len(u) for u in used.values()) and palette > SKIN_MATRICES_EVERYWHERE:
+        notes.append(
+            f"a draw skins {palette} bones: only GL3/D3D11 builds draw it "
+            f"(GL2, GLES and D3D9 take {SKIN_MATRICES_EVERYWHERE})"
+        )
+    return out, notes
+
+
+def _set_morph_ranges(vbs: list[VertexBuffer], morphs: list[Morph]) -> None:
+    """Each buffer's morph range covers every vertex its morphs move (the
+    engine applies morphs only inside it): the kept range while it still
+    covers them, else the smallest one, from the first to the last."""
+    for k, vb in enumerate(vbs):
+        idx = [mb.data["index"] for m in morphs for mb in m.buffers if mb.vertex_buffer == k]
+        idx = np.concatenate(idx) if idx else np.zeros(0, np.uint32)
+        if not len(idx):
+            continue
+        lo, hi = int(idx.min()), int(idx.max())
+        if vb.morph_count and vb.morph_start <= lo and hi < vb.morph_start + vb.morph_count:
+            continue
+        vb.morph_start, vb.morph_count = lo, hi - lo + 1
+
+
 def _geometry_centers(geometries, vbs, ibs) -> np.ndarray:
     out = np.zeros((len(geometries), 3), np.float32)
     for g, geo in enumerate(geometries):
@@ -524,6 +572,7 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
             continue
         recs = np.concatenate([d.candidates for d in mine])
         srcs = np.concatenate([d.sources for d in mine])
+        morphed = np.concatenate([_morphed(d) for d in mine])
         raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
         # Copies of one source vertex (one per LOD object) share the first copy's data.
         _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
@@ -534,8 +583,10 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
         inverse = inverse.reshape(-1)
         usrc = srcs[first]
         # A source index taken twice (edited copies) keeps its place only once.
+        # New vertices follow the kept ones, those shape keys move first: the
+        # engine's morph range (from the first to the last moved vertex) stays small.
         big = np.int64(1) << 40
-        sort_key = np.where(usrc >= 0, usrc, big + first)
+        sort_key = np.where(usrc >= 0, usrc, big + np.where(morphed[first], 0, big) + first)
         dup = np.zeros(len(first), bool)
         order0 = np.lexsort((first, sort_key))
         s_sorted = sort_key[order0]
@@ -561,6 +612,14 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
             mask = mask_from_elements(els)
         out.append(VertexBuffer(els, data, morph_start, morph_count, mask))
     return out
+
+
+def _morphed(d: _Draw) -> np.ndarray:
+    """Per candidate vertex of a draw: whether a morph lists it."""
+    flags = np.zeros(len(d.candidates), bool)
+    for rows in d.morph_rows.values():
+        flags |= rows[:, 0] != 0
+    return flags
 
 
 def _assemble_index_buffers(draws, vbs, layout, opts):
