@@ -15,7 +15,7 @@ import numpy as np
 from ..codec import FormatError
 from ..scene import Mesh, Skeleton
 from . import axes
-from .engine_rules import SKIN_MATRICES_EVERYWHERE
+from .engine_rules import SKIN_MATRICES_EVERYWHERE, SKIN_MATRICES_GL3_D3D11
 from .mdl import (
     PRIMITIVE_LINES,
     PRIMITIVE_TRIANGLES,
@@ -74,6 +74,15 @@ class ExportOptions:
     bone_limit: int = 64
     layout: dict | None = None  # model_layout() of the imported file, when unchanged
     lod_distances: dict[int, float] = field(default_factory=dict)
+
+
+def imported_bone_limit(layout: dict | None) -> int:
+    """Skin matrices per draw as imported: 64 (every build), or 128 for a model
+    that already skinned more than 64 bones in one draw (GL3/D3D11 only)."""
+    palette = int((layout or {}).get("skin_palette", 0))
+    if palette > SKIN_MATRICES_EVERYWHERE:
+        return SKIN_MATRICES_GL3_D3D11
+    return SKIN_MATRICES_EVERYWHERE
 
 
 @dataclass

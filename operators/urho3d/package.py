@@ -26,7 +26,7 @@ from ..common import (
     read_bytes,
     take_back_action,
 )
-from .operators import AXES_ITEMS, build_animation, build_model
+from .operators import AXES_ITEMS, build_animation, build_model, steps_warnings
 
 IMPORTABLE = ("model", "animation")
 
@@ -141,6 +141,7 @@ def import_package(
             arm, action, how2 = build_animation(context, anim, where, target, convert)
             result.actions.append((arm, action, previous))
             result.lines.append(f"{where}: {action.name} on {arm.name} ({how or how2})")
+            result.lines += [f"{where}: {m}" for m in steps_warnings(action)]
             if progress:
                 progress.update(len(models) + i + 1)
     except Exception:
