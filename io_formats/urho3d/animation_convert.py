@@ -26,6 +26,7 @@ from .ani import Animation as UrhoAnimation
 RBFX_EXTRA = "urho_ani"  # UAN2 data Blender has no place for, kept on the action
 STEPS_EXTRA = "_urho_steps"  # tracks with keys at one time (instant steps), as in the file
 AXES_EXTRA = "urho_axes"  # "BLENDER" or "NONE": the axes the animation was imported with
+ORDER_EXTRA = "_urho_tracks"  # {"order": track names as in the file}: Blender keys bone order
 
 
 def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
@@ -89,6 +90,19 @@ def _same_keys(a: np.ndarray, b: np.ndarray, mask: int) -> bool:
     return True
 
 
+def file_track_order(anim: UrhoAnimation, kept: Any) -> None:
+    """Put ``anim``'s tracks in the file's order (``kept``: :data:`ORDER_EXTRA`);
+    tracks the file did not have follow in their own order."""
+    order = kept.get("order") if isinstance(kept, dict) else None
+    if not isinstance(order, list):
+        return
+    place = {name: i for i, name in enumerate(order) if isinstance(name, str)}
+    ranked = sorted(
+        enumerate(anim.tracks), key=lambda it: (place.get(it[1].name, len(place)), it[0])
+    )
+    anim.tracks = [t for _, t in ranked]
+
+
 def restore_steps(anim: UrhoAnimation, kept: Any) -> list[str]:
     """Put back the file's instant steps (from :func:`split_steps`) in every track
     whose keys are still the ones imported; returns a warning per edited track."""
@@ -142,6 +156,7 @@ def import_animation(anim: UrhoAnimation, convert: bool = True) -> Animation:
     extras: dict[str, Any] = {
         "rigport_format": "urho3d",
         AXES_EXTRA: "BLENDER" if convert else "NONE",
+        ORDER_EXTRA: {"order": [t.name for t in anim.tracks]},
     }
     if steps:
         extras[STEPS_EXTRA] = steps

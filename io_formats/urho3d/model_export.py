@@ -8,7 +8,7 @@ per geometry, every LOD of a geometry in its index buffer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from .mdl import (
     VertexBuffer,
 )
 from .model_import import (
+    BONE_INDEX_KEY,
     GEOMETRY_ATTRIBUTE,
     MORPH_LISTED,
     MORPH_NORMAL,
@@ -94,7 +95,8 @@ class _Draw:
     candidates: np.ndarray  # structured vertex records (one per distinct vertex of the draw)
     sources: np.ndarray  # (n,) original vertex index in its buffer, -1 for new
     indices: np.ndarray  # (m,) into candidates
-    morph_rows: dict[int, np.ndarray] = field(default_factory=dict)  # morph -> (n, 10) data
+    # morph -> (n, 11): listed flag, position, normal, tangent, place in the file's list
+    morph_rows: dict[int, np.ndarray] = field(default_factory=dict)
     out_index: np.ndarray | None = None  # indices into the assembled vertex buffer
     vertex_place: np.ndarray | None = None  # candidate -> place in the vertex buffer
 
@@ -158,13 +160,21 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.n
 
 
 def _kept_normals(mesh: Mesh) -> np.ndarray:
-    """Blender's corner normals, or the file's own where they still agree (unedited)."""
+    """Blender's corner normals, or the file's own where they still agree (unedited)
+    or where Blender has none to give (corners of degenerate triangles, whose
+    custom normals Blender cannot hold: their length is not 1)."""
     stored = _attr(mesh, NORMAL_ATTRIBUTE)
     if stored is None:
         return mesh.normals
     per_corner = stored[mesh.corner_verts]
     close = np.all(np.abs(per_corner - mesh.normals) <= 0.05, axis=1)
+    close |= unheld_normals(mesh.normals)
     return np.where(close[:, None], per_corner, mesh.normals)
+
+
+def unheld_normals(normals: np.ndarray) -> np.ndarray:
+    """Per corner: Blender holds no usable normal there (degenerate triangles)."""
+    return np.abs(np.linalg.norm(normals, axis=1) - 1.0) > 1e-3
 
 
 def _skin_columns(mesh: Mesh, mapping: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -333,9 +343,11 @@ def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[i
         nor = np.zeros_like(pos) if nor is None else axes.vectors(nor[rep_vert], opts.convert_axes)
         tan = np.zeros_like(pos) if tan is None else axes.vectors(tan[rep_vert], opts.convert_axes)
         flag = np.any(pos != 0, axis=1) | np.any(nor != 0, axis=1) | np.any(tan != 0, axis=1)
-        if listed is not None:
-            flag |= listed[rep_vert] != 0
-        rows[i] = np.concatenate([flag[:, None], pos, nor, tan], axis=1).astype(np.float64)
+        place = np.zeros(len(rep_vert)) if listed is None else listed[rep_vert]
+        flag |= place != 0
+        rows[i] = np.concatenate([flag[:, None], pos, nor, tan, place[:, None]], axis=1).astype(
+            np.float64
+        )
     return rows
 
 
@@ -717,6 +729,10 @@ def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
             if not len(idx) and vb not in masks:
                 continue
             rows = np.concatenate(chunks)[first]
+            # The file's order for the vertices it listed, then new ones by index.
+            place = rows[:, 10]
+            order = np.argsort(np.where(place > 0, place, len(rows) + idx + 2**32), kind="stable")
+            idx, rows = idx[order], rows[order]
             data = np.zeros(len(idx), morph_dtype(mask))
             data["index"] = idx
             if mask & MASK_POSITION:
@@ -728,6 +744,20 @@ def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
             buffers.append(MorphBuffer(vb, mask, data))
         out.append(Morph(name, buffers))
     return out
+
+
+def file_order(skeleton: Skeleton) -> Skeleton:
+    """The skeleton in the file's bone order (each bone's ``urho_index``; bones
+    without one follow in armature order). Blender keeps bones parent-first,
+    Urho3D files need not: a child may come before its parent."""
+    n = len(skeleton)
+    extras = skeleton.extras if len(skeleton.extras) == n else [{} for _ in range(n)]
+    keys = [
+        (0, e[BONE_INDEX_KEY], i) if type(e.get(BONE_INDEX_KEY)) is int else (1, i, i)
+        for i, e in enumerate(extras)
+    ]
+    order = [k[2] for k in sorted(keys)]
+    return replace(skeleton, extras=extras).reordered(order)[0]
 
 
 def _bones(skeleton: Skeleton, opts: ExportOptions) -> list[Bone]:

@@ -21,17 +21,26 @@ from ...io_formats.scene import Mesh
 from ...io_formats.urho3d import ani, engine_rules, mdl, package
 from ...io_formats.urho3d.animation_convert import (
     AXES_EXTRA,
+    ORDER_EXTRA,
     RBFX_EXTRA,
     STEPS_EXTRA,
     apply_rbfx_extras,
     export_animation,
+    file_track_order,
     import_animation,
     restore_steps,
     steps_warning,
 )
-from ...io_formats.urho3d.model_export import ExportOptions, export_model, imported_bone_limit
+from ...io_formats.urho3d.model_export import (
+    ExportOptions,
+    export_model,
+    file_order,
+    imported_bone_limit,
+    unheld_normals,
+)
 from ...io_formats.urho3d.model_import import (
     GEOMETRY_ATTRIBUTE,
+    NORMAL_ATTRIBUTE,
     TANGENT_ATTRIBUTE,
     import_model,
 )
@@ -57,6 +66,15 @@ from ..common import (
 AXES_ITEMS = (
     ("BLENDER", "Convert to Blender", "Urho3D's left-handed Y-up axes become Blender's Z-up"),
     ("NONE", "Keep Urho3D axes", "Write coordinates as they are (the model lies on its side)"),
+)
+LOD_ITEMS = (
+    (
+        "ALL",
+        "All LODs",
+        "Every LOD level as its own object in a collection, levels after 0 hidden "
+        "(an export writes them all back)",
+    ),
+    ("FIRST", "LOD 0", "Import the most detailed level only (an export then writes one level)"),
 )
 EXPORT_AXES_ITEMS = (
     ("AUTO", "As imported", "The axes the model or animation was imported with; else Blender's"),
@@ -109,9 +127,38 @@ def import_mdl_data(context, data: bytes, path: str, all_lods: bool = False, con
 
 
 def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, convert: bool = True):
+    """Build ``model``; with every LOD, the levels after 0 are hidden in the viewport
+    (they are still exported)."""
     name = os.path.splitext(os.path.basename(path))[0]
     scene = import_model(model, name, all_lods=all_lods, convert=convert)
-    return build_scene(context, scene)
+    built = build_scene(context, scene)
+    for obj in built.objects:
+        if obj.type == "MESH" and int(obj.get("urho_lod", 0)) > 0:
+            obj.hide_set(True)
+    return built
+
+
+def unheld_normal_warnings(built) -> list[str]:
+    """A "warning: " message counting the vertices whose file normals Blender
+    cannot hold (corners of degenerate triangles); the exporter writes the kept ones."""
+    count = 0
+    for obj in built.objects:
+        me = obj.data if obj.type == "MESH" else None
+        if me is None or NORMAL_ATTRIBUTE not in me.attributes or not len(me.loops):
+            continue
+        normals = np.empty(3 * len(me.loops), np.float32)
+        me.corner_normals.foreach_get("vector", normals)
+        bad = unheld_normals(normals.reshape(-1, 3))
+        if bad.any():
+            verts = np.empty(len(me.loops), np.int32)
+            me.loops.foreach_get("vertex_index", verts)
+            count += len(np.unique(verts[bad]))
+    if not count:
+        return []
+    return [
+        f"warning: {count} vertices lie on degenerate triangles, where Blender cannot hold "
+        "their normals: the file's normals are kept and written back"
+    ]
 
 
 def import_ani_file(
@@ -194,7 +241,7 @@ def export_mdl_file(
     if not objects:
         raise FormatError("no mesh objects to export")
     armature = next((a for a in (mesh_armature(o) for o in objects) if a is not None), None)
-    skeleton = extract_skeleton(armature) if armature is not None else None
+    skeleton = file_order(extract_skeleton(armature)) if armature is not None else None
     names = skeleton.names if skeleton is not None else None
     by_lod: dict[int, list] = {}
     for obj in objects:
@@ -297,6 +344,7 @@ def export_ani_file(
     r = context.scene.render
     convert = export_axes(convert, read_prop(action, AXES_EXTRA))
     anim = export_animation(extract_animation(armature, action, r.fps / r.fps_base), convert)
+    file_track_order(anim, read_prop(action, ORDER_EXTRA))
     warnings = restore_steps(anim, read_prop(action, STEPS_EXTRA))
     extras = read_prop(action, RBFX_EXTRA)
     if fmt == "UAN2" or (fmt == "AUTO" and extras is not None):
@@ -322,18 +370,17 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles):
     filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
     lods: EnumProperty(
         name="LODs",
-        items=(
-            ("FIRST", "LOD 0", "Import the most detailed level only"),
-            ("ALL", "All LODs", "Every LOD level as its own object in a collection"),
-        ),
-        default="FIRST",
+        items=LOD_ITEMS,
+        default="ALL",
     )
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
 
     def execute(self, context):
         def one(context, path, progress):
             built = import_mdl_file(context, path, self.lods == "ALL", self.axes == "BLENDER")
-            return [f"{len(built.objects)} objects"], [built.discard]
+            return [f"{len(built.objects)} objects", *unheld_normal_warnings(built)], [
+                built.discard
+            ]
 
         return self.import_files(context, one)
 
