@@ -37,6 +37,7 @@ from .model_import import (
     NORMAL_ATTRIBUTE,
     SOURCE_ATTRIBUTE,
     TANGENT_ATTRIBUTE,
+    UV_ATTRIBUTE,
     element_attribute,
 )
 from .vertex_layout import (
@@ -138,8 +139,15 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.n
             if mesh.normals is not None:
                 cols[key] = axes.vectors(_kept_normals(mesh), conv).astype(np.float32)
         elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and e.index < len(mesh.uv_sets):
-            uv = mesh.uv_sets[e.index].uv.astype(np.float32).copy()
+            held = mesh.uv_sets[e.index].uv.astype(np.float32)
+            uv = held.copy()
             uv[:, 1] = 1.0 - uv[:, 1]
+            kept = _attr(mesh, UV_ATTRIBUTE.format(e.index))
+            if kept is not None:  # the file's own values where Blender's are unedited
+                kept = kept.astype(np.float32)[cv]
+                flip = np.float32(1.0) - kept[:, 1]
+                same = (kept[:, 0] == held[:, 0]) & (flip == held[:, 1])
+                uv = np.where(same[:, None], kept, uv)
             cols[key] = uv
         elif e.semantic == SEM_COLOR and e.type in (TYPE_UBYTE4_NORM, TYPE_VECTOR4):
             if e.index < len(mesh.colors):

@@ -32,6 +32,7 @@ SOURCE_ATTRIBUTE = "urho:source"
 GEOMETRY_ATTRIBUTE = "urho:geometry"
 TANGENT_ATTRIBUTE = "urho:tangent"
 NORMAL_ATTRIBUTE = "urho:normal"  # the file's exact normals; Blender's encoding rounds them
+UV_ATTRIBUTE = "urho:uv:{}"  # the file's UVs where flipping V twice does not give them back
 EXTRA_PREFIX = "urho:e:"
 MORPH_NORMAL = "urho:morph_normal:{}"
 MORPH_TANGENT = "urho:morph_tangent:{}"
@@ -191,6 +192,10 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
         flipped[:, 1] = 1.0 - flipped[:, 1]
         uv = flipped[cv]
         mesh.uv_sets.append(UVSet(f"UVMap{'' if key == 'uv:0' else int(key[3:]) + 1}", uv))
+        if np.any(np.float32(1.0) - flipped[:, 1] != per_vertex[key][:, 1]):
+            # 1 - (1 - v) rounds for some v in float32: keep the file's values.
+            kept = per_vertex[key].astype(np.float32)
+            mesh.attributes.append(Attribute(UV_ATTRIBUTE.format(key[3:]), "POINT", "FLOAT2", kept))
     for key in sorted(k for k in per_vertex if k.startswith("color:")):
         _, index, etype = key.split(":")
         mesh.colors.append(
