@@ -342,12 +342,20 @@ def _split_corners(verts, corners, keys, cols):
 
 
 def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[int, np.ndarray]:
+    # The kept normal/tangent deltas and vertex lists are numbered by the file's
+    # morph order: find each shape key's by its name (keys may have been removed,
+    # reordered or added since the import).
+    file_index = {i: i for i in range(len(mesh.morphs))}
+    if opts.layout is not None:
+        names = [m.get("name") for m in opts.layout.get("morphs", [])]
+        file_index = {i: names.index(m.name) for i, m in enumerate(mesh.morphs) if m.name in names}
     rows = {}
     for i, m in enumerate(mesh.morphs):
         pos = axes.vectors(m.position_offsets[rep_vert], opts.convert_axes)
-        nor = _attr(mesh, MORPH_NORMAL.format(i))
-        tan = _attr(mesh, MORPH_TANGENT.format(i))
-        listed = _attr(mesh, MORPH_LISTED.format(i))
+        j = file_index.get(i, -1)
+        nor = _attr(mesh, MORPH_NORMAL.format(j))
+        tan = _attr(mesh, MORPH_TANGENT.format(j))
+        listed = _attr(mesh, MORPH_LISTED.format(j))
         nor = np.zeros_like(pos) if nor is None else axes.vectors(nor[rep_vert], opts.convert_axes)
         tan = np.zeros_like(pos) if tan is None else axes.vectors(tan[rep_vert], opts.convert_axes)
         flag = np.any(pos != 0, axis=1) | np.any(nor != 0, axis=1) | np.any(tan != 0, axis=1)

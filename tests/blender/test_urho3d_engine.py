@@ -315,3 +315,24 @@ def test_instant_steps_survive_an_unedited_round_trip(blank_blend, rigport, tmp_
     got = ani.read(out.read_bytes())
     assert len(np.unique(got.tracks[0].keys["time"])) == len(got.tracks[0].keys)
     assert got.tracks[2].keys.tobytes() == anim.tracks[2].keys.tobytes()
+
+
+def test_removed_shape_key_leaves_the_others_intact(blank_blend, tmp_path):
+    """The kept normal deltas and vertex lists follow each shape key by name: with
+    the first key removed, the second is written with its own."""
+    bpy = blank_blend
+    model = samples.skinned_model(n_bones=4, morphs=2)
+    first, second = model.morphs
+    src = _write(tmp_path, "in.mdl", mdl.write(model))
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=src) == {"FINISHED"}
+    obj = _mesh_object(bpy)
+    obj.shape_key_remove(obj.data.shape_keys.key_blocks[first.name])
+    out = _export(bpy, tmp_path)
+    (got,) = out.morphs
+    assert got.name == second.name
+    (a,), (b,) = second.buffers, got.buffers
+    assert a.mask == b.mask
+    assert np.array_equal(a.data["index"], b.data["index"])
+    for f in a.data.dtype.names[1:]:
+        assert np.allclose(a.data[f], b.data[f], atol=1e-5), f
+    assert engine_rules.check(out) == []

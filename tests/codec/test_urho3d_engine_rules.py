@@ -139,3 +139,14 @@ def test_index_and_draw_range_rules():
     bad = copy.deepcopy(model)
     bad.geometries[0].lods = []
     assert any("has no LOD levels" in s for s in engine_rules.check(bad))
+
+
+def test_inspect_summary_names_the_problems():
+    """``batch.py inspect`` (the registry summary) lists what the engine would draw wrong."""
+    from rigport.io_formats.urho3d.formats import summarize_model
+
+    model = _morphed()
+    assert summarize_model(model)["engine_problems"] == []
+    model.vertex_buffers[0].morph_count = 0
+    problems = summarize_model(model)["engine_problems"]
+    assert problems and "never applies the morph" in problems[0]
