@@ -76,7 +76,8 @@ $(VENV)/lint/.stamp: requirements/lint.txt
 lint: $(VENV)/lint/.stamp
 	$(RUFF) check .
 
-test%: $(VENV)/bpy%/.stamp
+# A static pattern rule: GNU make skips implicit rules for .PHONY targets.
+$(addprefix test,$(VERSIONS)): test%: $(VENV)/bpy%/.stamp
 	@echo "== pytest on bpy $*"
 	@start=$$(date +%s); rc=0; $(VENV)/bpy$*/bin/python $(PYTEST) $(PYTEST_ARGS) tests/ || rc=$$?; \
 	echo "== pytest on bpy $* took $$(( $$(date +%s) - start )) s (exit $$rc)"; exit $$rc
