@@ -99,13 +99,19 @@ def current_action(obj) -> bpy.types.Action | None:
 
 
 def take_back_action(armature, action, previous) -> None:
-    """Undo putting ``action`` on ``armature`` (whose action was ``previous``)."""
+    """Undo putting ``action`` on ``armature`` (whose action was ``previous``): the
+    NLA tracks that hold it go too. (Importers use the take-back
+    :func:`~.blender.actions.keep_actions` returns; this is for one action.)"""
     try:
-        if current_action(armature) == action:
-            if previous is not None:
+        compat.settle_action_slots()
+        ad = armature.animation_data
+        if ad is not None:
+            if ad.action == action:
+                ad.action = None
+            for track in [t for t in ad.nla_tracks if any(s.action == action for s in t.strips)]:
+                ad.nla_tracks.remove(track)
+            if previous is not None and ad.action is None:
                 compat.assign_action(armature, previous)
-            else:
-                armature.animation_data.action = None
         bpy.data.actions.remove(action)
     except (ReferenceError, RuntimeError):  # already gone
         pass
