@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,8 +148,63 @@ def find_target_armature(context, bone_names: list[str]) -> tuple[bpy.types.Obje
         if hits > score:
             best, score = obj, hits
     if best is None:
-        return None, "no armature has any of the animation's bones"
+        count = sum(1 for _ in iter_armatures(context))
+        if count == 0:
+            return None, "no armature in the scene to put the animation on: nothing imported"
+        return None, (
+            f"0 of {len(wanted)} animated bones match a bone of any of the scene's "
+            f"{count} armatures: nothing imported"
+        )
     return best, f"the armature whose bone names match ({score} of {len(wanted)})"
+
+
+#: How many missing bone names a partial-fit warning lists.
+MISSING_SHOWN = 5
+
+
+def animation_fit(path: str, armature, bone_names: Sequence[str]) -> list[str]:
+    """The rule every animation import follows (every format, package and batch):
+    an animation none of whose animated bones is a bone of ``armature`` is refused
+    (FormatError naming the file, the armature and the counts); a partial match is
+    applied with a warning that counts and names the first missing bones.
+    Returns the warnings. An animation without bone tracks fits anything."""
+    wanted = list(dict.fromkeys(bone_names))
+    if not wanted:
+        return []
+    have = {b.name for b in armature.data.bones}
+    missing = [n for n in wanted if n not in have]
+    hits = len(wanted) - len(missing)
+    if hits == 0:
+        raise FormatError(
+            f"0 of {len(wanted)} animated bones match a bone of armature "
+            f"{armature.name!r} ({len(have)} bones): the animation is not for it, "
+            "nothing imported",
+            None,
+            path,
+        )
+    if not missing:
+        return []
+    shown = ", ".join(missing[:MISSING_SHOWN])
+    more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
+    return [
+        f"{hits} of {len(wanted)} animated bones match armature {armature.name!r}; "
+        f"not in it, so not applied: {shown}{more}"
+    ]
+
+
+def fit_armature(
+    context, path: str, bone_names: Sequence[str], armature=None
+) -> tuple[bpy.types.Object, str, list[str]]:
+    """The armature an animation goes onto (``armature`` when given, else
+    :func:`find_target_armature`), how it was chosen, and the
+    :func:`animation_fit` warnings; FormatError when there is none or it does
+    not fit."""
+    how = "the given armature"
+    if armature is None:
+        armature, how = find_target_armature(context, list(bone_names))
+        if armature is None:
+            raise FormatError(how, None, path)
+    return armature, how, animation_fit(path, armature, bone_names)
 
 
 def mesh_armature(obj: bpy.types.Object) -> bpy.types.Object | None:

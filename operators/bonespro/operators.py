@@ -23,7 +23,7 @@ from ...io_formats.bonespro import convert, formats, structure
 from ...io_formats.bonespro.euler import ORDERS
 from ...io_formats.codec import FormatError
 from ...io_formats.scene import Scene
-from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import Built, build_action, build_scene
 from ..blender.extract import extract_skeleton, read_prop
 from ..common import (
@@ -36,7 +36,6 @@ from ..common import (
     read_bytes,
     report_export,
     selected_paths,
-    take_back_action,
 )
 from .rig import (
     bone_order,
@@ -236,16 +235,9 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
             "box sizes change over the frames: kept per frame, written back only for "
             "the same frames"
         )
-    previous = armature.animation_data.action if armature.animation_data else None
     action = build_action(armature, neutral, fps)
-    compat.assign_action(armature, action)
-    return {
-        "target": armature,
-        "action": action,
-        "how": how,
-        "warnings": warnings,
-        "previous": previous,
-    }
+    undo = keep_actions(armature, [action])
+    return {"target": armature, "action": action, "how": how, "warnings": warnings, "undo": undo}
 
 
 def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="") -> dict:
@@ -272,6 +264,7 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
             obj[SOURCE_MESH] = source.name
         context.collection.objects.link(obj)
         action = frame_shape_keys(context, obj, positions, a.frames(), name)
+        keep_actions(obj.data.shape_keys, [action])
         header = convert.header(a)
         action[HEADER] = json.dumps(header)
         obj[HEADER] = json.dumps(header)
@@ -547,7 +540,7 @@ def _undo_anim(result: dict) -> None:
     action = result["action"]
     target = result["target"]
     if target.type == "ARMATURE":
-        take_back_action(target, action, result.get("previous"))
+        result["undo"]()
     else:
         me = target.data
         bpy.data.objects.remove(target)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from functools import partial
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -32,7 +33,7 @@ from ...io_formats.urho3d.model_import import (
     TANGENT_ATTRIBUTE,
     import_model,
 )
-from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import build_action, build_scene
 from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
 from ..blender.weights import reader_groups_kept
@@ -42,19 +43,33 @@ from ..common import (
     batch_add_built,
     batch_meshes,
     batch_notes,
-    current_action,
     file_handler,
-    find_target_armature,
-    iter_armatures,
+    fit_armature,
     mesh_armature,
     read_bytes,
-    take_back_action,
 )
 
 AXES_ITEMS = (
     ("BLENDER", "Convert to Blender", "Urho3D's left-handed Y-up axes become Blender's Z-up"),
     ("NONE", "Keep Urho3D axes", "Write coordinates as they are (the model lies on its side)"),
 )
+
+
+@dataclass
+class AnimationImport:
+    """What one animation import made: the action on ``armature``, how the armature
+    was chosen, the fit warnings, and ``undo``, which takes it all back."""
+
+    armature: bpy.types.Object
+    action: bpy.types.Action
+    how: str
+    warnings: list[str]
+    undo: Callable[[], None]
+
+    def messages(self) -> list[str]:
+        """The operator's report lines (``warning: `` prefixed for warnings)."""
+        lines = [f"{self.action.name} applied to {self.armature.name} ({self.how})"]
+        return lines + [f"warning: {w}" for w in self.warnings]
 
 
 def import_mdl_file(context, path: str, all_lods: bool = False, convert: bool = True):
@@ -79,7 +94,7 @@ def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, co
 
 def import_ani_file(
     context, path: str, armature=None, convert: bool = True, fps: float | None = None
-):
+) -> AnimationImport:
     return import_ani_data(context, read_bytes(path), path, armature, convert, fps)
 
 
@@ -90,7 +105,7 @@ def import_ani_data(
     armature=None,
     convert: bool = True,
     fps: float | None = None,
-):
+) -> AnimationImport:
     """Import an animation from bytes onto ``armature`` (else the best match)."""
     try:
         anim = ani.read(data)
@@ -106,17 +121,17 @@ def build_animation(
     armature=None,
     convert: bool = True,
     fps: float | None = None,
-):
+) -> AnimationImport:
+    """One animation as an action on ``armature`` (else the armature that fits),
+    kept through a save (:func:`keep_actions`); refused when it fits no bone."""
     neutral = import_animation(anim, convert)
-    how = "the given armature"
-    if armature is None:
-        armature, how = find_target_armature(context, [t.bone for t in neutral.tracks])
-        if armature is None:
-            raise FormatError(f"{os.path.basename(path)}: {how}")
+    armature, how, warnings = fit_armature(
+        context, path, [t.bone for t in neutral.tracks], armature
+    )
     r = context.scene.render
     action = build_action(armature, neutral, fps or r.fps / r.fps_base)
-    compat.assign_action(armature, action)
-    return armature, action, how
+    undo = keep_actions(armature, [action])
+    return AnimationImport(armature, action, how, warnings, undo)
 
 
 def write_output(path: str, data: bytes, package_path: str = "", entry: str = "") -> str:
@@ -377,12 +392,8 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles):
 
     def execute(self, context):
         def one(context, path, progress):
-            before = {o.name: current_action(o) for o in iter_armatures(context)}
-            arm, action, how = import_ani_file(
-                context, path, None, self.axes == "BLENDER", self.fps or None
-            )
-            undo = partial(take_back_action, arm, action, before.get(arm.name))
-            return [f"{action.name} applied to {arm.name} ({how})"], [undo]
+            result = import_ani_file(context, path, None, self.axes == "BLENDER", self.fps or None)
+            return result.messages(), [result.undo]
 
         return self.import_files(context, one)
 
@@ -460,9 +471,11 @@ def _batch_export_mdl(context, path: str, state: dict, options: dict) -> str:
 
 
 def _batch_import_ani(context, path: str, state: dict, options: dict) -> str:
-    arm, action, how = import_ani_file(context, path, state.get("armature"))
-    state["armature"], state["action"] = arm, action
-    return f"action {action.name} on {arm.name} ({how})"
+    result = import_ani_file(context, path, state.get("armature"))
+    state["armature"], state["action"] = result.armature, result.action
+    return f"action {result.action.name} on {result.armature.name} ({result.how})" + batch_notes(
+        result.warnings
+    )
 
 
 def _batch_export_ani(context, path: str, state: dict, options: dict) -> str:

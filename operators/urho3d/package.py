@@ -21,10 +21,9 @@ from ...io_formats.urho3d.formats import member_kind, member_summary
 from ..common import (
     BatchFormat,
     Progress,
-    current_action,
+    batch_notes,
     file_handler,
     read_bytes,
-    take_back_action,
 )
 from .operators import AXES_ITEMS, build_animation, build_model
 
@@ -36,12 +35,12 @@ class PackageImport:
     """What one package import made (for the report, and to undo it on failure)."""
 
     built: list = field(default_factory=list)  # operators.blender.build.Built per model
-    actions: list = field(default_factory=list)  # (armature, action, previous action)
+    actions: list = field(default_factory=list)  # operators.AnimationImport per animation
     lines: list[str] = field(default_factory=list)
 
     def discard(self) -> None:
-        for arm, action, previous in reversed(self.actions):
-            take_back_action(arm, action, previous)
+        for imported in reversed(self.actions):
+            imported.undo()
         for built in reversed(self.built):
             built.discard()
         self.actions.clear()
@@ -137,10 +136,13 @@ def import_package(
         armatures = [b.armature for b in result.built if b.armature is not None]
         for i, (where, anim) in enumerate(anims):
             target, how = _best_armature(armatures, anim)
-            previous = current_action(target) if target is not None else None
-            arm, action, how2 = build_animation(context, anim, where, target, convert)
-            result.actions.append((arm, action, previous))
-            result.lines.append(f"{where}: {action.name} on {arm.name} ({how or how2})")
+            imported = build_animation(context, anim, where, target, convert)
+            result.actions.append(imported)
+            result.lines.append(
+                f"{where}: {imported.action.name} on {imported.armature.name} "
+                f"({how or imported.how})"
+            )
+            result.lines += [f"warning: {where}: {w}" for w in imported.warnings]
             if progress:
                 progress.update(len(models) + i + 1)
     except Exception:
@@ -274,7 +276,10 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
         for line in result.lines:
-            self.report({"INFO"}, line)
+            if line.startswith("warning: "):
+                self.report({"WARNING"}, line[len("warning: ") :])
+            else:
+                self.report({"INFO"}, line)
         return {"FINISHED"}
 
 
@@ -285,9 +290,10 @@ def _batch_import_pak(context, path: str, state: dict, options: dict) -> str:
             state["armature"] = built.armature
         state.setdefault("objects", []).extend(built.objects)
     if result.actions:
-        state["armature"], state["action"] = result.actions[-1][0], result.actions[-1][1]
+        state["armature"], state["action"] = result.actions[-1].armature, result.actions[-1].action
     models = len(result.built)
-    return f"{models} models, {len(result.actions)} animations"
+    notes = [line[len("warning: ") :] for line in result.lines if line.startswith("warning: ")]
+    return f"{models} models, {len(result.actions)} animations{batch_notes(notes)}"
 
 
 CLASSES = (

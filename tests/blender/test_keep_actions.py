@@ -125,3 +125,157 @@ def test_take_back_after_owner_removed(blank_blend, with_own):
     bpy.data.objects.remove(arm)
     undo()
     assert [a.name for a in bpy.data.actions] == (["Own"] if with_own else [])
+
+
+# ------------------------------------------------------------------ every importer
+
+
+def _counts(bpy) -> dict:
+    from rigport.operators.blender import compat
+
+    return {
+        a.name: sum(len(fc.keyframe_points) for fc in compat.fcurves(a)) for a in bpy.data.actions
+    }
+
+
+def _save_and_check(bpy, tmp_path, owner: str, imported: list[str], embedded: int = 0) -> None:
+    """Save, reopen in a fresh process: every action with all its keys, one track per
+    imported action on ``owner`` in import order, the last one active."""
+    expected = _counts(bpy)
+    assert len(expected) == len(imported) + embedded
+    assert all(n > 0 for n in expected.values()), expected
+    path = tmp_path / "saved.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    report = saved_report(path)
+    assert report["actions"] == expected
+    tracks = report["owners"][owner]["tracks"]
+    assert tracks[-len(imported) :] == [[n] for n in imported]
+    assert report["owners"][owner]["active"] == imported[-1]
+
+
+def _multi(op, paths, **kw):
+    """Run an import operator on several files at once (multi-select)."""
+    return op(
+        filepath=str(paths[0]),
+        directory=str(paths[0].parent),
+        files=[{"name": p.name} for p in paths],
+        **kw,
+    )
+
+
+def test_urho3d_model_and_five_animations(blank_blend, tmp_path):
+    bpy = blank_blend
+    from rigport.io_formats.urho3d import ani, mdl, samples
+
+    model = samples.skinned_model(n_bones=6)
+    (tmp_path / "m.mdl").write_bytes(mdl.write(model))
+    paths = []
+    for i in range(5):
+        p = tmp_path / f"a{i}.ani"
+        p.write_bytes(ani.write(samples.walk_animation(model, 9 + i, name=f"Walk{i}")))
+        paths.append(p)
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(tmp_path / "m.mdl")) == {"FINISHED"}
+    assert _multi(bpy.ops.import_anim.urho3d_ani, paths) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    _save_and_check(bpy, tmp_path, arm.name, [f"Walk{i}" for i in range(5)])
+
+
+def test_urho3d_package_five_clips_of_one_name(blank_blend, tmp_path):
+    """The issue's case: four clips all named "Take 001" in one package; all kept."""
+    bpy = blank_blend
+    from rigport.io_formats.urho3d import ani, mdl, package, samples
+
+    model = samples.skinned_model(n_bones=6)
+    pkg = package.new_package()
+    pkg.put("Models/m.mdl", mdl.write(model))
+    for i in range(5):
+        pkg.put(
+            f"Models/t{i}.ani", ani.write(samples.walk_animation(model, 5 + i, name="Take 001"))
+        )
+    (tmp_path / "p.pak").write_bytes(package.write(pkg))
+    assert bpy.ops.import_scene.urho3d_package(filepath=str(tmp_path / "p.pak")) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    names = ["Take 001"] + [f"Take 001.{i:03d}" for i in range(1, 5)]
+    _save_and_check(bpy, tmp_path, arm.name, names)
+
+
+def test_unigine_mesh_and_five_anims(blank_blend, tmp_path):
+    bpy = blank_blend
+    from rigport.io_formats.unigine import anim, mesh, samples
+
+    m = samples.skinned_mesh(animations=2)
+    (tmp_path / "m.mesh").write_bytes(mesh.write(m))
+    paths = []
+    for i in range(5):
+        p = tmp_path / f"a{i}.anim"
+        p.write_bytes(anim.write(samples.anim_file(m, n_frames=6 + i, clips=1)))
+        paths.append(p)
+    assert bpy.ops.import_scene.unigine_mesh(filepath=str(tmp_path / "m.mesh")) == {"FINISHED"}
+    assert _multi(bpy.ops.import_anim.unigine_anim, paths) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    names = ["take_0"] + [f"take_0.{i:03d}" for i in range(1, 5)]
+    _save_and_check(bpy, tmp_path, arm.name, names, embedded=2)
+
+
+def test_bonespro_structure_and_five_animations(blank_blend, tmp_path):
+    bpy = blank_blend
+    from rigport.io_formats.bonespro import animation, samples, structure
+
+    s = samples.structure()
+    (tmp_path / "rig.txt").write_bytes(structure.write(s))
+    paths = []
+    for i in range(5):
+        p = tmp_path / f"anim{i}.txt"
+        p.write_bytes(animation.write(samples.animation(s, n_frames=3 + i, seed=i)))
+        paths.append(p)
+    assert bpy.ops.import_scene.bonespro_structure(filepath=str(tmp_path / "rig.txt")) == {
+        "FINISHED"
+    }
+    assert _multi(bpy.ops.import_anim.bonespro_anim, paths) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    _save_and_check(bpy, tmp_path, arm.name, [f"anim{i}" for i in range(5)])
+
+
+def test_mrtk_five_recordings(blank_blend, tmp_path):
+    """Every object of every recording keeps its action."""
+    bpy = blank_blend
+    from rigport.io_formats.mrtk import recording, samples
+
+    paths = []
+    for i in range(5):
+        p = tmp_path / f"rec{i}.bin"
+        p.write_bytes(recording.write(samples.sample_recording(keys=4 + i, seed=i)))
+        paths.append(p)
+    assert _multi(bpy.ops.import_anim.mrtk_input, paths) == {"FINISHED"}
+    expected = _counts(bpy)
+    assert len(expected) >= 5
+    path = tmp_path / "saved.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    report = saved_report(path)
+    assert report["actions"] == expected
+    for name, owner in report["owners"].items():
+        if owner["active"] is not None:
+            assert owner["tracks"] == [[owner["active"]]], name
+
+
+def test_batch_import_save(tmp_path):
+    """``batch.py import model anims --save``: every animation in the saved file."""
+    from rigport.io_formats.urho3d import ani, mdl, samples
+    from rigport.tests.support import run_batch
+
+    model = samples.skinned_model(n_bones=6)
+    (tmp_path / "m.mdl").write_bytes(mdl.write(model))
+    paths = []
+    for i in range(5):
+        p = tmp_path / f"a{i}.ani"
+        p.write_bytes(ani.write(samples.walk_animation(model, 9 + i, name=f"Walk{i}")))
+        paths.append(p)
+    out = tmp_path / "b.blend"
+    proc = run_batch("import", tmp_path / "m.mdl", *paths, "--save", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = saved_report(out)
+    assert sorted(report["actions"]) == [f"Walk{i}" for i in range(5)]
+    assert all(n > 0 for n in report["actions"].values())
+    (owner,) = [o for o in report["owners"].values() if o["tracks"]]
+    assert owner["tracks"] == [[f"Walk{i}"] for i in range(5)]
+    assert owner["active"] == "Walk4"
