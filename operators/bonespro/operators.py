@@ -22,6 +22,7 @@ from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, formats, structure
 from ...io_formats.bonespro.euler import ORDERS
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Scene
 from ..blender.actions import keep_actions
 from ..blender.build import Built, build_action, build_scene
@@ -324,8 +325,7 @@ def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
         if (counts == 0).any():
             warnings.append(f"{int((counts == 0).sum())} vertices have no bone weights")
     s = convert.scene_to_structure(skeleton, positions, counts, bones, weights, lengths)
-    with open(path, "wb") as fh:
-        fh.write(structure.write(s))
+    write_atomic(path, lambda: structure.write(s))
     return warnings
 
 
@@ -450,8 +450,7 @@ def export_anim_file(
                 scale = np.linalg.norm(bones[..., :3, :3], axis=-2)
                 if np.abs(scale - 1).max() > 1e-5:
                     warnings.append("Euler angles hold no scale: the bones' scale is not written")
-    with open(path, "wb") as fh:
-        fh.write(anim_file.write(out))
+    write_atomic(path, lambda: anim_file.write(out))
     return warnings
 
 

@@ -13,6 +13,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Mesh
 from ...io_formats.unigine import anim, mesh
 from ...io_formats.unigine.anim_convert import json_list
@@ -167,9 +168,7 @@ def export_mesh_file(
         part, part_warnings = export_mesh(m, skeleton, anims if i == 0 else [], opts)
         parts.append(part)
         warnings += part_warnings
-    data = mesh.write(merge_files(parts))
-    with open(path, "wb") as fh:
-        fh.write(data)
+    write_atomic(path, lambda: mesh.write(merge_files(parts)))
     return warnings
 
 
@@ -194,9 +193,7 @@ def export_anim_path(
     for action in _file_actions(armature, which):
         rate = _action_fps(action, fps)
         anims.append((extract_animation(armature, action, rate), rate))
-    data = anim.write(export_anim_file(anims, skeleton))
-    with open(path, "wb") as fh:
-        fh.write(data)
+    write_atomic(path, lambda: anim.write(export_anim_file(anims, skeleton)))
     return len(anims)
 
 

@@ -18,6 +18,7 @@ from bpy.props import (
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.merge import merge_meshes
 from ...io_formats.scene import Mesh
 from ...io_formats.urho3d import ani, mdl, package
@@ -134,15 +135,17 @@ def build_animation(
     return AnimationImport(armature, action, how, warnings, undo)
 
 
-def write_output(path: str, data: bytes, package_path: str = "", entry: str = "") -> str:
-    """Write ``data`` to ``path``, or into the existing package ``package_path`` as
-    ``entry`` (default: ``path``'s file name); returns where it went."""
+def write_output(
+    path: str, data: Callable[[], bytes], package_path: str = "", entry: str = ""
+) -> str:
+    """Write what ``data()`` makes to ``path`` (atomically), or into the existing
+    package ``package_path`` as ``entry`` (default: ``path``'s file name); returns
+    where it went."""
     if not package_path:
-        with open(path, "wb") as fh:
-            fh.write(data)
+        write_atomic(path, data)
         return path
     name = entry or os.path.basename(path)
-    package.update_file(package_path, name, data)
+    package.update_file(package_path, name, data())
     return f"{package_path}:{name}"
 
 
@@ -210,8 +213,7 @@ def export_mdl_file(
     warnings = merge_warnings + warnings
     if model.magic == b"UMD3":
         _rbfx_model_fields(model, objects, layout if isinstance(layout, dict) else None)
-    data = mdl.write(model)
-    write_output(path, data, package_path, entry)
+    write_output(path, lambda: mdl.write(model), package_path, entry)
     if len(lods) == 1 and isinstance(layout, dict):
         n = max((len(g["lods"]) for g in layout["geometries"]), default=1)
         if n > 1:
@@ -269,7 +271,7 @@ def export_ani_file(
     extras = read_prop(action, RBFX_EXTRA)
     if fmt == "UAN2" or (fmt == "AUTO" and extras is not None):
         apply_rbfx_extras(anim, extras if extras is not None else {"version": 3})
-    write_output(path, ani.write(anim), package_path, entry)
+    write_output(path, lambda: ani.write(anim), package_path, entry)
 
 
 class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles):
