@@ -216,6 +216,29 @@ def mesh_armature(obj: bpy.types.Object) -> bpy.types.Object | None:
     return None
 
 
+def one_armature(objects: list, what: str) -> bpy.types.Object | None:
+    """The armature that deforms the meshes ``objects`` (None when none does). Meshes
+    of several armatures are refused: ``what`` (for example "an Urho3D model") holds
+    one skeleton, and the other characters' vertices would lose their weights."""
+    found: dict[str, tuple[bpy.types.Object, list[str]]] = {}
+    for obj in objects:
+        arm = mesh_armature(obj)
+        if arm is not None:
+            found.setdefault(arm.name, (arm, []))[1].append(obj.name)
+    if len(found) > 1:
+        parts = [
+            f"{name!r} ({len(arm.data.bones)} bones: {', '.join(sorted(meshes)[:3])}"
+            f"{' ...' if len(meshes) > 3 else ''})"
+            for name, (arm, meshes) in sorted(found.items())
+        ]
+        raise FormatError(
+            f"the meshes to export are deformed by {len(found)} armatures, "
+            f"{'; '.join(parts)}; {what} holds one skeleton: export each character on "
+            "its own (select its meshes and use Selected Only)"
+        )
+    return next(iter(found.values()))[0] if found else None
+
+
 def _poll_drop(cls, context) -> bool:
     return context.area is not None and context.area.type == "VIEW_3D"
 

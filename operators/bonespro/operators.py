@@ -298,6 +298,15 @@ def _file_name(name: str, warnings: list[str]) -> str:
 
 def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
     """The armature's rest pose and the mesh's weights as a structure file."""
+    if armature is None:
+        raise FormatError(
+            "a BonesPro structure is a skeleton with its vertex weights: there is no "
+            "armature to export (import or select one)",
+            None,
+            path,
+        )
+    if not armature.data.bones:
+        raise FormatError(f"armature {armature.name!r} has no bones to export", None, path)
     warnings = []
     names = bone_order(armature)
     skeleton = extract_skeleton(armature)
@@ -729,7 +738,7 @@ def _batch_import_structure(context, path: str, state: dict, options: dict) -> s
 def _batch_export_structure(context, path: str, state: dict, options: dict) -> str:
     meshes = batch_meshes(state)
     warnings = export_structure_file(
-        context, path, state["armature"], meshes[0] if meshes else None
+        context, path, state.get("armature"), meshes[0] if meshes else None
     )
     return batch_notes(warnings)
 

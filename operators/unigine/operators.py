@@ -38,7 +38,7 @@ from ..common import (
     batch_notes,
     file_handler,
     fit_armature,
-    mesh_armature,
+    one_armature,
     read_bytes,
     report_export,
 )
@@ -152,7 +152,7 @@ def export_mesh_file(
     """Write ``objects`` (their material slots as surfaces) to one .mesh; returns warnings."""
     if not objects:
         raise FormatError("no mesh objects to export")
-    armature = next((a for a in (mesh_armature(o) for o in objects) if a is not None), None)
+    armature = one_armature(objects, "a Unigine mesh")
     skeleton = file_order(extract_skeleton(armature)) if armature is not None else None
     names = skeleton.names if skeleton is not None else None
     actions = _embedded_actions(armature, animations)

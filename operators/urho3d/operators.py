@@ -46,7 +46,7 @@ from ..common import (
     batch_notes,
     file_handler,
     fit_armature,
-    mesh_armature,
+    one_armature,
     read_bytes,
 )
 
@@ -172,7 +172,7 @@ def export_mdl_file(
     (default: ``path``'s file name), replacing a file of that name."""
     if not objects:
         raise FormatError("no mesh objects to export")
-    armature = next((a for a in (mesh_armature(o) for o in objects) if a is not None), None)
+    armature = one_armature(objects, "an Urho3D model")
     skeleton = extract_skeleton(armature) if armature is not None else None
     names = skeleton.names if skeleton is not None else None
     by_lod: dict[int, list] = {}
