@@ -278,6 +278,15 @@ def batch_meshes(state: dict) -> list:
     return [o for o in state.get("objects", []) if o.type == "MESH"]
 
 
+def batch_armature(state: dict, what: str) -> bpy.types.Object:
+    """The armature a batch run imported, for an export that needs one (``what``,
+    for example "an Urho3D animation"); FormatError when the input had none."""
+    armature = state.get("armature")
+    if armature is None:
+        raise FormatError(f"nothing to export: {what} needs an armature, and the input has none")
+    return armature
+
+
 def batch_notes(warnings: list[str]) -> str:
     """Warnings appended to a batch summary line."""
     return "".join(f"; warning: {w}" for w in warnings)

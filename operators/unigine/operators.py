@@ -34,6 +34,7 @@ from ..common import (
     BatchFormat,
     ImportFiles,
     batch_add_built,
+    batch_armature,
     batch_meshes,
     batch_notes,
     file_handler,
@@ -332,7 +333,7 @@ def _batch_import_anim(context, path: str, state: dict, options: dict) -> str:
 
 
 def _batch_export_anim(context, path: str, state: dict, options: dict) -> str:
-    arm = state["armature"]
+    arm = batch_armature(state, "a Unigine animation")
     action = state.get("action")
     if action is not None:
         compat.assign_action(arm, action)

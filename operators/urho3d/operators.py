@@ -42,6 +42,7 @@ from ..common import (
     BatchFormat,
     ImportFiles,
     batch_add_built,
+    batch_armature,
     batch_meshes,
     batch_notes,
     file_handler,
@@ -481,7 +482,8 @@ def _batch_import_ani(context, path: str, state: dict, options: dict) -> str:
 
 
 def _batch_export_ani(context, path: str, state: dict, options: dict) -> str:
-    export_ani_file(context, path, state["armature"], state.get("action"))
+    armature = batch_armature(state, "an Urho3D animation")
+    export_ani_file(context, path, armature, state.get("action"))
     return ""
 
 

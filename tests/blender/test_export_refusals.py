@@ -187,3 +187,38 @@ def test_bonespro_structure_without_armature(blank_blend, tmp_path):
     with pytest.raises(RuntimeError, match="armature") as err:
         bpy.ops.export_scene.bonespro_structure(filepath=str(tmp_path / "x.txt"))
     assert "KeyError" not in str(err.value)
+
+
+def _batch_exports():
+    from rigport.operators import format_modules
+
+    return {
+        entry.key: entry.export_file
+        for module in format_modules()
+        for entry in getattr(module, "BATCH", ())
+        if entry.export_file is not None
+    }
+
+
+@pytest.mark.parametrize("scene", ["empty", "static_mesh", "armature_without_action"])
+def test_batch_exports_are_a_file_or_a_sentence(blank_blend, tmp_path, scene):
+    """batch.py's export functions with what an input left behind (nothing, a static
+    mesh, an armature without action): a file or a FormatError, never a KeyError."""
+    from rigport.io_formats.codec import FormatError
+
+    bpy = blank_blend
+    SCENES[scene](bpy)
+    state: dict = {"objects": list(bpy.data.objects)}
+    arms = [o for o in bpy.data.objects if o.type == "ARMATURE"]
+    if arms:
+        state["armature"] = arms[0]
+    exports = _batch_exports()
+    assert len(exports) >= 8
+    for key, export in sorted(exports.items()):
+        out = tmp_path / f"{key}.out"
+        try:
+            export(bpy.context, str(out), state, {})
+        except FormatError as err:
+            assert "\n" not in str(err)
+        else:
+            assert out.stat().st_size > 0, key
