@@ -6,7 +6,7 @@ dropped on save. So every imported action is *stashed*, as Blender's own
 "Stash" and the bundled glTF importer do: a muted, locked NLA track per action
 on the object (or shape key block) it animates, in import order, with the last
 one as the active action. Muted tracks do not change what plays; the NLA
-editor lists them, and an artist makes one active by clicking it.
+editor lists them, and the Action editor picks any of them as the active action.
 """
 
 from __future__ import annotations
