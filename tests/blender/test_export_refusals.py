@@ -136,6 +136,55 @@ def scene_character_posed_by_an_object_action(bpy):
     bpy.context.view_layer.objects.active = arm
 
 
+def _imported(bpy, name: str, data: bytes, idname: str):
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp(prefix="rigport-refusals-")) / name
+    path.write_bytes(data)
+    group, op = idname.split(".")
+    assert getattr(getattr(bpy.ops, group), op)(filepath=str(path)) == {"FINISHED"}
+
+
+def _urho_character(bpy):
+    from rigport.io_formats.urho3d import ani, mdl, samples
+
+    model = samples.skinned_model(n_bones=4, grid=(8, 6))
+    _imported(bpy, "c.mdl", mdl.write(model), "import_scene.urho3d_mdl")
+    _imported(bpy, "c.ani", ani.write(samples.walk_animation(model, 5)), "import_anim.urho3d_ani")
+    return next(o for o in bpy.data.objects if o.type == "ARMATURE")
+
+
+def scene_recording_without_its_camera(bpy):
+    from rigport.io_formats.mrtk import recording, samples
+
+    data = recording.write(samples.sample_recording(keys=4))
+    _imported(bpy, "r.bin", data, "import_anim.mrtk_input")
+    cams = [o for o in bpy.data.objects if "camera" in o.name.lower()]
+    for obj in cams or list(bpy.data.objects)[:1]:
+        bpy.data.objects.remove(obj)
+
+
+def scene_character_without_its_armature(bpy):
+    bpy.data.objects.remove(_urho_character(bpy))
+
+
+def scene_character_with_a_renamed_bone(bpy):
+    arm = _urho_character(bpy)
+    arm.data.bones[1].name = "renamed"
+    bpy.context.view_layer.objects.active = arm
+
+
+def scene_character_without_faces(bpy):
+    _urho_character(bpy)
+    for obj in [o for o in bpy.data.objects if o.type == "MESH"]:
+        bpy.context.view_layer.objects.active = obj
+        bpy.ops.object.mode_set(mode="EDIT")
+        bpy.ops.mesh.select_all(action="SELECT")
+        bpy.ops.mesh.delete(type="ONLY_FACE")
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
 def scene_curve(bpy):
     curve = bpy.data.curves.new("Curve", "CURVE")
     curve.splines.new("POLY").points.add(2)
@@ -149,9 +198,16 @@ SCENES = {
 }
 
 
+#: Cells another change fixes (issue 11: line primitives, that is a mesh with UVs
+#: and no faces, into a clump); expected to fail until it is merged.
+PENDING = {("character_without_faces", "rw_dff")}
+
+
 @pytest.mark.parametrize("scene", sorted(SCENES))
 @pytest.mark.parametrize("exporter", sorted(EXPORTERS))
-def test_export_is_a_file_or_a_sentence(blank_blend, tmp_path, scene, exporter):
+def test_export_is_a_file_or_a_sentence(blank_blend, tmp_path, scene, exporter, request):
+    if (scene, exporter) in PENDING:
+        request.applymarker(pytest.mark.xfail(reason="fixed by the line-primitives change"))
     bpy = blank_blend
     SCENES[scene](bpy)
     idname, ext = EXPORTERS[exporter]
