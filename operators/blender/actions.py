@@ -55,14 +55,15 @@ def keep_actions(
     Returns the take-back: it removes the tracks this call added, gives the owner
     back its previous action (and slot) and removes ``actions`` from the file."""
     actions = [a for a in actions if a is not None]
-    compat.settle_action_slots()
     had_data = owner.animation_data is not None
     ad = owner.animation_data or owner.animation_data_create()
     before = {t.as_pointer() for t in ad.nla_tracks}
     previous = ad.action
     previous_slot = compat.slot_of(ad)
     # Strips are made while the owner plays no action, as Blender's own stash does.
-    ad.action = None
+    if previous is not None:
+        compat.settle_action_slots()
+        ad.action = None
     if (
         previous is not None
         and previous not in actions
@@ -84,7 +85,7 @@ def keep_actions(
 
     def take_back() -> None:
         data = owner.animation_data if _alive(owner) else None
-        if data is not None:
+        if data is not None and data.action is not None:
             compat.settle_action_slots()
             data.action = None
         for action in actions:

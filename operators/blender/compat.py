@@ -51,6 +51,8 @@ def fcurves(action: bpy.types.Action) -> list:
 
 def assign_action(obj: bpy.types.Object, action: bpy.types.Action) -> None:
     ad = obj.animation_data or obj.animation_data_create()
+    if ad.action is not None and ad.action != action:
+        settle_action_slots()  # switching unassigns the old action: see there
     ad.action = action
     if HAS_SLOTS and action.slots and getattr(ad, "action_slot", None) is None:
         ad.action_slot = action.slots[0]

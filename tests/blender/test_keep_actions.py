@@ -279,3 +279,43 @@ def test_batch_import_save(tmp_path):
     (owner,) = [o for o in report["owners"].values() if o["tracks"]]
     assert owner["tracks"] == [[f"Walk{i}"] for i in range(5)]
     assert owner["active"] == "Walk4"
+
+
+def test_switching_actions_in_a_fresh_session_does_not_crash(tmp_path):
+    """4.4+: switching or clearing an action whose slot was assigned before the
+    dependency graph was evaluated crashed Blender (bpy module, ``blender -b``);
+    compat.assign_action and keep_actions settle the slot users first. In a child
+    process: a crash is a signal, not an exception."""
+    from rigport.tests.support import ROOT
+
+    script = textwrap.dedent(
+        """
+        import importlib.util, os, sys
+        root = sys.argv[1]
+        spec = importlib.util.spec_from_file_location(
+            "rigport", os.path.join(root, "__init__.py"), submodule_search_locations=[root])
+        rigport = importlib.util.module_from_spec(spec)
+        sys.modules["rigport"] = rigport
+        spec.loader.exec_module(rigport)
+        import bpy
+        from rigport.operators.blender import compat
+        from rigport.operators.blender.actions import keep_actions
+        arm = bpy.data.objects.new("Arm", bpy.data.armatures.new("Arm"))
+        bpy.context.scene.collection.objects.link(arm)
+        def action(name):
+            a = bpy.data.actions.new(name)
+            compat.new_fcurve(a, "location", 0, "g").keyframe_points.insert(1, 0.0)
+            return a
+        compat.assign_action(arm, action("a"))
+        compat.assign_action(arm, action("b"))
+        undo = keep_actions(arm, [action("c")])
+        undo()
+        print("SURVIVED", arm.animation_data.action.name, flush=True)
+        os._exit(0)
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "SURVIVED b" in proc.stdout
