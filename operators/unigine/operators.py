@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import bpy
@@ -84,6 +84,10 @@ class AnimImport:
     how: str
     warnings: list[str]
     undo: Callable[[], None]
+
+    def __iter__(self) -> Iterator:
+        """Unpacks as ``(armature, actions, how)``, what the import returned before."""
+        return iter((self.armature, self.actions, self.how))
 
 
 def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS) -> AnimImport:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import bpy
@@ -67,6 +67,10 @@ class AnimationImport:
     how: str
     warnings: list[str]
     undo: Callable[[], None]
+
+    def __iter__(self) -> Iterator:
+        """Unpacks as ``(armature, action, how)``, what the import returned before."""
+        return iter((self.armature, self.action, self.how))
 
     def messages(self) -> list[str]:
         """The operator's report lines (``warning: `` prefixed for warnings)."""
