@@ -12,7 +12,6 @@ from bpy.props import CollectionProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
 from ..io_formats.codec import FormatError
-from .blender import compat
 
 
 def selected_paths(op) -> list[str]:
@@ -92,29 +91,6 @@ class ImportFiles(ImportHelper):
                         self.report({"INFO"}, f"{name}: {m}")
                 progress.update(i + 1)
         return {"FINISHED"}
-
-
-def current_action(obj) -> bpy.types.Action | None:
-    return obj.animation_data.action if obj.animation_data is not None else None
-
-
-def take_back_action(armature, action, previous) -> None:
-    """Undo putting ``action`` on ``armature`` (whose action was ``previous``): the
-    NLA tracks that hold it go too. (Importers use the take-back
-    :func:`~.blender.actions.keep_actions` returns; this is for one action.)"""
-    try:
-        compat.settle_action_slots()
-        ad = armature.animation_data
-        if ad is not None:
-            if ad.action == action:
-                ad.action = None
-            for track in [t for t in ad.nla_tracks if any(s.action == action for s in t.strips)]:
-                ad.nla_tracks.remove(track)
-            if previous is not None and ad.action is None:
-                compat.assign_action(armature, previous)
-        bpy.data.actions.remove(action)
-    except (ReferenceError, RuntimeError):  # already gone
-        pass
 
 
 def report_export(op, export: Callable[[], list[str]]) -> set[str]:
