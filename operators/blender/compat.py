@@ -51,9 +51,44 @@ def fcurves(action: bpy.types.Action) -> list:
 
 def assign_action(obj: bpy.types.Object, action: bpy.types.Action) -> None:
     ad = obj.animation_data or obj.animation_data_create()
+    if ad.action is not None and ad.action != action:
+        settle_action_slots()  # switching unassigns the old action: see there
     ad.action = action
     if HAS_SLOTS and action.slots and getattr(ad, "action_slot", None) is None:
         ad.action_slot = action.slots[0]
+
+
+def slot_of(holder) -> object | None:
+    """The action slot ``holder`` (AnimData or NlaStrip) plays (4.4+; None on 4.2)."""
+    return getattr(holder, "action_slot", None) if HAS_SLOTS else None
+
+
+def set_slot(holder, action: bpy.types.Action, slot=None) -> None:
+    """Make ``holder`` (AnimData or NlaStrip) play ``slot`` of ``action``, else the
+    action's first slot when Blender picked none. 4.4+ slotted actions only:
+    4.2's actions have no slots."""
+    if not HAS_SLOTS or not action.slots:
+        return
+    if slot is not None and slot in action.slots.values():
+        holder.action_slot = slot
+    elif holder.action_slot is None:
+        holder.action_slot = action.slots[0]
+
+
+def settle_action_slots() -> None:
+    """Bring Blender's slot-to-user map up to date before actions are unassigned.
+
+    4.4+ (checked on 4.5.15, 5.0.1, 5.2.3): in a session whose dependency graph
+    has not been evaluated since actions were assigned (the bpy module, ``blender
+    -b``), unassigning an action whose slot was assigned crashes Blender. A
+    dependency graph update rebuilds the map; the UI does it on every redraw."""
+    if not HAS_SLOTS:
+        return
+    layer = bpy.context.view_layer
+    if layer is None and bpy.data.scenes and bpy.data.scenes[0].view_layers:
+        layer = bpy.data.scenes[0].view_layers[0]
+    if layer is not None:
+        layer.depsgraph.update()
 
 
 def set_shape_key_coords(key_block, flat) -> None:

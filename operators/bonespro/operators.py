@@ -22,8 +22,9 @@ from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, formats, structure
 from ...io_formats.bonespro.euler import ORDERS
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Scene
-from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import Built, build_action, build_scene
 from ..blender.extract import extract_skeleton, read_prop
 from ..common import (
@@ -36,7 +37,6 @@ from ..common import (
     read_bytes,
     report_export,
     selected_paths,
-    take_back_action,
 )
 from .rig import (
     bone_order,
@@ -236,16 +236,9 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
             "box sizes change over the frames: kept per frame, written back only for "
             "the same frames"
         )
-    previous = armature.animation_data.action if armature.animation_data else None
     action = build_action(armature, neutral, fps)
-    compat.assign_action(armature, action)
-    return {
-        "target": armature,
-        "action": action,
-        "how": how,
-        "warnings": warnings,
-        "previous": previous,
-    }
+    undo = keep_actions(armature, [action])
+    return {"target": armature, "action": action, "how": how, "warnings": warnings, "undo": undo}
 
 
 def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="") -> dict:
@@ -272,6 +265,7 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
             obj[SOURCE_MESH] = source.name
         context.collection.objects.link(obj)
         action = frame_shape_keys(context, obj, positions, a.frames(), name)
+        keep_actions(obj.data.shape_keys, [action])
         header = convert.header(a)
         action[HEADER] = json.dumps(header)
         obj[HEADER] = json.dumps(header)
@@ -304,6 +298,15 @@ def _file_name(name: str, warnings: list[str]) -> str:
 
 def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
     """The armature's rest pose and the mesh's weights as a structure file."""
+    if armature is None:
+        raise FormatError(
+            "a BonesPro structure is a skeleton with its vertex weights: there is no "
+            "armature to export (import or select one)",
+            None,
+            path,
+        )
+    if not armature.data.bones:
+        raise FormatError(f"armature {armature.name!r} has no bones to export", None, path)
     warnings = []
     names = bone_order(armature)
     skeleton = extract_skeleton(armature)
@@ -331,8 +334,7 @@ def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
         if (counts == 0).any():
             warnings.append(f"{int((counts == 0).sum())} vertices have no bone weights")
     s = convert.scene_to_structure(skeleton, positions, counts, bones, weights, lengths)
-    with open(path, "wb") as fh:
-        fh.write(structure.write(s))
+    write_atomic(path, lambda: structure.write(s))
     return warnings
 
 
@@ -457,8 +459,7 @@ def export_anim_file(
                 scale = np.linalg.norm(bones[..., :3, :3], axis=-2)
                 if np.abs(scale - 1).max() > 1e-5:
                     warnings.append("Euler angles hold no scale: the bones' scale is not written")
-    with open(path, "wb") as fh:
-        fh.write(anim_file.write(out))
+    write_atomic(path, lambda: anim_file.write(out))
     return warnings
 
 
@@ -547,7 +548,7 @@ def _undo_anim(result: dict) -> None:
     action = result["action"]
     target = result["target"]
     if target.type == "ARMATURE":
-        take_back_action(target, action, result.get("previous"))
+        result["undo"]()
     else:
         me = target.data
         bpy.data.objects.remove(target)
@@ -737,7 +738,7 @@ def _batch_import_structure(context, path: str, state: dict, options: dict) -> s
 def _batch_export_structure(context, path: str, state: dict, options: dict) -> str:
     meshes = batch_meshes(state)
     warnings = export_structure_file(
-        context, path, state["armature"], meshes[0] if meshes else None
+        context, path, state.get("armature"), meshes[0] if meshes else None
     )
     return batch_notes(warnings)
 

@@ -19,6 +19,7 @@ from ...io_formats.mrtk import keys as kc
 from ...io_formats.mrtk.convert import DIRECTION, ImportPlan
 from ...io_formats.mrtk.recording import JOINTS
 from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import Built
 
 ROLE = "mrtk_role"
@@ -201,7 +202,7 @@ def build_recording(
             stored[c.target][curve_key(c.data_path, c.index)] = item.record
         for role, action in actions.items():
             action[CURVES] = stored[role]
-            compat.assign_action(out.objects[role], action)
+            keep_actions(out.objects[role], [action])
         for m in plan.markers:
             marker = context.scene.timeline_markers.new(m.name, frame=round(m.time * fps))
             out.markers.append(marker)

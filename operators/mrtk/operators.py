@@ -10,6 +10,7 @@ from bpy.props import EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.mrtk import recording
 from ...io_formats.mrtk.convert import ExportOptions, export_recording, import_recording
 from ..common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes, report_export
@@ -85,9 +86,7 @@ def export_mrtk_file(
     opts = ExportOptions(major, minor, layout, axes == "BLENDER", fps, tolerance)
     rec, more = export_recording(curves, set(objects), marks, opts)
     warnings += more
-    data = recording.write(rec)
-    with open(path, "wb") as fh:
-        fh.write(data)
+    write_atomic(path, lambda: recording.write(rec))
     return warnings
 
 
