@@ -361,7 +361,7 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
         "rw_atomic_tail": atomic.struct_tail.hex(),
         "rw_geometry": {
             "flags": int(geo.flags),
-            "surface": None if geo.surface is None else list(geo.surface),
+            "surface": None if geo.surface is None else [float(v) for v in geo.surface],
             "spheres": [mt.sphere.tolist() for mt in geo.morph_targets],
             "fingerprint": geometry_fingerprint(nv, tris, mats),
             "bin_mesh_flags": None if geo.bin_mesh is None else geo.bin_mesh.flags,
@@ -400,7 +400,7 @@ def _material(m: Material, clump_name: str, slot: int) -> MaterialInfo:
         "rw_material": {
             "flags": m.flags,
             "unused": m.unused,
-            "surface": None if m.surface is None else list(m.surface),
+            "surface": None if m.surface is None else [float(v) for v in m.surface],
             "extension": raw_list(m.extension.items),
         }
     }

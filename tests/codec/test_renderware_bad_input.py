@@ -229,3 +229,24 @@ def test_import_checks_material_ids_and_hierarchy():
     last_id = hanim + 20 + 12 * (n - 1)
     with pytest.raises(FormatError, match="node ID 999 belongs to no frame"):
         clump_import.import_clump(dff.read(patched(ped, last_id, 999)).clump, "x")
+
+
+SNAN = struct.pack("<I", 0x7F800001)
+SENTINEL = 1234.5678  # a float32 value no sample file holds by chance
+
+
+@pytest.mark.parametrize("component", [0, 1, 2])
+def test_signalling_nan_in_material_surface_survives(component):
+    """Ambient, specular and diffuse are float32 fields: a signalling NaN in one of them
+    must come back with its exact bits (a Python float would make it quiet)."""
+    f = samples.static_clump("SA", atomics=1)
+    material = f.clumps[0].geometries()[0].material_list.materials[0]
+    surface = [1.0, 1.0, 1.0]
+    surface[component] = SENTINEL
+    material.surface = tuple(surface)
+    data = dff.write(f)
+    mark = struct.pack("<f", SENTINEL)
+    assert data.count(mark) == 1
+    data = data.replace(mark, SNAN)
+    assert dff.write(dff.read(data)) == data
+    clump_import.import_dff(dff.read(data), "snan")  # the import keeps plain floats
