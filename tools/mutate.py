@@ -158,6 +158,8 @@ def targets() -> dict[str, Target]:
     def run_bp_anim(data: bytes) -> None:
         a = codec("bonespro.animation", data)
         bp_convert.header(a)
+        if a.frame_count == 0 or a.mode == bp_anim.MESH_ABSOLUTE:
+            return  # the importer refuses no frames; Mesh (absolute) needs no bones
         parents = np.arange(a.bone_count, dtype=np.int32) - 1  # a chain, as on an armature
         names = [f"bone{i}" for i in range(a.bone_count)]
         if a.mode == bp_anim.BONES:
@@ -498,7 +500,9 @@ def main(argv: list[str] | None = None) -> int:
     for key, i, name, data, outcome, detail in failures:
         stem = out / f"{key}-s{args.seed}-{i}-{outcome}"
         (stem.parent / (stem.name + all_targets[key].ext)).write_bytes(data)
-        (stem.parent / (stem.name + ".txt")).write_text(f"seed file {name}\n{outcome}: {detail}\n")
+        (stem.parent / (stem.name + ".reason")).write_text(
+            f"seed file {name}\n{outcome}: {detail}\n"
+        )
     print(f"{'format':20} " + " ".join(f"{o:>11}" for o in OUTCOMES) + "  slowest CPU s")
     for k in keys:
         row = " ".join(f"{totals[k][o]:>11}" for o in OUTCOMES)

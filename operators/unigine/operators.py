@@ -77,7 +77,10 @@ def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS
     """Every animation of one .anim as an action on ``armature`` (or the armature that
     fits); returns the armature, the actions and how the armature was chosen."""
     native = _parse(anim, path)
-    anims = import_anim_file(native, os.path.basename(path), fps)
+    try:
+        anims = import_anim_file(native, os.path.basename(path), fps)
+    except FormatError as err:
+        raise err.with_path(path) from None
     how = "the given armature"
     if armature is None:
         armature, how = find_target_armature(context, [b.name for b in native.bones])

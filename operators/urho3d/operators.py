@@ -73,7 +73,10 @@ def import_mdl_data(context, data: bytes, path: str, all_lods: bool = False, con
 
 def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, convert: bool = True):
     name = os.path.splitext(os.path.basename(path))[0]
-    scene = import_model(model, name, all_lods=all_lods, convert=convert)
+    try:
+        scene = import_model(model, name, all_lods=all_lods, convert=convert)
+    except FormatError as err:
+        raise err.with_path(path) from None
     return build_scene(context, scene)
 
 
@@ -107,7 +110,10 @@ def build_animation(
     convert: bool = True,
     fps: float | None = None,
 ):
-    neutral = import_animation(anim, convert)
+    try:
+        neutral = import_animation(anim, convert)
+    except FormatError as err:
+        raise err.with_path(path) from None
     how = "the given armature"
     if armature is None:
         armature, how = find_target_armature(context, [t.bone for t in neutral.tracks])
