@@ -236,14 +236,18 @@ def targets() -> dict[str, Target]:
         return _small(seeds, small)
 
     def recordings(small: bool):
-        return [
-            ("gen/full.bin", recording.write(mrtk_samples.sample_recording(keys=3))),
-            (
-                "gen/simple.bin",
-                recording.write(mrtk_samples.sample_recording(layout="simple", keys=2)),
-            ),
-            ("gen/v10.bin", recording.write(mrtk_samples.sample_recording((1, 0), keys=2))),
+        rec = mrtk_samples.sample_recording
+        seeds = [
+            ("gen/camera_gaze.bin", recording.write(rec(keys=3, hands=False))),
+            ("gen/simple.bin", recording.write(rec(layout="simple", keys=2, hands=False))),
+            ("gen/hands.bin", recording.write(rec(keys=1, camera=False, gaze=False))),
         ]
+        if not small:  # hands: 364 curves, ten times the time per mutant
+            seeds += [
+                ("gen/full.bin", recording.write(rec(keys=3))),
+                ("gen/v10.bin", recording.write(rec((1, 0), keys=2))),
+            ]
+        return seeds
 
     def structures(small: bool):
         s = bp_samples.structure(12, names=["root", "spine", "arm", "leg"], parents=[-1, 0, 1, 0])

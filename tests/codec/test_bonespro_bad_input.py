@@ -260,3 +260,14 @@ def test_frames_that_hold_nothing_are_limited(mode):
     a = A.read(data)
     assert a.frame_count == A.EMPTY_FRAME_LIMIT
     assert A.read(A.write(a)).frame_count == A.EMPTY_FRAME_LIMIT
+
+
+def test_singular_bone_transform_names_the_bone():
+    """A zero bone transform has no inverse bind matrix: once a LinAlgError."""
+    from rigport.io_formats.bonespro import convert
+
+    s = samples.structure(n_vertices=6, seed=1)
+    s.bone_transforms[2] = 0.0
+    s = structure.read(structure.write(s))
+    with pytest.raises(FormatError, match=f"bone 2 <{s.names[2]}>: its transform is singular"):
+        convert.structure_to_scene(s, "rig")
