@@ -183,7 +183,10 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     warnings: list[str] = []
     if a.mode == anim_file.MESH_ABSOLUTE:
         positions = a.positions
-        return _mesh_animation(context, a, positions, name, mesh, None, warnings)
+        try:
+            return _mesh_animation(context, a, positions, name, mesh, None, warnings)
+        except FormatError as err:
+            raise err.with_path(path) from None
     try:
         armature, how = _armature_for(context, a.bone_count, armature)
     except FormatError as err:
@@ -212,7 +215,10 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
             )
             first = np.where(missing[0][:, None], 0.0, positions[0])
             positions = np.where(missing[..., None], first[None], positions)
-        return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
+        try:
+            return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
+        except FormatError as err:
+            raise err.with_path(path) from None
     r = context.scene.render
     fps = r.fps / r.fps_base
     neutral, shear = convert.bones_to_neutral(a, names, parents, fps, name)

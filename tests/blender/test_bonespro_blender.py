@@ -521,3 +521,17 @@ def test_mesh_absolute_frames_survive_a_save(blank_blend, tmp_path):
     for f in range(6):
         bpy.context.scene.frame_set(1 + f)
         np.testing.assert_allclose(world_positions(obj, evaluated=True), a.positions[f], atol=1e-5)
+
+
+def test_mesh_absolute_beyond_what_can_be_indexed_is_refused(blank_blend, tmp_path, monkeypatch):
+    """Geometry Nodes index the frames in float32: more positions than 2**24 are refused
+    with the file's name (the limit is lowered here to keep the file small)."""
+    from rigport.operators.bonespro import rig
+
+    monkeypatch.setattr(rig, "MAX_FRAME_POINTS", 100)
+    bpy = blank_blend
+    path, _ = _mesh_absolute_file(tmp_path, 11, 10)
+    before = _blend_state(bpy)
+    with pytest.raises(RuntimeError, match="frames11.txt.*110 positions, more than the 100"):
+        bpy.ops.import_anim.bonespro_anim(filepath=path)
+    assert _blend_state(bpy) == before
