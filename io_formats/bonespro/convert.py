@@ -139,9 +139,7 @@ def structure_to_scene(s: Structure, name: str) -> Scene:
         }
         for i in range(len(s.names))
     ]
-    skeleton = Skeleton(
-        list(s.names), s.parents.astype(np.int32), t, q, sc, inverse_bind, extras
-    )
+    skeleton = Skeleton(list(s.names), s.parents.astype(np.int32), t, q, sc, inverse_bind, extras)
     nv = len(s.positions)
     width = int(s.weight_counts.max(initial=0))
     joints = np.full((nv, width), -1, np.int32)
