@@ -480,23 +480,29 @@ def main(argv: list[str] | None = None) -> int:
     slowest = dict.fromkeys(keys, 0.0)
     failures: list = []
     began = time.monotonic()
-    if args.jobs > 1:
-        import multiprocessing
 
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(args.jobs, initializer=_limit_memory, initargs=(args.memory_mb,)) as pool:
-            results = pool.imap_unordered(_work, tasks)
-            for key, counts, fails, slow in results:
-                totals[key].update(counts)
-                slowest[key] = max(slowest[key], slow)
-                failures += [(key, *f) for f in fails]
-    else:
-        _limit_memory(args.memory_mb)
-        for task in tasks:
-            key, counts, fails, slow = _work(task)
-            totals[key].update(counts)
-            slowest[key] = max(slowest[key], slow)
-            failures += [(key, *f) for f in fails]
+    def add(result: tuple) -> None:
+        key, counts, fails, slow = result
+        totals[key].update(counts)
+        slowest[key] = max(slowest[key], slow)
+        failures.extend((key, *f) for f in fails)
+        done = sum(sum(c.values()) for c in totals.values())
+        print(f"{done} of {len(keys) * args.count} mutants", file=sys.stderr, flush=True)
+
+    try:
+        if args.jobs > 1:
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(args.jobs, _limit_memory, (args.memory_mb,)) as pool:
+                for result in pool.imap_unordered(_work, tasks):
+                    add(result)
+        else:
+            _limit_memory(args.memory_mb)
+            for task in tasks:
+                add(_work(task))
+    except KeyboardInterrupt:  # report what was done so far
+        print("interrupted: the counts below are of the mutants done", file=sys.stderr)
 
     out = Path(args.out)
     if failures:
