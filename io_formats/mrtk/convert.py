@@ -171,7 +171,10 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
         "layout": rec.layout,
         "axes": "BLENDER" if convert else "UNITY",
     }
-    plan = ImportPlan(roles, out, list(rec.markers), meta)
+    # Marker times are float32 scalars with their exact bits (for the codec): the plan
+    # gets Python floats.
+    markers = [replace(m, time=float(m.time)) for m in rec.markers]
+    plan = ImportPlan(roles, out, markers, meta)
     overlong = sum(
         len(kc.overlong_segments(c.curve.handle_left, c.curve.handle_right, c.curve.co))
         for c in out

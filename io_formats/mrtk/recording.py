@@ -189,7 +189,7 @@ def _flag(r: Reader, what: str) -> bool:
 
 
 def _marker(r: Reader) -> Marker:
-    time = r.f32()
+    time = r.f32_exact()
     n = r.uleb7()
     r.need(n, "marker name")
     return Marker(time, r.bytes(n).decode("utf-8", "surrogateescape"))

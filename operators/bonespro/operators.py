@@ -41,7 +41,7 @@ from ..common import (
 from .rig import (
     bone_order,
     bone_parents,
-    frame_shape_keys,
+    frame_positions,
     get_weights,
     sample_frames,
     set_weights,
@@ -87,7 +87,10 @@ def import_structure_file(context, path: str, weights_to: str = "AUTO") -> tuple
     mesh. Returns what was built and messages; a failure leaves nothing behind."""
     s = _read(path, "structure")
     name = os.path.splitext(os.path.basename(path))[0]
-    scene = convert.structure_to_scene(s, name)
+    try:
+        scene = convert.structure_to_scene(s, name)
+    except FormatError as err:
+        raise err.with_path(path) from None
     target = context.view_layer.objects.active
     messages = []
     use_active = (
@@ -170,8 +173,9 @@ def _mesh_for(context, nv: int, armature=None) -> bpy.types.Object | None:
 
 
 def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
-    """Bones mode: an action on the armature. Mesh modes: a copy of the mesh with one
-    shape key per frame. Returns ``target``, ``action``, ``how`` and ``warnings``."""
+    """Bones mode: an action on the armature. Mesh modes: a copy of the mesh whose
+    Geometry Nodes modifier shows each frame's positions (``frames``; ``action`` is
+    None). Returns ``target``, ``action``, ``frames``, ``how`` and ``warnings``."""
     a = _read(path, "animation")
     if a.frame_count == 0:
         raise FormatError("the animation has no frames (Nf is 0): nothing to import", None, path)
@@ -179,7 +183,10 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     warnings: list[str] = []
     if a.mode == anim_file.MESH_ABSOLUTE:
         positions = a.positions
-        return _mesh_animation(context, a, positions, name, mesh, None, warnings)
+        try:
+            return _mesh_animation(context, a, positions, name, mesh, None, warnings)
+        except FormatError as err:
+            raise err.with_path(path) from None
     try:
         armature, how = _armature_for(context, a.bone_count, armature)
     except FormatError as err:
@@ -208,7 +215,10 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
             )
             first = np.where(missing[0][:, None], 0.0, positions[0])
             positions = np.where(missing[..., None], first[None], positions)
-        return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
+        try:
+            return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
+        except FormatError as err:
+            raise err.with_path(path) from None
     r = context.scene.render
     fps = r.fps / r.fps_base
     neutral, shear = convert.bones_to_neutral(a, names, parents, fps, name)
@@ -252,7 +262,7 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
         me.vertices.add(a.vertex_count)
         how = how or "a new vertex-only mesh"
     obj = bpy.data.objects.new(me.name, me)
-    action = None
+    frames = None
     try:
         if me.shape_keys is not None:
             obj.shape_key_clear()
@@ -264,18 +274,15 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
                 obj.vertex_groups.new(name=g.name)
             obj[SOURCE_MESH] = source.name
         context.collection.objects.link(obj)
-        action = frame_shape_keys(context, obj, positions, a.frames(), name)
-        keep_actions(obj.data.shape_keys, [action])
-        header = convert.header(a)
-        action[HEADER] = json.dumps(header)
-        obj[HEADER] = json.dumps(header)
+        frames = frame_positions(obj, positions, a.frames(), name)
+        obj[HEADER] = json.dumps(convert.header(a))
     except Exception:
-        if action is not None:
-            bpy.data.actions.remove(action)
+        if frames is not None:
+            frames.remove()
         bpy.data.objects.remove(obj)
         bpy.data.meshes.remove(me)
         raise
-    return {"target": obj, "action": action, "how": how, "warnings": warnings}
+    return {"target": obj, "action": None, "frames": frames, "how": how, "warnings": warnings}
 
 
 # ------------------------------------------------------------------ export
@@ -539,20 +546,20 @@ def _import_any(context, path: str, weights_to: str = "AUTO") -> tuple[str, list
 
 
 def _anim_messages(result: dict) -> list[str]:
-    return [f"{result['action'].name} on {result['target'].name} ({result['how']})"] + [
+    made = result["action"] or result["frames"].node_group
+    return [f"{made.name} on {result['target'].name} ({result['how']})"] + [
         f"warning: {w}" for w in result["warnings"]
     ]
 
 
 def _undo_anim(result: dict) -> None:
-    action = result["action"]
     target = result["target"]
     if target.type == "ARMATURE":
         result["undo"]()
     else:
         me = target.data
         bpy.data.objects.remove(target)
-        bpy.data.actions.remove(action)
+        result["frames"].remove()
         bpy.data.meshes.remove(me)
 
 
@@ -586,8 +593,8 @@ class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
 
 
 class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles):
-    """Import BonesPro animation exports (.txt): an action (Bones mode) or per-frame
-    shape keys (Mesh modes)"""
+    """Import BonesPro animation exports (.txt): an action (Bones mode) or a mesh that
+    shows each frame's positions (Mesh modes)"""
 
     bl_idname = "import_anim.bonespro_anim"
     bl_label = "Import BonesPro Animation"

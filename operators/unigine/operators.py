@@ -95,7 +95,10 @@ def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS
     fits), kept through a save (:func:`keep_actions`, the last one active); refused
     when none of its animated bones is in the armature."""
     native = _parse(anim, path)
-    anims = import_anim_file(native, os.path.basename(path), fps)
+    try:
+        anims = import_anim_file(native, os.path.basename(path), fps)
+    except FormatError as err:
+        raise err.with_path(path) from None
     bones = [t.bone for a in anims for t in a.tracks] or [b.name for b in native.bones]
     armature, how, warnings = fit_armature(context, path, bones, armature)
     actions = []

@@ -151,7 +151,10 @@ def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, co
     """Build ``model``; with every LOD, the levels after 0 are hidden in the viewport
     (they are still exported)."""
     name = os.path.splitext(os.path.basename(path))[0]
-    scene = import_model(model, name, all_lods=all_lods, convert=convert)
+    try:
+        scene = import_model(model, name, all_lods=all_lods, convert=convert)
+    except FormatError as err:
+        raise err.with_path(path) from None
     built = build_scene(context, scene)
     for obj in built.objects:
         if obj.type == "MESH" and int(obj.get("urho_lod", 0)) > 0:
@@ -214,7 +217,10 @@ def build_animation(
 ) -> AnimationImport:
     """One animation as an action on ``armature`` (else the armature that fits),
     kept through a save (:func:`keep_actions`); refused when it fits no bone."""
-    neutral = import_animation(anim, convert)
+    try:
+        neutral = import_animation(anim, convert)
+    except FormatError as err:
+        raise err.with_path(path) from None
     armature, how, warnings = fit_armature(
         context, path, [t.bone for t in neutral.tracks], armature
     )
