@@ -239,6 +239,8 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     previous = armature.animation_data.action if armature.animation_data else None
     action = build_action(armature, neutral, fps)
     compat.assign_action(armature, action)
+    if armature.name in context.view_layer.objects:
+        _make_active(context, armature)
     return {
         "target": armature,
         "action": action,
@@ -246,6 +248,14 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
         "warnings": warnings,
         "previous": previous,
     }
+
+
+def _make_active(context, obj) -> None:
+    """Select ``obj`` alone and make it active, as Blender's importers leave what they made."""
+    for other in context.view_layer.objects.selected:
+        other.select_set(False)
+    obj.select_set(True)
+    context.view_layer.objects.active = obj
 
 
 def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="") -> dict:
@@ -275,6 +285,7 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
         header = convert.header(a)
         action[HEADER] = json.dumps(header)
         obj[HEADER] = json.dumps(header)
+        _make_active(context, obj)  # what File > Export then writes by default
     except Exception:
         if action is not None:
             bpy.data.actions.remove(action)
@@ -372,7 +383,8 @@ def export_anim_file(
         and mesh.data.shape_keys.animation_data
     ):
         shape_action = mesh.data.shape_keys.animation_data.action
-    stored = _stored_header(action, shape_action, mesh)
+    # A mesh animation's own settings come first: it is what the user picked.
+    stored = _stored_header(shape_action, mesh, action)
     h = {
         "mode": anim_file.BONES,
         "system": anim_file.ABSOLUTE,
