@@ -39,8 +39,12 @@ def _segment_lengths(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if k < 2:
         one = np.ones(k)
         return one, one
-    dt = np.diff(t)
-    return np.concatenate([dt[:1], dt]), np.concatenate([dt, dt[-1:]])
+    before, after = np.empty(k), np.empty(k)
+    np.subtract(t[1:], t[:-1], out=before[1:])
+    before[0] = before[1]
+    after[:-1] = before[1:]
+    after[-1] = before[-1]
+    return before, after
 
 
 def _weights(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,12 +64,12 @@ def _pairs(x: np.ndarray, y: np.ndarray, dtype=np.float64) -> np.ndarray:
 def _unity_sides(keys: np.ndarray, sign: float, boolean: bool):
     """Key times, values, handle x and y (seconds, float64) and interpolation codes."""
     k = len(keys)
-    t = keys["time"].astype(np.float64)
-    v = keys["value"].astype(np.float64)
-    if sign != 1.0:
-        v *= sign
-    before, after = _segment_lengths(t)
     if keys.dtype.names == SIMPLE_KEY.names:
+        t = keys["time"].astype(np.float64)
+        v = keys["value"].astype(np.float64)
+        if sign != 1.0:
+            v *= sign
+        before, after = _segment_lengths(t)
         slope_after = np.zeros(k)
         if k > 1 and not boolean:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -81,21 +85,32 @@ def _unity_sides(keys: np.ndarray, sign: float, boolean: bool):
         ly, ry = v - slope_before * before * THIRD, v + slope_after * after * THIRD
         interp = np.full(k, CONSTANT if boolean else LINEAR, np.uint8)
         return t, v, lx, ly, rx, ry, interp
-    win, wout = _weights(keys)
-    tin = keys["in_tangent"].astype(np.float64)
-    tout = keys["out_tangent"].astype(np.float64)
+    # the six float fields in one pass, as contiguous float64 rows
+    fields = np.ascontiguousarray(keys).view("<f4").reshape(k, 7)[:, :6]
+    t, v, tin, tout, win, wout = np.ascontiguousarray(fields.T, np.float64)
+    mode = keys["weighted_mode"]
+    win[(mode & WEIGHTED_IN) == 0] = THIRD
+    wout[(mode & WEIGHTED_OUT) == 0] = THIRD
     if sign != 1.0:
+        v *= sign
         tin *= sign
         tout *= sign
     inf_in, inf_out = np.isinf(tin), np.isinf(tout)
-    lx, rx = t - win * before, t + wout * after
-    ly = v - np.where(inf_in, 0.0, tin) * win * before
-    ry = v + np.where(inf_out, 0.0, tout) * wout * after
+    tin[inf_in] = 0.0
+    tout[inf_out] = 0.0
+    before, after = _segment_lengths(t)
+    tin *= win  # (tangent * weight) * length, the order the float64 results depend on
+    tin *= before
+    tout *= wout
+    tout *= after
+    win *= before
+    wout *= after
+    lx, rx = np.subtract(t, win, out=win), np.add(t, wout, out=wout)
+    ly, ry = np.subtract(v, tin, out=tin), np.add(v, tout, out=tout)
     interp = np.full(k, BEZIER, np.uint8)
     if k:
-        step = inf_out.copy()
-        step[:-1] |= inf_in[1:]
-        interp[step] = CONSTANT
+        inf_out[:-1] |= inf_in[1:]
+        interp[inf_out] = CONSTANT
     return t, v, lx, ly, rx, ry, interp
 
 

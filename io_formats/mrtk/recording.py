@@ -72,7 +72,8 @@ HAND_STATES = ("tracked.left", "tracked.right", "pinch.left", "pinch.right")
 
 @dataclass
 class Curve:
-    """One Unity AnimationCurve: wrap modes and keys (FULL_KEY or SIMPLE_KEY records)."""
+    """One Unity AnimationCurve: wrap modes and keys (FULL_KEY or SIMPLE_KEY records;
+    read-only views of the file's bytes after :func:`read`)."""
 
     pre_wrap: int
     post_wrap: int
@@ -165,7 +166,9 @@ def _curve(r: Reader, dtype: np.dtype) -> Curve:
     post = _wrap(r, "post")
     n = r.count(r.i32(), dtype.itemsize, "keyframe")
     keys_at = r.pos
-    keys = r.array(dtype, n, "keyframes")
+    r.need(n * dtype.itemsize, "keyframes")
+    keys = np.frombuffer(r.data, dtype, n, keys_at)  # a read-only view: 14 M keys, no copy
+    r.pos += n * dtype.itemsize
     if "weighted_mode" in dtype.names and n:
         bad = np.flatnonzero((keys["weighted_mode"] < 0) | (keys["weighted_mode"] > 3))
         if len(bad):

@@ -110,9 +110,7 @@ def extract_curves(
             key = curve_key(fc.data_path, fc.array_index)
             record = stored.get(key) if stored is not None else None
             wraps = kept_wraps.get(key) if kept_wraps is not None else None
-            bc, odd = read_fcurve(
-                fc, record if isinstance(record, bytes) else None, wraps, table
-            )
+            bc, odd = read_fcurve(fc, record if isinstance(record, bytes) else None, wraps, table)
             eased += odd
             curves[(role, fc.data_path, fc.array_index)] = bc
     if eased:
