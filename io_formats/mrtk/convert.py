@@ -296,6 +296,18 @@ def _handles_match(
     return same | nudged
 
 
+def _shaping_handles(interp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per key: whether its left and right handles shape the curve (Bezier keys and the
+    side of a Bezier segment); the handles of lines and steps shape nothing, and the
+    import sets none for curves without Bezier keys."""
+    bez = np.asarray(interp) == kc.BEZIER
+    left = bez.copy()
+    left[1:] = bez[:-1]
+    if len(bez):
+        left[0] = bez[0]
+    return left, bez
+
+
 def _expected(stored: Curve, fps: float, sign: float, boolean: bool):
     """What the import put into Blender for ``stored``: float32 frames and codes."""
     return kc.unity_to_frames(stored.keys, fps, sign, boolean)
@@ -305,12 +317,13 @@ def _unchanged(bc: BlenderCurve, expected) -> bool:
     eco, ehl, ehr, interp = expected
     if len(eco) != len(bc.co):
         return False
+    if not (np.array_equal(eco, bc.co) and np.array_equal(interp, bc.interpolation)):
+        return False
+    left, right = _shaping_handles(interp)
     x = eco[:, 0]
     return bool(
-        np.array_equal(eco, bc.co)
-        and np.array_equal(interp, bc.interpolation)
-        and _handles_match(ehl, bc.handle_left, x, -1.0, bc.handle_min_x).all()
-        and _handles_match(ehr, bc.handle_right, x, 1.0, bc.handle_min_x).all()
+        (_handles_match(ehl, bc.handle_left, x, -1.0, bc.handle_min_x) | ~left).all()
+        and (_handles_match(ehr, bc.handle_right, x, 1.0, bc.handle_min_x) | ~right).all()
     )
 
 
@@ -329,10 +342,11 @@ def _kept_keys(bc: BlenderCurve, expected):
     pos = np.minimum(np.searchsorted(eco[:, 0], bc.co[:, 0]), n - 1)
     cur_interp = np.asarray(bc.interpolation)
     x = bc.co[:, 0]
+    left, right = _shaping_handles(cur_interp)
     same = (
         np.all(eco[pos] == bc.co, axis=1)
-        & _handles_match(ehl[pos], bc.handle_left, x, -1.0, bc.handle_min_x)
-        & _handles_match(ehr[pos], bc.handle_right, x, 1.0, bc.handle_min_x)
+        & (_handles_match(ehl[pos], bc.handle_left, x, -1.0, bc.handle_min_x) | ~left)
+        & (_handles_match(ehr[pos], bc.handle_right, x, 1.0, bc.handle_min_x) | ~right)
         & (interp[pos] == cur_interp)
     )
     prev_ok = np.zeros(k, bool)

@@ -16,9 +16,12 @@ shape then differs in Blender until export restores them.
 
 Interpolation is a uint8 code per key (:data:`CONSTANT`, :data:`LINEAR`,
 :data:`BEZIER`): a 10-minute recording has 14 million keys, too many for
-strings. The last key's interpolation governs no segment in Blender; a last
-key whose out tangent is infinite is CONSTANT, so that an export rebuilt from
-Blender's keys gives the infinite tangent back.
+strings. A Unity segment whose two inner sides are weighted with weight 0
+(MRTK's recorder writes every key so) has its control points on its ends: it
+is a straight line, and becomes LINEAR, which needs no handles in Blender.
+The last key's interpolation governs no segment in Blender; a last key whose
+out tangent is infinite is CONSTANT, so that an export rebuilt from Blender's
+keys gives the infinite tangent back.
 """
 
 from __future__ import annotations
@@ -65,32 +68,38 @@ def _unity_sides(keys: np.ndarray, sign: float, boolean: bool):
     """Key times, values, handle x and y (seconds, float64) and interpolation codes."""
     k = len(keys)
     if keys.dtype.names == SIMPLE_KEY.names:
-        t = keys["time"].astype(np.float64)
-        v = keys["value"].astype(np.float64)
+        pairs = np.ascontiguousarray(keys).view("<f4").reshape(k, 2)
+        t, v = np.ascontiguousarray(pairs.T, np.float64)
         if sign != 1.0:
             v *= sign
         before, after = _segment_lengths(t)
         slope_after = np.zeros(k)
         if k > 1 and not boolean:
             with np.errstate(divide="ignore", invalid="ignore"):
-                s = np.diff(v) / np.diff(t)
-            s[~np.isfinite(s)] = 0.0
-            slope_after[:-1] = s
-            slope_after[-1] = s[-1]
+                np.divide(v[1:] - v[:-1], before[1:], out=slope_after[:-1])
+            slope_after[-1] = slope_after[-2]
+            slope_after[~np.isfinite(slope_after)] = 0.0
         slope_before = np.empty_like(slope_after)
         if k:
             slope_before[0] = slope_after[0]
             slope_before[1:] = slope_after[:-1]
         lx, rx = t - before * THIRD, t + after * THIRD
-        ly, ry = v - slope_before * before * THIRD, v + slope_after * after * THIRD
+        slope_before *= before
+        slope_before *= THIRD
+        slope_after *= after
+        slope_after *= THIRD
+        ly, ry = np.subtract(v, slope_before, out=slope_before), np.add(v, slope_after)
         interp = np.full(k, CONSTANT if boolean else LINEAR, np.uint8)
         return t, v, lx, ly, rx, ry, interp
     # the six float fields in one pass, as contiguous float64 rows
     fields = np.ascontiguousarray(keys).view("<f4").reshape(k, 7)[:, :6]
     t, v, tin, tout, win, wout = np.ascontiguousarray(fields.T, np.float64)
     mode = keys["weighted_mode"]
-    win[(mode & WEIGHTED_IN) == 0] = THIRD
-    wout[(mode & WEIGHTED_OUT) == 0] = THIRD
+    weighted_in, weighted_out = (mode & WEIGHTED_IN) != 0, (mode & WEIGHTED_OUT) != 0
+    # both inner control points on the segment's ends: a straight line (MRTK's recorder keys)
+    straight = (weighted_out[:-1] & (wout[:-1] == 0)) & (weighted_in[1:] & (win[1:] == 0))
+    win[~weighted_in] = THIRD
+    wout[~weighted_out] = THIRD
     if sign != 1.0:
         v *= sign
         tin *= sign
@@ -109,6 +118,9 @@ def _unity_sides(keys: np.ndarray, sign: float, boolean: bool):
     ly, ry = np.subtract(v, tin, out=tin), np.add(v, tout, out=tout)
     interp = np.full(k, BEZIER, np.uint8)
     if k:
+        interp[:-1][straight] = LINEAR
+        if k > 1 and straight[-1]:
+            interp[-1] = LINEAR  # the last key follows its segment: the curve is all lines
         inf_out[:-1] |= inf_in[1:]
         interp[inf_out] = CONSTANT
     return t, v, lx, ly, rx, ry, interp
@@ -194,6 +206,12 @@ def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.nda
         tin[1:] = np.where(linear, slope, tin[1:])
         weighted_out[:-1] &= ~linear
         weighted_in[1:] &= ~linear
+        # the outer sides of a curve that starts or ends with a line continue the line
+        # (Blender keeps no handles for lines)
+        if linear[0]:
+            tin[0], weighted_in[0] = slope[0], False
+        if linear[-1]:
+            tout[-1], weighted_out[-1] = slope[-1], False
     step = interp == CONSTANT  # the last key's too: its infinite out tangent is kept
     weighted_out &= ~step
     out["time"] = x / fps
