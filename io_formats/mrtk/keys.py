@@ -197,6 +197,9 @@ def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.nda
     tol_out = 4 * spacing / np.maximum(after, 1e-30) + 1e-7
     weighted_in = np.abs(win - THIRD) > tol_in
     weighted_out = np.abs(wout - THIRD) > tol_out
+    if not np.any(interp == BEZIER):  # lines and steps only: the import set no handles
+        tin[:] = tout[:] = 0.0
+        weighted_in[:] = weighted_out[:] = False
     if k > 1:
         linear = interp[:-1] == LINEAR
         with np.errstate(divide="ignore", invalid="ignore"):
