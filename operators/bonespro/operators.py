@@ -248,7 +248,17 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
         )
     action = build_action(armature, neutral, fps)
     undo = keep_actions(armature, [action])
+    if armature.name in context.view_layer.objects:
+        _make_active(context, armature)
     return {"target": armature, "action": action, "how": how, "warnings": warnings, "undo": undo}
+
+
+def _make_active(context, obj) -> None:
+    """Select ``obj`` alone and make it active, as Blender's importers leave what they made."""
+    for other in context.view_layer.objects.selected:
+        other.select_set(False)
+    obj.select_set(True)
+    context.view_layer.objects.active = obj
 
 
 def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="") -> dict:
@@ -276,6 +286,7 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
         context.collection.objects.link(obj)
         frames = frame_positions(obj, positions, a.frames(), name)
         obj[HEADER] = json.dumps(convert.header(a))
+        _make_active(context, obj)  # what File > Export then writes by default
     except Exception:
         if frames is not None:
             frames.remove()
@@ -381,7 +392,8 @@ def export_anim_file(
         and mesh.data.shape_keys.animation_data
     ):
         shape_action = mesh.data.shape_keys.animation_data.action
-    stored = _stored_header(action, shape_action, mesh)
+    # A mesh animation's own settings come first: it is what the user picked.
+    stored = _stored_header(shape_action, mesh, action)
     h = {
         "mode": anim_file.BONES,
         "system": anim_file.ABSOLUTE,

@@ -535,3 +535,52 @@ def test_mesh_absolute_beyond_what_can_be_indexed_is_refused(blank_blend, tmp_pa
     with pytest.raises(RuntimeError, match="frames11.txt.*110 positions, more than the 100"):
         bpy.ops.import_anim.bonespro_anim(filepath=path)
     assert _blend_state(bpy) == before
+
+
+# ------------------------------------------------------------------ defaults reproduce the file
+@pytest.mark.parametrize("mode", [A.BONES, A.MESH_ABSOLUTE, A.MESH_BONES])
+@pytest.mark.parametrize("with_bones_action", [False, True], ids=["alone", "after bones"])
+def test_default_export_after_import_reproduces_the_file(
+    blank_blend, tmp_path, mode, with_bones_action
+):
+    """Structure, then an animation in any mode (alone, or after the Bones animation of the
+    same motion), then File > Export with every option at its default: the same file.
+
+    A Mesh (bones c.s) file lists vertices in frames of bones that move: without the
+    Bones animation the armature is in its rest pose, which disagrees (the import warns),
+    so only the layout is compared then."""
+    bpy = blank_blend
+    s, path = _rig(tmp_path, n_vertices=25, seed=4)
+    a = samples.animation(s, mode, n_frames=4, first=2, quoted=mode == A.MESH_BONES)
+    assert bpy.ops.import_scene.bonespro_structure(filepath=path) == {"FINISHED"}
+    if with_bones_action:
+        motion = samples.animation(s, A.BONES, n_frames=4, first=2)
+        assert bpy.ops.import_anim.bonespro_anim(
+            filepath=_write(tmp_path, "motion.txt", A.write(motion))
+        ) == {"FINISHED"}
+    assert bpy.ops.import_anim.bonespro_anim(filepath=_write(tmp_path, "anim.txt", A.write(a))) == {
+        "FINISHED"
+    }
+    out = str(tmp_path / "out.txt")
+    assert bpy.ops.export_anim.bonespro_anim(filepath=out) == {"FINISHED"}
+    got = A.read(open(out, "rb").read())
+    header = ("mode", "system", "representation", "euler_order", "angle_units", "quoted")
+    assert [getattr(got, k) for k in header] == [getattr(a, k) for k in header]
+    assert (got.bone_count, got.vertex_count, got.frame_count) == (
+        a.bone_count,
+        a.vertex_count,
+        a.frame_count,
+    )
+    assert (got.first_frame, got.last_frame, got.step) == (a.first_frame, a.last_frame, a.step)
+    if mode == A.MESH_ABSOLUTE:
+        np.testing.assert_allclose(got.positions, a.positions, atol=TOL)
+    elif mode == A.MESH_BONES:
+        np.testing.assert_array_equal(got.block_bones, a.block_bones)
+        np.testing.assert_array_equal(got.block_counts, a.block_counts)
+        np.testing.assert_array_equal(got.block_vertices, a.block_vertices)
+        if with_bones_action:
+            np.testing.assert_allclose(got.block_positions, a.block_positions, atol=1e-4)
+    else:
+        np.testing.assert_allclose(
+            convert.bone_worlds(got, s.parents)[0], convert.bone_worlds(a, s.parents)[0], atol=TOL
+        )
