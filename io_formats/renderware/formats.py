@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..registry import FileFormat
-from . import dff
+from . import dff, ifp
 from .chunks import RawChunk, version_of, version_text
 
 
@@ -52,8 +52,34 @@ def summarize(f: dff.DffFile) -> dict:
     return out
 
 
+def summarize_ifp(f: ifp.IfpFile) -> dict:
+    return {
+        "version": f.version,
+        "name": f.name,
+        "animations": [
+            {
+                "name": a.name,
+                "objects": len(a.objects),
+                "frames": a.frame_count,
+                "compressed": any(o.compressed for o in a.objects),
+            }
+            for a in f.animations
+        ],
+        "trailing_bytes": len(f.trailing),
+    }
+
+
 FORMATS = (
     FileFormat(
         "renderware.dff", "RenderWare Clump", "model", (".dff",), dff.read, dff.write, summarize
+    ),
+    FileFormat(
+        "renderware.ifp",
+        "GTA IFP Animations",
+        "animation",
+        (".ifp",),
+        ifp.read,
+        ifp.write,
+        summarize_ifp,
     ),
 )
