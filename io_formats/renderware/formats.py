@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ..containers import Container
 from ..registry import FileFormat
-from . import dff, ifp
+from . import dff, ifp, img
 from .chunks import RawChunk, version_of, version_text
 
 
@@ -69,6 +70,16 @@ def summarize_ifp(f: ifp.IfpFile) -> dict:
     }
 
 
+def summarize_img(a: img.ImgArchive) -> dict:
+    return {
+        "version": a.version,
+        "members": [
+            {"name": e.name, "sectors": e.size, "kind": img.kind_of(e.name)} for e in a.entries
+        ],
+        "bytes": len(a.body),
+    }
+
+
 FORMATS = (
     FileFormat(
         "renderware.dff", "RenderWare Clump", "model", (".dff",), dff.read, dff.write, summarize
@@ -81,5 +92,35 @@ FORMATS = (
         ifp.read,
         ifp.write,
         summarize_ifp,
+    ),
+    FileFormat(
+        "renderware.img",
+        "GTA IMG Archive",
+        "package",
+        (".img",),
+        img.read_image,
+        img.write_image,
+        summarize_img,
+    ),
+    FileFormat(
+        "renderware.dir",
+        "GTA IMG Directory",
+        "other",
+        (".dir",),
+        img.read_dir_file,
+        img.write_directory,
+        summarize_img,
+    ),
+)
+
+CONTAINERS = (
+    Container(
+        "renderware.img",
+        (".img",),
+        img.open_archive,
+        img.ImgArchive.names,
+        img.ImgArchive.read,
+        img.ImgArchive.put,
+        img.save_archive,
     ),
 )

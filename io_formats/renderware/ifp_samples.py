@@ -66,9 +66,7 @@ def walk_package(
         for i, keys in enumerate(cycle_keys(skeleton, frames, phase=0.1 * k)):
             bone = skeleton.extras[i].get("rw_bone_id") if with_ids else None
             root = bool(skeleton.parents[i] < 0)
-            objects.append(
-                ifp.new_object(version, skeleton.names[i], keys, bone, compressed, root)
-            )
+            objects.append(ifp.new_object(version, skeleton.names[i], keys, bone, compressed, root))
         f.animations.append(ifp.new_animation(f, anim_name, objects))
     if quirks:
         _add_quirks(f)
