@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..containers import Container
 from ..registry import FileFormat
-from . import dff, ifp, img
+from . import dff, ifp, img, txd
 from .chunks import RawChunk, version_of, version_text
 
 
@@ -80,6 +80,25 @@ def summarize_img(a: img.ImgArchive) -> dict:
     }
 
 
+def summarize_txd(f: txd.TxdFile) -> dict:
+    return {
+        "device": f.device,
+        "textures": [
+            {
+                "name": t.name,
+                "mask": t.mask,
+                "platform": "Direct3D 9" if t.platform == txd.D3D9 else "Direct3D 8",
+                "size": [t.width, t.height],
+                "levels": len(t.levels),
+                "dxt": t.dxt,
+                "palette": len(t.palette) // 4,
+                "format": t.pixel_format,
+            }
+            for t in f.textures()
+        ],
+    }
+
+
 FORMATS = (
     FileFormat(
         "renderware.dff", "RenderWare Clump", "model", (".dff",), dff.read, dff.write, summarize
@@ -92,6 +111,15 @@ FORMATS = (
         ifp.read,
         ifp.write,
         summarize_ifp,
+    ),
+    FileFormat(
+        "renderware.txd",
+        "RenderWare Texture Dictionary",
+        "other",
+        (".txd",),
+        txd.read,
+        txd.write,
+        summarize_txd,
     ),
     FileFormat(
         "renderware.img",
