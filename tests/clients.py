@@ -122,3 +122,44 @@ def dragonff_parent() -> Path:
     if not (DRAGONFF / "__init__.py").is_file():
         pytest.skip(f"DragonFF is not in {CLIENTS}")
     return DRAGONFF.parent
+
+
+def rwanim() -> Path:
+    """RigPort's own librw harness (``tests/clients/rwanim.cpp``: reads and writes
+    ``.anm`` with librw's Animation API), linked against the librw that
+    :func:`rwinfo` builds."""
+    base = rwinfo().parent
+    src = Path(__file__).resolve().parent / "clients" / "rwanim.cpp"
+    libs = sorted(base.glob("librw/**/librw*.a"))
+    if not libs:
+        pytest.skip(f"no librw library under {base}")
+    out = base / f"rwanim-{_digest(src.parent)}"
+    with _locked("rwanim"):
+        if not out.is_file():
+            res = subprocess.run(
+                [
+                    "g++",
+                    "-O1",
+                    "-std=c++11",
+                    "-DRW_NULL",
+                    f"-I{CLIENTS / 'librw'}",
+                    "-o",
+                    str(out),
+                    str(src),
+                    str(libs[0]),
+                ],
+                capture_output=True,
+                text=True,
+            )
+            if res.returncode != 0 or not out.is_file():
+                pytest.fail(f"building the librw harness failed:\n{res.stderr}")
+    return out
+
+
+def run_rwanim(*args: object, timeout: float = 120) -> str:
+    """``rwanim ARGS``'s standard output; a non-zero exit fails the test."""
+    res = subprocess.run(
+        [str(rwanim()), *map(str, args)], capture_output=True, text=True, timeout=timeout
+    )
+    assert res.returncode == 0, f"rwanim {args} failed ({res.returncode}):\n{res.stderr}"
+    return res.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..containers import Container
 from ..registry import FileFormat
-from . import dff, ifp, img, txd
+from . import anm, dff, ifp, img, txd
 from .chunks import RawChunk, version_of, version_text
 
 
@@ -99,6 +99,14 @@ def summarize_txd(f: txd.TxdFile) -> dict:
     }
 
 
+def summarize_anm(f: anm.AnmFile) -> dict:
+    out = {"type": f.type_id, "keys": f.count, "flags": f.flags, "duration": f.duration}
+    if f.keys is not None:
+        out["keys"] = len(f.keys)
+        out["nodes"] = f.node_count()
+    return out
+
+
 FORMATS = (
     FileFormat(
         "renderware.dff", "RenderWare Clump", "model", (".dff",), dff.read, dff.write, summarize
@@ -111,6 +119,15 @@ FORMATS = (
         ifp.read,
         ifp.write,
         summarize_ifp,
+    ),
+    FileFormat(
+        "renderware.anm",
+        "RenderWare Animation",
+        "animation",
+        (".anm",),
+        anm.read,
+        anm.write,
+        summarize_anm,
     ),
     FileFormat(
         "renderware.txd",
