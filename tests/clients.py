@@ -163,3 +163,39 @@ def run_rwanim(*args: object, timeout: float = 120) -> str:
     )
     assert res.returncode == 0, f"rwanim {args} failed ({res.returncode}):\n{res.stderr}"
     return res.stdout
+
+
+_DRAGONFF_TXD = r"""
+import sys, numpy as np, bpy
+sys.path.insert(0, sys.argv[-3])
+import dragonff
+dragonff.register()
+from dragonff.ops import txd_importer
+txd_importer.import_txd({"file_name": sys.argv[-2], "skip_mipmaps": True, "pack": False})
+out = {}
+for image in bpy.data.images:
+    w, h = image.size
+    px = np.empty(w * h * 4, np.float32)
+    image.pixels.foreach_get(px)
+    out[image.name] = px.reshape(h, w, 4)
+np.savez(sys.argv[-1], **out)
+"""
+
+
+def dragonff_txd_pixels(path: Path, out: Path, timeout: float = 600) -> dict:
+    """DragonFF's import of a .txd, in a child bpy process: image name
+    (``file.txd/texture/0``) -> (h, w, 4) float pixels, bottom row first."""
+    import sys
+
+    import numpy as np
+
+    parent = dragonff_parent()
+    res = subprocess.run(
+        [sys.executable, "-c", _DRAGONFF_TXD, str(parent), str(path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert res.returncode == 0, f"DragonFF's TXD import failed:\n{res.stderr[-3000:]}"
+    with np.load(out) as data:
+        return {k: data[k] for k in data.files}

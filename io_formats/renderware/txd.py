@@ -300,7 +300,7 @@ def _decode_dxt(data: bytes, w: int, h: int, dxt: int) -> np.ndarray:
     bits = color[:, 4:8].copy().view("<u4")[:, 0]
     p0 = _rgb565(c0).astype(np.int32)
     p1 = _rgb565(c1).astype(np.int32)
-    four = (c0 > c1) | (dxt != 1)
+    four = (c0 > c1) | (dxt != 1)  # DXT2-5 colour blocks are always 4-colour (Direct3D)
     pal = np.empty((nb, 4, 4), np.int32)
     pal[:, 0, :3], pal[:, 1, :3] = p0, p1
     pal[:, 2, :3] = np.where(four[:, None], (2 * p0 + p1) // 3, (p0 + p1) // 2)
@@ -324,8 +324,9 @@ def _decode_dxt(data: bytes, w: int, h: int, dxt: int) -> np.ndarray:
             np.int32
         )
         j = np.arange(8)
-        eight = ((7 - j[1:7]) * a0[:, None] + j[1:7] * a1[:, None]) // 7
-        six = ((5 - j[1:5]) * a0[:, None] + j[1:5] * a1[:, None]) // 5
+        # Rounded (never a tie: sevenths and fifths have no halves).
+        eight = np.rint(((7 - j[1:7]) * a0[:, None] + j[1:7] * a1[:, None]) / 7.0).astype(np.int32)
+        six = np.rint(((5 - j[1:5]) * a0[:, None] + j[1:5] * a1[:, None]) / 5.0).astype(np.int32)
         apal = np.empty((nb, 8), np.int32)
         apal[:, 0], apal[:, 1] = a0, a1
         big = (a0 > a1)[:, None]

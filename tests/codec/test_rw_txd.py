@@ -90,9 +90,9 @@ def _dxt_ref(block: bytes, dxt: int) -> np.ndarray:
         a0, a1 = block[0], block[1]
         word = int.from_bytes(block[2:8], "little")
         if a0 > a1:
-            ap = [a0, a1] + [((7 - j) * a0 + j * a1) // 7 for j in range(1, 7)]
+            ap = [a0, a1] + [round(((7 - j) * a0 + j * a1) / 7) for j in range(1, 7)]
         else:
-            ap = [a0, a1] + [((5 - j) * a0 + j * a1) // 5 for j in range(1, 5)] + [0, 255]
+            ap = [a0, a1] + [round(((5 - j) * a0 + j * a1) / 5) for j in range(1, 5)] + [0, 255]
         for i in range(16):
             out[i // 4, i % 4, 3] = ap[(word >> (3 * i)) & 7]
     return out
