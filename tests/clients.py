@@ -199,3 +199,34 @@ def dragonff_txd_pixels(path: Path, out: Path, timeout: float = 600) -> dict:
     assert res.returncode == 0, f"DragonFF's TXD import failed:\n{res.stderr[-3000:]}"
     with np.load(out) as data:
         return {k: data[k] for k in data.files}
+
+
+_DRAGONFF_IMG = r"""
+import hashlib, json, sys
+sys.path.insert(0, sys.argv[-2])
+from dragonff.gtaLib import img
+archive = img.img.open(sys.argv[-1])
+rows = []
+for i in range(len(archive.directory_entries)):
+    name, data = archive.read_entry(i)
+    rows.append([name, len(data), hashlib.sha256(data).hexdigest()])
+archive.close()
+print(json.dumps(rows))
+"""
+
+
+def dragonff_img_members(path: Path, timeout: float = 300) -> list:
+    """DragonFF's reading of an IMG archive, in a child process:
+    ``[name, size, sha256 of the member's sectors]`` per member."""
+    import json
+    import sys
+
+    parent = dragonff_parent()
+    res = subprocess.run(
+        [sys.executable, "-c", _DRAGONFF_IMG, str(parent), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert res.returncode == 0, f"DragonFF's IMG reader failed:\n{res.stderr[-3000:]}"
+    return json.loads(res.stdout.strip().splitlines()[-1])
