@@ -151,6 +151,6 @@ def every_layout(target: str = "SA", size: int = 32) -> bytes:
 def large(megabytes: float = 50.0, side: int = 1024) -> bytes:
     """About ``megabytes`` of 32-bit textures with full mipmap chains."""
     per = side * side * 4 * 4 / 3
-    n = max(int(megabytes * 1e6 / per), 1)
+    n = max(round(megabytes * 1e6 / per), 1)
     levels = side.bit_length()
     return dictionary([(f"big{k:02d}", "c8888", side, side) for k in range(n)], "SA", levels)
