@@ -140,3 +140,51 @@ def test_lying_sizes_fail_before_allocating():
     struct.pack_into("<I", short, at, 16)  # level 0 shorter than 8x8 pixels
     with pytest.raises(FormatError, match="needs 256 bytes"):
         txd.read(bytes(short))
+
+
+def _three_colour_blocks(tex) -> np.ndarray:
+    """Pixels (top row first) of DXT blocks whose first colour is not above the second."""
+    w, h = tex.level_size(0)
+    bw, bh = (w + 3) // 4, (h + 3) // 4
+    blocks = np.frombuffer(tex.levels[0], np.uint8).reshape(bw * bh, 16)
+    c = blocks[:, 8:12].copy().view("<u2")
+    three = (c[:, 0] <= c[:, 1]).reshape(bh, bw)
+    return np.repeat(np.repeat(three, 4, 0), 4, 1)[:h, :w]
+
+
+@pytest.mark.parametrize("target", ["SA", "VC"])
+def test_librw_reads_our_textures_with_the_same_pixels(tmp_path, target):
+    from rigport.tests import clients
+
+    data = txd_samples.every_layout(target)
+    path = tmp_path / "all.txd"
+    path.write_bytes(data)
+    out = tmp_path / "librw"
+    out.mkdir()
+    text = clients.run_rwanim("txd", path, out)
+    lines = [line.split() for line in text.splitlines()]
+    f = txd.read(data)
+    assert [w[1] for w in lines if w[0] in ("texture", "noimage")] == [t.name for t in f.textures()]
+    # librw makes images of 8888, 888, 1555, 555 and DXT, not of 565, 4444, LUM8. Its
+    # images of palettised D3D rasters are shifted by two pixels (d3d.cpp's rasterToImage
+    # converts the 1-byte indices with the palette's 4-byte BGRA converter): compared
+    # with DragonFF instead (tests/blender/test_rw_txd.py).
+    converted = {w[1] for w in lines if w[0] == "texture"}
+    assert {"tex_c8888", "tex_c888", "tex_c1555", "tex_dxt1", "tex_dxt3", "tex_dxt5"} <= converted
+    for tex in f.textures():
+        if tex.name not in converted or tex.palette:
+            continue
+        theirs = np.frombuffer((out / f"{tex.name}.rgba").read_bytes(), np.uint8)
+        ours = txd.decode(tex, 0)
+        assert theirs.size == ours.size, tex.name
+        theirs = theirs.reshape(ours.shape)
+        if not tex.has_alpha:
+            theirs, ours = theirs[..., :3], ours[..., :3]
+        if tex.dxt == 5:
+            # librw rounds DXT5's alpha steps down (RigPort and DragonFF round), and decodes
+            # blocks whose first colour is not above the second in DXT1's 3-colour mode
+            # (Direct3D: DXT2-5 colour blocks are always 4-colour).
+            diff = np.abs(theirs.astype(int) - ours)[~_three_colour_blocks(tex)]
+            assert diff[..., :3].max() == 0 and diff[..., 3].max() <= 1, tex.name
+            continue
+        assert np.array_equal(theirs, ours), tex.name
