@@ -8,13 +8,14 @@ Commands:
     convert IN OUT [--model M.mdl]                   import IN, export by OUT's extension
     roundtrip IN OUT [--model M.mdl]                 import, export in the same format
     check FILE...                                    codec only: parse, re-encode, compare
-                                                     (a package: itself, then every file in it)
+                                                     (an archive: itself, then every file in it)
     inspect FILE...                                  codec only: JSON summary on stdout
     pack DIR OUT.pak [--lz4] [--rbfx]                codec only: a package of DIR's files
 
-A file inside a package is named ``PACKAGE.pak:path/inside.mdl`` anywhere a
-FILE, IN, OUT or --model is expected; writing to one replaces (or adds) that
-file in the existing package.
+A file inside an archive is named ``PACKAGE.pak:path/inside.mdl`` or
+``gta3.img:ped.dff`` anywhere a FILE, IN, OUT or --model is expected; writing
+to one replaces (or adds) that file in the existing archive (atomically).
+Archive kinds come from ``io_formats/containers.py``.
 
 Global option ``--keep-going`` goes on after a file fails; the exit status is
 then 1 if any file failed. Without it the first failure stops the run with
