@@ -38,7 +38,9 @@ dragonff.register()
 from dragonff.ops import txd_importer
 t = time.perf_counter()
 txd_importer.import_txd({"file_name": sys.argv[-1], "skip_mipmaps": True, "pack": False})
-print("DRAGONFF_SECONDS", time.perf_counter() - t, len(bpy.data.images))
+print("DRAGONFF_SECONDS", time.perf_counter() - t, len(bpy.data.images), flush=True)
+import os
+os._exit(0)  # bpy 4.2 can crash at interpreter exit
 """
 
 

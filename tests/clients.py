@@ -179,6 +179,9 @@ for image in bpy.data.images:
     image.pixels.foreach_get(px)
     out[image.name] = px.reshape(h, w, 4)
 np.savez(sys.argv[-1], **out)
+sys.stdout.flush()
+import os
+os._exit(0)  # bpy 4.2 can crash at interpreter exit
 """
 
 
@@ -212,6 +215,9 @@ for i in range(len(archive.directory_entries)):
     rows.append([name, len(data), hashlib.sha256(data).hexdigest()])
 archive.close()
 print(json.dumps(rows))
+sys.stdout.flush()
+import os
+os._exit(0)  # bpy 4.2 can crash at interpreter exit
 """
 
 

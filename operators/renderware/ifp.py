@@ -102,9 +102,11 @@ def import_ifp(
     armature=None,
     data: bytes | None = None,
     fps: float | None = None,
+    progress=None,
 ) -> tuple[list[str], list]:
-    """Build the animations ``names`` (all when None) of one .ifp as actions.
-    Returns report lines and undo callables; FormatError leaves nothing behind."""
+    """Build the animations ``names`` (all when None) of one .ifp as actions
+    (``progress(fraction)`` after each). Returns report lines and undo
+    callables; FormatError leaves nothing behind."""
     f = read_ifp(path, data)
     chosen = f.animations
     if names is not None:
@@ -140,6 +142,8 @@ def import_ifp(
                 }
             )
             keep_action(action)
+            if progress is not None:
+                progress(len(made) / len(chosen))
     except Exception:
         for action in made:
             take_back_action(armature, action, previous)
@@ -326,7 +330,7 @@ class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ImportFiles):
                 return {"CANCELLED"}
 
         def one(context, path, progress):
-            return import_ifp(context, path, names)
+            return import_ifp(context, path, names, progress=progress)
 
         return self.import_files(context, one)
 
