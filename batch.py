@@ -203,6 +203,18 @@ def _readable(name: str, data: bytes) -> bool:
     return fmt.sniff is None or fmt.sniff(head)
 
 
+def _copy_companions(pak: str, member: str, folder: str) -> None:
+    """Write the archive's other members whose name (without extension) is
+    ``member``'s into ``folder``."""
+    container, archive = _read_package(pak)
+    stem = os.path.splitext(os.path.basename(member))[0].lower()
+    for name in container.names(archive):
+        base = os.path.basename(name)
+        if name != member and os.path.splitext(base)[0].lower() == stem:
+            with open(os.path.join(folder, base), "wb") as fh:
+                fh.write(container.read(archive, name))
+
+
 def _parse(path: str):
     """(format, parsed object, bytes) of one file; FormatError names the path."""
     FormatError = _format_error_class()
@@ -307,13 +319,15 @@ class _Blender:
         if member is None:
             _fmt, entry = self.handler(path)
             return entry.import_file(self.context, path, state, options)
-        # A file in a package: imported from a temporary copy under its own name.
+        # A file in an archive: imported from a temporary copy under its own name,
+        # with the members named like it beside it (a .dff's .txd), as on disk.
         data = read_input(path)
         _fmt, entry = self.handler(member)
         with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
             copy = os.path.join(tmp, os.path.basename(member))
             with open(copy, "wb") as fh:
                 fh.write(data)
+            _copy_companions(pak, member, tmp)
             try:
                 return entry.import_file(self.context, copy, state, options)
             except Exception as exc:
