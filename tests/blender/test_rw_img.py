@@ -74,3 +74,23 @@ def test_dragonff_reads_our_archives(tmp_path, version):
     a = img.open_archive(str(path))
     ours = [[n, len(a.read(n)), hashlib.sha256(a.read(n)).hexdigest()] for n in a.names()]
     assert theirs == ours
+
+
+def test_batch_import_of_a_member_finds_its_txd_in_the_archive(tmp_path):
+    path = _archive(tmp_path, 2)
+    blend = tmp_path / "out.blend"
+    script = (
+        "import bpy, sys; bpy.ops.wm.open_mainfile(filepath=sys.argv[-1]); "
+        "im = bpy.data.images.get('ped_skin'); "
+        "print('IMAGE', im is not None and im.packed_file is not None); "
+        "import os; sys.stdout.flush(); os._exit(0)"
+    )
+    r = run_batch("import", f"{path}:ped.dff", "--save", blend)
+    assert r.returncode == 0, r.stdout + r.stderr
+    import subprocess
+    import sys
+
+    res = subprocess.run(
+        [sys.executable, "-c", script, str(blend)], capture_output=True, text=True, timeout=300
+    )
+    assert "IMAGE True" in res.stdout, res.stderr
