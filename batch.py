@@ -8,13 +8,14 @@ Commands:
     convert IN OUT [--model M.mdl]                   import IN, export by OUT's extension
     roundtrip IN OUT [--model M.mdl]                 import, export in the same format
     check FILE...                                    codec only: parse, re-encode, compare
-                                                     (a package: itself, then every file in it)
+                                                     (an archive: itself, then every file in it)
     inspect FILE...                                  codec only: JSON summary on stdout
     pack DIR OUT.pak [--lz4] [--rbfx]                codec only: a package of DIR's files
 
-A file inside a package is named ``PACKAGE.pak:path/inside.mdl`` anywhere a
-FILE, IN, OUT or --model is expected; writing to one replaces (or adds) that
-file in the existing package.
+A file inside an archive is named ``PACKAGE.pak:path/inside.mdl`` or
+``gta3.img:ped.dff`` anywhere a FILE, IN, OUT or --model is expected; writing
+to one replaces (or adds) that file in the existing archive (atomically).
+Archive kinds come from ``io_formats/containers.py``.
 
 Global option ``--keep-going`` goes on after a file fails; the exit status is
 then 1 if any file failed. Without it the first failure stops the run with
@@ -83,16 +84,15 @@ def registry() -> types.ModuleType:
     return submodule("io_formats.registry")
 
 
-PACKAGE_SEPARATOR = ".pak:"
+def containers() -> types.ModuleType:
+    return submodule("io_formats.containers")
 
 
 def split_member(path: str) -> tuple[str, str | None]:
-    """``("a/b.pak", "Models/x.mdl")`` for ``a/b.pak:Models/x.mdl``; ``(path, None)``
-    for a plain path."""
-    at = path.lower().find(PACKAGE_SEPARATOR)
-    if at < 0:
-        return path, None
-    return path[: at + 4], path[at + len(PACKAGE_SEPARATOR) :]
+    """``("a/b.pak", "Models/x.mdl")`` for ``a/b.pak:Models/x.mdl`` (any archive
+    the container registry knows: ``.pak``, ``.img``); ``(path, None)`` for a
+    plain path."""
+    return containers().split_member(path)
 
 
 def _ext(path: str) -> str:
@@ -134,9 +134,11 @@ _PACKAGE_CACHE: dict[tuple, tuple] = {}
 
 
 def _read_package(pak: str):
-    """(format, parsed package) of a package file. The last package read is kept
-    while the file is unchanged, so checking its files one by one parses it once."""
-    FormatError = _format_error_class()
+    """(container, opened archive) of an archive file. The last archive read is kept
+    while the file is unchanged, so checking its files one by one opens it once."""
+    container = containers().container_of(pak)
+    if container is None:
+        raise UsageError(f"{pak}: not an archive ({', '.join(containers().extensions())})")
     try:
         st = os.stat(pak)
         key = (os.path.abspath(pak), st.st_mtime_ns, st.st_size)
@@ -144,14 +146,7 @@ def _read_package(pak: str):
         key = None
     if key is not None and key in _PACKAGE_CACHE:
         return _PACKAGE_CACHE[key]
-    data = _read_file(pak)
-    fmt = registry().format_of(pak, data[: registry().SNIFF_BYTES])
-    if fmt.kind != "package":
-        raise UsageError(f"{pak}: a {fmt.label} file is not a package")
-    try:
-        result = fmt, fmt.read(data)
-    except FormatError as err:
-        raise err.with_path(pak) from None
+    result = container, container.open(pak)
     _PACKAGE_CACHE.clear()
     if key is not None:
         _PACKAGE_CACHE[key] = result
@@ -159,56 +154,65 @@ def _read_package(pak: str):
 
 
 def read_input(path: str) -> bytes:
-    """The bytes of a file, or of a file inside a package (``PACKAGE.pak:name``)."""
+    """The bytes of a file, or of a file inside an archive (``ARCHIVE.pak:name``)."""
     FormatError = _format_error_class()
     pak, member = split_member(path)
     if member is None:
         return _read_file(path)
-    _fmt, pkg = _read_package(pak)
-    entry = pkg.find(member)
-    if entry is None:
-        raise FormatError(f"the package has no file {member!r}", None, pak)
-    return entry.data
+    container, archive = _read_package(pak)
+    data = container.read(archive, member)
+    if data is None:
+        raise FormatError(f"the archive has no file {member!r}", None, pak)
+    return data
 
 
 def write_into_package(path: str, data: bytes) -> None:
-    """Put ``data`` into the existing package as the member ``path`` names."""
+    """Put ``data`` into the existing archive as the member ``path`` names (atomic)."""
     pak, member = split_member(path)
-    fmt, pkg = _read_package(pak)
-    _PACKAGE_CACHE.clear()  # pkg changes below
-    pkg.put(member, data)
-    out = fmt.write(pkg)
-    tmp = f"{pak}.rigport-tmp"  # the package is replaced only once it is complete
-    with open(tmp, "wb") as fh:
-        fh.write(out)
-    os.replace(tmp, pak)
+    container, archive = _read_package(pak)
+    _PACKAGE_CACHE.clear()  # the archive changes below
+    container.put(archive, member, data)
+    container.save(pak, archive)
 
 
 def package_members(path: str) -> list[str]:
-    """``path`` and, for a package, ``path:name`` for each file in it RigPort reads.
-    A package that does not parse is returned alone (its check reports why)."""
-    if split_member(path)[1] is not None or _ext(path) != ".pak":
+    """``path`` and, for an archive, ``path:name`` for each file in it RigPort reads.
+    An archive that does not open is returned alone (its check reports why)."""
+    if split_member(path)[1] is not None or containers().container_of(path) is None:
         return [path]
     try:
-        _fmt, pkg = _read_package(path)
-    except Exception:  # FormatError or unreadable: the check of the package says why
+        container, archive = _read_package(path)
+    except Exception:  # FormatError or unreadable: the check of the archive says why
         return [path]
-    return [path] + [f"{path}:{name}" for name in pkg.names() if _readable(name, pkg)]
+    names = container.names(archive)
+    return [path] + [f"{path}:{n}" for n in names if _readable(n, container.read(archive, n))]
 
 
-def _readable(name: str, pkg) -> bool:
+def _readable(name: str, data: bytes) -> bool:
     """A member RigPort reads: a known extension, and content its format's sniff
     accepts (a ``.txt`` that is no BonesPro file, a ``.bin`` that is no MRTK
     recording are skipped)."""
     reg = registry()
     if os.path.splitext(name)[1].lower() not in set(reg.extensions()):
         return False
-    head = pkg.find(name).data[: reg.SNIFF_BYTES]
+    head = data[: reg.SNIFF_BYTES]
     try:
         fmt = reg.format_of(name, head)
     except _format_error_class():
         return False
     return fmt.sniff is None or fmt.sniff(head)
+
+
+def _copy_companions(pak: str, member: str, folder: str) -> None:
+    """Write the archive's other members whose name (without extension) is
+    ``member``'s into ``folder``."""
+    container, archive = _read_package(pak)
+    stem = os.path.splitext(os.path.basename(member))[0].lower()
+    for name in container.names(archive):
+        base = os.path.basename(name)
+        if name != member and os.path.splitext(base)[0].lower() == stem:
+            with open(os.path.join(folder, base), "wb") as fh:
+                fh.write(container.read(archive, name))
 
 
 def _parse(path: str):
@@ -315,13 +319,15 @@ class _Blender:
         if member is None:
             _fmt, entry = self.handler(path)
             return entry.import_file(self.context, path, state, options)
-        # A file in a package: imported from a temporary copy under its own name.
+        # A file in an archive: imported from a temporary copy under its own name,
+        # with the members named like it beside it (a .dff's .txd), as on disk.
         data = read_input(path)
         _fmt, entry = self.handler(member)
         with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
             copy = os.path.join(tmp, os.path.basename(member))
             with open(copy, "wb") as fh:
                 fh.write(data)
+            _copy_companions(pak, member, tmp)
             try:
                 return entry.import_file(self.context, copy, state, options)
             except Exception as exc:

@@ -44,8 +44,8 @@ def import_dff_file(context, path: str) -> tuple[Built, list[str]]:
     warnings: list[str] = []
     try:
         for imp in import_dff(dff.read(data), name):
-            warnings += imp.warnings
             built_all.append(build_clump(context, imp, os.path.dirname(path)))
+            warnings += imp.warnings
     except FormatError as err:
         for b in reversed(built_all):
             b.discard()
