@@ -106,6 +106,11 @@ def report_export(op, export: Callable[[], list[str]]) -> set[str]:
     return {"FINISHED"}
 
 
+def current_action(obj) -> bpy.types.Action | None:
+    """The action ``obj`` plays, if any."""
+    return obj.animation_data.action if obj.animation_data is not None else None
+
+
 def iter_armatures(context) -> Iterator[bpy.types.Object]:
     for obj in context.scene.objects:
         if obj.type == "ARMATURE":

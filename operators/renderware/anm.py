@@ -10,7 +10,6 @@ action has no keys.
 from __future__ import annotations
 
 import os
-from functools import partial
 
 import bpy
 import numpy as np
@@ -20,7 +19,7 @@ from bpy_extras.io_utils import ExportHelper
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, anm
 from ...io_formats.renderware.chunks import TARGETS
-from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import LOCAL, build_action
 from ..blender.extract import extract_animation
 from ..common import (
@@ -30,9 +29,7 @@ from ..common import (
     file_handler,
     iter_armatures,
     report_export,
-    take_back_action,
 )
-from .ifp import keep_action
 
 PROP_STAMP = "_rw_anm_stamp"
 
@@ -75,15 +72,11 @@ def import_anm(context, path: str, armature=None, data: bytes | None = None):
         neutral = anim_convert.anm_to_animation(f, hanim_bones(armature), name)
     except FormatError as err:
         raise err.with_path(path) from None
-    previous = current_action(armature)
     r = context.scene.render
     action = build_action(armature, neutral, r.fps / r.fps_base)
     action[PROP_STAMP] = int(f.stamp)
-    keep_action(action)
-    compat.assign_action(armature, action)
-    return [f"{action.name} applied to {armature.name} ({how})"], [
-        partial(take_back_action, armature, action, previous)
-    ]
+    undo = keep_actions(armature, [action])
+    return [f"{action.name} applied to {armature.name} ({how})"], [undo]
 
 
 def export_anm(context, path: str, armature, action=None) -> list[str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-from functools import partial
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, IntProperty, StringProperty
@@ -26,6 +25,7 @@ from bpy_extras.io_utils import ExportHelper
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, ifp
 from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import build_action
 from ..blender.extract import extract_animation
 from ..common import (
@@ -35,7 +35,6 @@ from ..common import (
     file_handler,
     iter_armatures,
     report_export,
-    take_back_action,
 )
 
 #: Hidden action property: JSON {"source": one-animation IFP (base64),
@@ -90,11 +89,6 @@ def best_armature(context, f: ifp.IfpFile) -> tuple[bpy.types.Object | None, str
     return best, f"the armature whose bones match ({score} of {len(objects)} objects)"
 
 
-def keep_action(action: bpy.types.Action) -> None:
-    """The action survives a save although only the last one is assigned."""
-    action.use_fake_user = True
-
-
 def import_ifp(
     context,
     path: str,
@@ -124,7 +118,6 @@ def import_ifp(
     bones = armature_bones(armature)
     r = context.scene.render
     fps = fps or r.fps / r.fps_base
-    previous = current_action(armature)
     made: list = []
     missing: dict[str, int] = {}
     try:
@@ -141,21 +134,20 @@ def import_ifp(
                     "index": f.animations.index(a),
                 }
             )
-            keep_action(action)
             if progress is not None:
                 progress(len(made) / len(chosen))
     except Exception:
         for action in made:
-            take_back_action(armature, action, previous)
+            bpy.data.actions.remove(action)
         raise
-    if made:
-        compat.assign_action(armature, made[0])
+    # Every action is kept as an NLA track (the rule every importer follows); the
+    # first is the one that plays.
+    undo = keep_actions(armature, made, made[0] if made else None)
     lines = [f"{len(made)} animations applied to {armature.name} ({how})"]
     if missing:
         names_text = ", ".join(sorted(missing)[:12]) + (" ..." if len(missing) > 12 else "")
         lines.append(f"warning: {len(missing)} objects match no bone: {names_text}")
-    undo = [partial(take_back_action, armature, a, previous) for a in reversed(made)]
-    return lines, undo
+    return lines, [undo]
 
 
 def _source(action) -> dict | None:

@@ -36,7 +36,9 @@ def test_walk_cycle_plays_and_exports_byte_identical(blank_blend, tmp_path, game
     assert bpy.ops.import_anim.gta_ifp(filepath=str(path)) == {"FINISHED"}
     actions = {a.name: a for a in bpy.data.actions}
     assert set(actions) == {"walk", "anim001", "anim002"}
-    assert all(a.use_fake_user for a in actions.values())
+    # every action kept as an NLA track (survives a save), the first one playing
+    stashed = {s.action.name for t in arm.animation_data.nla_tracks for s in t.strips}
+    assert stashed == set(actions)
     assert arm.animation_data.action == actions["walk"]
     scene = bpy.context.scene
     # Frame 0 of the walk is the rest pose: the conventions (conjugation, bone IDs) agree.
