@@ -21,6 +21,8 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,16 +161,31 @@ def render_tile(bpy, label: str, path: Path) -> str:
     r.filepath = str(path)
     scene.display.shading.light = "STUDIO"
     scene.display.shading.color_type = "RANDOM"
+    with _blender_output_to_stderr():
+        try:
+            r.engine = "BLENDER_WORKBENCH"
+            bpy.ops.render.render(write_still=True)
+            return "Workbench"
+        except RuntimeError:  # no GPU context: Cycles on the CPU renders anywhere
+            r.engine = "CYCLES"
+            scene.cycles.device = "CPU"
+            scene.cycles.samples = 8
+            bpy.ops.render.render(write_still=True)
+            return "Cycles"
+
+
+@contextmanager
+def _blender_output_to_stderr() -> Iterator[None]:
+    """Blender prints its render progress on file descriptor 1: keep stdout for the
+    table alone."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
     try:
-        r.engine = "BLENDER_WORKBENCH"
-        bpy.ops.render.render(write_still=True)
-        return "Workbench"
-    except RuntimeError:  # no GPU context: Cycles on the CPU renders anywhere
-        r.engine = "CYCLES"
-        scene.cycles.device = "CPU"
-        scene.cycles.samples = 8
-        bpy.ops.render.render(write_still=True)
-        return "Cycles"
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def contact_sheet(bpy, tiles: list[Path], out: Path) -> None:
@@ -191,7 +208,8 @@ def contact_sheet(bpy, tiles: list[Path], out: Path) -> None:
     img.pixels.foreach_set(sheet.ravel())
     img.filepath_raw = str(out)
     img.file_format = "PNG"
-    img.save()
+    with _blender_output_to_stderr():
+        img.save()
 
 
 def main(out_dir: Path) -> int:
