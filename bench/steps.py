@@ -6,10 +6,21 @@ Each step loads what it needs from files the earlier steps left in WORKDIR:
 
 - ``gen``: model.mdl, skel.mdl, walk.ani (no bpy)
 - ``rp_mdl_import``: model.mdl -> model.blend;  ``rp_mdl_export``: model.blend -> out.mdl
+- ``rp_mdl_build`` / ``rp_static_build``: only the Blender half of the import (the
+  neutral scene is read and converted untimed, then built): import minus this is
+  the time spent reading and converting the file
 - ``gltf_mdl_export``: model.blend -> model.glb;  ``gltf_mdl_import``: model.glb
 - ``rp_ani_import``: skel.mdl (untimed) + walk.ani -> anim.blend
 - ``rp_ani_export``: anim.blend -> out.ani
 - ``gltf_ani_export``: anim.blend -> anim.glb;  ``gltf_ani_import``: anim.glb
+- ``fbx_mdl_export``: model.blend -> model.fbx (Blender's Python FBX exporter: the
+  reference file);  ``fbx_mdl_import``: model.fbx with the C++ FBX importer
+  ``wm.fbx_import`` (4.5+; skipped where the version has none)
+- ``rp_static_import``: static.mdl -> static.blend;  ``obj_static_export``:
+  static.blend -> static.obj;  ``obj_static_import``: static.obj with the C++
+  OBJ importer ``wm.obj_import``
+
+A step whose operator this Blender lacks writes ``{"skipped": reason}``.
 """
 
 from __future__ import annotations
@@ -101,8 +112,18 @@ def gen(workdir: Path, cfg: dict) -> dict:
     anim = samples.walk_animation(skel, keys, (keys - 1) / FPS, name="Walk")
     ani_data = ani.write(anim)
     (workdir / "walk.ani").write_bytes(ani_data)
+    static = samples.skinned_model(
+        0, n_vertices=cfg["vertices"], morphs=0, uv_sets=1, color=False, lods=1, geometries=1
+    )
+    static_data = mdl.write(static)
+    (workdir / "static.mdl").write_bytes(static_data)
     vb = model.vertex_buffers[0]
     return {
+        "static_vertices": int(len(static.vertex_buffers[0].data)),
+        "static_triangles": int(
+            sum(lod.index_count for g in static.geometries for lod in g.lods[:1]) // 3
+        ),
+        "static_bytes": len(static_data),
         "vertices": int(len(vb.data)),
         "triangles": int(sum(lod.index_count for g in model.geometries for lod in g.lods[:1]) // 3),
         "bones": len(model.bones),
@@ -179,6 +200,24 @@ def step_setup_and_call(step: str, workdir: Path):
             lambda: bpy.ops.import_scene.urho3d_mdl(filepath=str(w / "model.mdl")),
             lambda: _save(w / "model.blend"),
         )
+    if step in ("rp_mdl_build", "rp_static_build"):
+        scene = {}
+
+        def setup():
+            from rigport.io_formats.urho3d import mdl
+            from rigport.io_formats.urho3d.model_import import import_model
+
+            _empty_scene()
+            name = "model" if step == "rp_mdl_build" else "static"
+            scene["s"] = import_model(mdl.read((w / f"{name}.mdl").read_bytes()), name)
+
+        def call():
+            from rigport.operators.blender.build import build_scene
+
+            build_scene(bpy.context, scene["s"])
+            return {"FINISHED"}
+
+        return setup, call, None
     if step == "rp_mdl_export":
         return (
             lambda: _open(w / "model.blend"),
@@ -249,7 +288,62 @@ def step_setup_and_call(step: str, workdir: Path):
         return setup, lambda: op(**opts), None
     if step == "gltf_ani_import":
         return (_empty_scene, lambda: bpy.ops.import_scene.gltf(filepath=str(w / "anim.glb")), None)
+    if step == "fbx_mdl_export":
+        op = bpy.ops.export_scene.fbx
+        opts = _gltf_options(
+            op,
+            filepath=str(w / "model.fbx"),
+            add_leaf_bones=False,
+            bake_anim=False,
+            use_tspace=False,
+            mesh_smooth_type="OFF",
+        )
+        return lambda: _open(w / "model.blend"), lambda: op(**opts), None
+    if step == "fbx_mdl_import":
+        if "fbx_import" not in dir(bpy.ops.wm):
+            return None
+        return _empty_scene, lambda: bpy.ops.wm.fbx_import(filepath=str(w / "model.fbx")), None
+    if step == "rp_static_import":
+        return (
+            _empty_scene,
+            lambda: bpy.ops.import_scene.urho3d_mdl(filepath=str(w / "static.mdl")),
+            lambda: _save(w / "static.blend"),
+        )
+    if step == "obj_static_export":
+        op = bpy.ops.wm.obj_export
+        opts = _gltf_options(
+            op,
+            filepath=str(w / "static.obj"),
+            export_materials=False,
+            export_normals=True,
+            export_uv=True,
+        )
+        return lambda: _open(w / "static.blend"), lambda: op(**opts), None
+    if step == "obj_static_import":
+        return _empty_scene, lambda: bpy.ops.wm.obj_import(filepath=str(w / "static.obj")), None
     raise SystemExit(f"unknown step {step}")
+
+
+def _category(fname: str, name: str) -> str:
+    """Where a profiled function's own time goes: RigPort's Python, Blender's API
+    (RNA calls, operators, mathutils), numpy, or the rest (Python itself)."""
+    if fname == "~":
+        if "bpy" in name or "mathutils" in name or "Matrix" in name:
+            return "blender"
+        if "numpy" in name or "ndarray" in name:
+            return "numpy"
+        return "other"
+    parts = Path(fname).parts
+    if "numpy" in parts:
+        return "numpy"
+    if "bpy" in parts or "bpy_extras" in parts or "addons_core" in parts:
+        return "blender"
+    try:
+        rel = Path(fname).resolve().relative_to(ROOT)
+    except (ValueError, OSError):
+        return "other"
+    return "other" if str(rel).startswith(("bench", ".venv")) else "rigport"
+
 
 
 def _profile_rows(prof, top: int = 5) -> dict:
@@ -271,11 +365,15 @@ def _profile_rows(prof, top: int = 5) -> dict:
                 rel = "/".join(Path(fname).parts[-2:])
             label = f"{rel}:{line}({name})"
         rows.append({"func": label, "calls": nc, "tottime": tt, "cumtime": ct, "ours": ours})
+    split: dict[str, float] = {}
+    for (fname, _line, name), (_cc, _nc, tt, _ct, _callers) in st.stats.items():
+        cat = _category(fname, name)
+        split[cat] = split.get(cat, 0.0) + tt
     by_tot = sorted(rows, key=lambda r: -r["tottime"])[:top]
     ours = [r for r in rows if r["ours"]]
     by_cum = sorted(ours, key=lambda r: -r["cumtime"])[: top + 3]
     total = max((r["cumtime"] for r in rows), default=0.0)
-    return {"total": total, "tottime": by_tot, "cumtime": by_cum}
+    return {"total": total, "tottime": by_tot, "cumtime": by_cum, "split": split}
 
 
 def scene_summary() -> dict:
@@ -317,10 +415,13 @@ def run_step(step: str, workdir: Path, cfg: dict, profile: bool) -> dict:
         t0 = time.perf_counter()
         info = gen(workdir, cfg)
         return {"seconds": time.perf_counter() - t0, **info}
-    import bpy  # noqa: F401
+    import bpy
 
     load_addon()
-    setup, call, after = step_setup_and_call(step, workdir)
+    steps = step_setup_and_call(step, workdir)
+    if steps is None:
+        return {"skipped": f"Blender {bpy.app.version_string} has no operator for {step}"}
+    setup, call, after = steps
     setup()
     rss_before = _status_kb("VmRSS")
     # resetting VmHWM resets ru_maxrss too: keep the set-up peak first

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -88,32 +89,51 @@ def _pinned(name: str) -> str:
     raise AssertionError(f"{name} is not pinned in requirements/common.txt")
 
 
-# Platform tags of each Blender platform's cp311 wheel (Blender 4.2+ ships Python 3.11).
+# Platform tags of each Blender platform's wheels, for CPython 3.11 (Blender 4.2
+# to 5.0) and 3.13 (Blender 5.1+).
 WHEEL_PLATFORMS = {
-    "windows-x64": "win_amd64",
-    "windows-arm64": "win_arm64",
-    "macos-arm64": "macosx_11_0_arm64",
-    "macos-x64": "macosx_10_9_x86_64",
-    "linux-x64": "manylinux_2_17_x86_64",
+    "windows-x64": r"-win_amd64\.whl$",
+    "windows-arm64": r"-win_arm64\.whl$",
+    "macos-arm64": r"-macosx_\d+_\d+_arm64\.whl$",
+    "macos-x64": r"-macosx_\d+_\d+_x86_64\.whl$",
+    "linux-x64": r"manylinux_2_17_x86_64",
 }
+PYTHON_TAGS = ("cp311", "cp313")
 
 
-def test_manifest_bundles_lz4_wheels_for_every_platform(tools, built_zip):
+def test_manifest_bundles_lz4_wheels_for_every_platform_and_python(tools, built_zip):
     data = tools.manifest()
     assert sorted(data["platforms"]) == sorted(WHEEL_PLATFORMS)
     version = _pinned("lz4")
     wheels = [w.removeprefix("./") for w in data["wheels"]]
+    assert len(wheels) == len(WHEEL_PLATFORMS) * len(PYTHON_TAGS), wheels
     for platform, tag in WHEEL_PLATFORMS.items():
-        hits = [w for w in wheels if tag in w]
-        assert len(hits) == 1, (platform, wheels)
-        assert hits[0].startswith(f"wheels/lz4-{version}-cp311-cp311-"), hits[0]
-        assert (ROOT / hits[0]).is_file(), hits[0]
+        for py in PYTHON_TAGS:
+            hits = [w for w in wheels if re.search(tag, w) and f"-{py}-{py}-" in w]
+            assert len(hits) == 1, (platform, py, wheels)
+            assert hits[0].startswith(f"wheels/lz4-{version}-{py}-{py}-"), hits[0]
+            assert (ROOT / hits[0]).is_file(), hits[0]
     with zipfile.ZipFile(built_zip) as zf:
         names = set(zf.namelist())
         for w in wheels:
             assert w in names, w
             with zipfile.ZipFile(zf.open(w)) as whl:  # a real wheel with the block module
                 assert any(n.startswith("lz4/block/_block") for n in whl.namelist()), w
+
+
+def test_split_platform_zips(tools, tmp_path):
+    """One zip per platform (what Blender's extensions platform expects for add-ons
+    with wheels), each holding only its own platform's wheels, both Pythons."""
+    result = tools.build(tmp_path, split_platforms=True)
+    assert result.returncode == 0, f"build failed:\n{result.stdout}\n{result.stderr}"
+    zips = sorted(p.name for p in tmp_path.glob("*.zip"))
+    assert zips == sorted(tools.zip_names(split_platforms=True)), zips
+    for platform, tag in WHEEL_PLATFORMS.items():
+        name = tools.zip_name(platform)
+        with zipfile.ZipFile(tmp_path / name) as zf:
+            wheels = [n for n in zf.namelist() if n.endswith(".whl")]
+        assert len(wheels) == len(PYTHON_TAGS), (name, wheels)
+        assert all(re.search(tag, w) for w in wheels), (name, wheels)
 
 
 # Runs in a fresh Blender process; prints one line "RIGPORT_RESULT <json>".
@@ -160,6 +180,20 @@ try:
     result["check_installed"] = list(addon_utils.check(addon))
     result["operator_installed"] = has_operator()
 
+    # lz4 from the wheel the extension installed for this Python, not the test
+    # environment's own copy: put the extension's site-packages first.
+    site = [os.path.dirname(os.path.dirname(os.path.join(local, p)))
+            for p in result["wheel_modules"]]
+    result["python"] = "%d.%d" % sys.version_info[:2]
+    for name in [m for m in sys.modules if m == "lz4" or m.startswith("lz4.")]:
+        del sys.modules[name]
+    sys.path.insert(0, os.path.dirname(site[0]))
+    import lz4.block._block
+    result["lz4_file"] = os.path.relpath(lz4.block._block.__file__, local)
+    bpy.ops.import_scene.urho3d_package(filepath=os.environ["RIGPORT_TEST_PAK"])
+    result["package_objects"] = sorted(o.type for o in bpy.data.objects)
+    result["package_actions"] = len(bpy.data.actions)
+
     addon_utils.disable(addon, default_set=True)
     result["check_disabled"] = list(addon_utils.check(addon))
     result["operator_disabled"] = has_operator()
@@ -196,12 +230,18 @@ def _blender_command() -> list[str]:
 
 
 def test_zip_installs_and_registers_in_blender(built_zip, tmp_path):
+    from rigport.io_formats.urho3d import package, rbfx_samples
+
+    pak = tmp_path / "Data.pak"
+    pak.write_bytes(rbfx_samples.sample_package(True, False))
+    assert package.read(pak.read_bytes()).magic == package.ULZ4
     env = dict(os.environ)
     env.update(
         BLENDER_USER_RESOURCES=str(tmp_path / "user"),
         RIGPORT_TEST_ZIP=str(built_zip),
         RIGPORT_TEST_REPO_MODULE=REPO_MODULE,
         RIGPORT_TEST_REPO_DIR=str(tmp_path / "repo"),
+        RIGPORT_TEST_PAK=str(pak),
     )
     proc = subprocess.run(
         _blender_command(), env=env, capture_output=True, text=True, timeout=300, check=False
@@ -219,8 +259,14 @@ def test_zip_installs_and_registers_in_blender(built_zip, tmp_path):
     assert result["check_installed"] == [True, True], details
     assert result["operator_installed"] is True, details
 
-    # the bundled lz4 wheel for this platform was installed with the extension
+    # the bundled lz4 wheel for this platform and Python was installed with the
+    # extension, imports, and reads an LZ4-compressed package through it
     assert any(p.endswith(".so") or p.endswith(".pyd") for p in result["wheel_modules"]), details
+    assert f"python{result['python']}" in result["lz4_file"], details
+    abi = result["python"].replace(".", "")  # _block.cpython-313-... or _block.cp313-...
+    assert re.search(f"cp(ython-)?{abi}", os.path.basename(result["lz4_file"])), details
+    assert "MESH" in result["package_objects"], details
+    assert "ARMATURE" in result["package_objects"], details
 
     assert result["check_disabled"] == [False, False], details
     assert result["operator_disabled"] is False, details

@@ -77,9 +77,11 @@ def validate(source: Path = ROOT, cli: Path | None = None) -> subprocess.Complet
 
 
 def build(
-    output_dir: Path, source: Path = ROOT, cli: Path | None = None
+    output_dir: Path, source: Path = ROOT, cli: Path | None = None, split_platforms: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``blender_ext.py build``; the zip is ``<output_dir>/<id>-<version>.zip``."""
+    """Run ``blender_ext.py build``: one zip ``<output_dir>/<id>-<version>.zip`` for
+    every platform, or with ``split_platforms`` one zip per platform, holding
+    only that platform's wheels (:func:`zip_names`)."""
     exe = cli or find_cli()
     output_dir.mkdir(parents=True, exist_ok=True)  # the CLI needs it to exist
     return _run(
@@ -91,6 +93,7 @@ def build(
             str(source),
             "--output-dir",
             str(output_dir),
+            *(["--split-platforms"] if split_platforms else []),
             *_tags_args(cli),
         ]
     )
@@ -103,9 +106,17 @@ def manifest() -> dict:
         return tomllib.load(fh)
 
 
-def zip_name() -> str:
+def zip_name(platform: str | None = None) -> str:
+    """The zip's name: for every platform, or for one (``linux-x64`` ...)."""
     data = manifest()
-    return f"{data['id']}-{data['version']}.zip"
+    suffix = f"-{platform.replace('-', '_')}" if platform else ""
+    return f"{data['id']}-{data['version']}{suffix}.zip"
+
+
+def zip_names(split_platforms: bool = False) -> list[str]:
+    if not split_platforms:
+        return [zip_name()]
+    return [zip_name(p) for p in manifest()["platforms"]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source-dir", type=Path, default=ROOT)
     parser.add_argument("--output-dir", type=Path, default=ROOT / "dist")
     parser.add_argument("--cli", type=Path, default=None, help="path of blender_ext.py")
+    parser.add_argument(
+        "--split-platforms",
+        action="store_true",
+        help="also build one zip per platform (what Blender's extensions platform expects)",
+    )
     args = parser.parse_args(argv)
 
     if args.command == "cli":
@@ -135,11 +151,21 @@ def main(argv: list[str] | None = None) -> int:
     if result.returncode != 0:
         print(f"build failed (exit {result.returncode})", file=sys.stderr)
         return result.returncode
-    zip_path = args.output_dir / zip_name()
-    if not zip_path.is_file():
-        print(f"build reported success but {zip_path} is missing", file=sys.stderr)
-        return 1
-    print(f"built {zip_path}")
+    names = zip_names()
+    if args.split_platforms:
+        result = build(args.output_dir, args.source_dir, args.cli, split_platforms=True)
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        if result.returncode != 0:
+            print(f"build --split-platforms failed (exit {result.returncode})", file=sys.stderr)
+            return result.returncode
+        names += zip_names(split_platforms=True)
+    for name in names:
+        zip_path = args.output_dir / name
+        if not zip_path.is_file():
+            print(f"build reported success but {zip_path} is missing", file=sys.stderr)
+            return 1
+        print(f"built {zip_path}")
     return 0
 
 
