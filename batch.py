@@ -601,7 +601,8 @@ def _import(args) -> int:
         inputs.check_output_file(args.save)
     tasks = inputs.expand(args.files, args.recursive)
     order = {"package": 0, "model": 1, "animation": 2, "other": 3}
-    tasks.sort(key=lambda t: order[_kind_or_other(t.item)])  # stable: the list order stays
+    kind_of = _cli("outputs").kind_of
+    tasks.sort(key=lambda t: order[kind_of(t.item)])  # stable: the list order stays
     bl = blender()
     bl.reset()
     state: dict = {}
@@ -642,7 +643,9 @@ def _per_file(args) -> int:
     if cmd in ("check", "inspect"):
         tasks = inputs.expand(args.files, args.recursive, open_containers=cmd == "check")
     else:
-        tasks = _convert_tasks(args)
+        tasks = _cli("outputs").plan(
+            cmd, args.inputs, args.output, args.recursive, args.model, getattr(args, "to", None)
+        )
     if args.shard:
         tasks = inputs.shard(tasks, *inputs.parse_shard(args.shard))
     stream = sys.stderr if cmd == "inspect" else sys.stdout  # stdout is the JSON document
@@ -748,99 +751,6 @@ def _worker() -> int:
         results.write(json.dumps(run_task(command, task, options).to_json()) + "\n")
     results.close()
     return 0
-
-
-def _convert_tasks(args) -> list:
-    """roundtrip/convert: the tasks with their outputs. One named input and an
-    OUT that is no folder: OUT is the file. Otherwise OUT is an existing folder."""
-    inputs = _cli("inputs")
-    cmd = args.command
-    tasks = inputs.expand(args.inputs, args.recursive)
-    if args.model:
-        inputs.expand([args.model])  # a usage error for an unknown extension
-        if _kind_or_other(args.model) != "model":
-            raise UsageError(f"--model {args.model}: not a model")
-    out = args.output
-    one_file = (
-        len(tasks) == 1
-        and tasks[0].named
-        and not os.path.isdir(out)
-        and not out.endswith(("/", os.sep))
-    )
-    if one_file:
-        inputs.check_output_file(out)
-        tasks[0].output = out
-        reason = _convert_problem(cmd, tasks[0].item, out, args)
-        if reason:
-            raise UsageError(reason)
-        return tasks
-    inputs.check_output_folder(out)
-    targets = {}
-    for ext in getattr(args, "to", None) or []:
-        ext = ext if ext.startswith(".") else "." + ext
-        fmt_kinds = {f.kind for f in registry().all_formats() if ext.lower() in f.extensions}
-        if not fmt_kinds:
-            raise UsageError(f"--to {ext}: unknown extension")
-        for kind in fmt_kinds:
-            targets.setdefault(kind, ext)
-    if cmd == "convert" and not targets:
-        raise UsageError(f"{out}: converting into a folder needs --to EXT (e.g. --to .dff)")
-    seen: dict[str, str] = {}
-    for task in tasks:
-        if task.skip:
-            continue
-        name = inputs.relative_name(task)
-        kind = _kind_or_other(task.item)
-        if cmd == "convert":
-            if kind not in targets:
-                task.skip = f"no --to extension for a {kind}"
-                continue
-            name = os.path.splitext(name)[0] + targets[kind]
-        task.output = os.path.join(out, name)
-        reason = _convert_problem(cmd, task.item, task.output, args)
-        key = os.path.normcase(os.path.abspath(task.output))
-        if not reason and key in seen:
-            reason = f"its output {task.output} is also the output of {seen[key]}"
-        if reason and task.named:
-            raise UsageError(reason)
-        task.skip = reason
-        seen.setdefault(key, task.item)
-        if not reason:
-            os.makedirs(os.path.dirname(os.path.abspath(task.output)), exist_ok=True)
-    return tasks
-
-
-def _convert_problem(cmd: str, src: str, out: str, args) -> str | None:
-    """Why ``src`` cannot be written to ``out`` by ``cmd``, or None."""
-    members = _cli("members")
-    in_kind, out_kind = _kind_or_other(src), _kind_or_other(out)
-    if in_kind == "package":
-        return f"{src}: a package is not converted (its files are: PACKAGE.pak:NAME)"
-    if "other" not in (in_kind, out_kind) and in_kind != out_kind:
-        return f"{src}: a {in_kind} cannot be written as {members.ext(out)}"
-    if cmd == "roundtrip" and members.ext(src) != members.ext(out):
-        return (
-            f"roundtrip writes the same format: {src} and {out} "
-            "have different extensions (use convert)"
-        )
-    if in_kind == "animation" and not args.model:
-        return f"{src}: an animation needs --model MODEL for its skeleton"
-    if os.path.abspath(out) == os.path.abspath(src):
-        return f"{out}: the output would overwrite its input"
-    return None
-
-
-def _kind_or_other(path: str) -> str:
-    """The kind of the file's format: by content for an existing file whose extension
-    several formats share, else by extension; ``"other"`` when it cannot tell."""
-    ext = _cli("members").ext(path)
-    kinds = {f.kind for f in registry().all_formats() if ext in f.extensions}
-    if len(kinds) == 1:
-        return kinds.pop()
-    try:
-        return format_of(path).kind
-    except Exception:  # unreadable or not yet written: the command itself will say why
-        return "other"
 
 
 def _quiet_closed_pipe() -> None:

@@ -90,6 +90,7 @@ def main() -> None:
                 shutil.rmtree(out, ignore_errors=True)
                 out.mkdir()
                 cmd = [command, str(lib)] + ([str(out)] if command == "roundtrip" else [])
+                load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
                 seconds, report = _run([*cmd, "--recursive", "--jobs", str(jobs)])
                 totals = report["totals"]
                 if totals["ok"] != args.files:
@@ -98,7 +99,7 @@ def main() -> None:
                 rows.append(
                     f"| {command} | {jobs} | {report['jobs']} | {seconds:.1f} "
                     f"| {args.files / seconds:.1f} | "
-                    f"{times[1] / seconds:.2f} |"
+                    f"{times[1] / seconds:.2f} | {load:.1f} |"
                 )
         per_format = {}
         for fmt, path in files:
@@ -120,8 +121,13 @@ def main() -> None:
     print()
     print(f"Machine: {_machine()}; bpy {bpy.app.version_string}.")
     print()
-    print("| command | --jobs | workers | seconds | files/s | speedup |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "The load column is the machine's 1-minute load average when the run started: "
+        "other processes compete for the same cores, and the speedup shrinks with them."
+    )
+    print()
+    print("| command | --jobs | workers | seconds | files/s | speedup | load |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(row)
     sys.stdout.flush()

@@ -152,7 +152,7 @@ def test_convert_library_by_kind(library, tmp_path):
     proc = run_batch("convert", library / "urho3d", library / "mrtk", tmp_path, "--to", ".dff")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["urho3d_0000.dff", "urho3d_0001.dff"]
-    assert proc.stdout.count("skipped (no --to extension for a other)") == 2
+    assert proc.stdout.count("skipped (no --to extension for MRTK Input Animation files)") == 2
 
 
 def test_closed_pipe_ends_quietly(library):
