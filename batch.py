@@ -290,34 +290,46 @@ def _export_like(in_path: str, out_path: str, options: dict) -> tuple[str, dict]
 # One file: the same in this process and in a worker
 
 
+def _attempt(item: str, work, output: str | None = None):
+    """``work() -> Result``, timed; an exception other than a usage error becomes a
+    failed Result that says what went wrong."""
+    progress = _cli("progress")
+    t0 = time.perf_counter()
+    try:
+        result = work()
+    except UsageError:
+        raise
+    except Exception as exc:  # FormatError, and anything a damaged file provokes
+        result = progress.Result(
+            item,
+            progress.FAILED,
+            detail=_describe(exc, item),
+            error=_error_text(exc, item),
+            output=output,
+        )
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
 def run_task(command: str, task, options: dict):
     """The Result of ``command`` on one Task; a failure is a result, not an exception."""
     progress = _cli("progress")
     if task.skip:
         return progress.Result(task.item, progress.SKIPPED, detail=task.skip, output=task.output)
-    t0 = time.perf_counter()
-    try:
+
+    def work():
         if command == "check":
-            detail = check_file(task.item)
-            result = progress.Result.ok(task.item, detail, 0.0)
-        elif command == "inspect":
+            return progress.Result.ok(task.item, check_file(task.item))
+        if command == "inspect":
             data = inspect_file(task.item)
-            result = progress.Result.ok(task.item, data["format"], 0.0, data=data)
-        else:
-            detail, counts = _export_like(task.item, task.output, options)
-            result = progress.Result.ok(task.item, detail, 0.0, counts=counts, output=task.output)
+            return progress.Result.ok(task.item, data["format"], data=data)
+        detail, counts = _export_like(task.item, task.output, options)
+        return progress.Result.ok(task.item, detail, counts=counts, output=task.output)
+
+    try:
+        return _attempt(task.item, work, task.output)
     except UsageError as exc:  # "... files cannot be imported in Blender"
-        result = progress.Result(task.item, progress.SKIPPED, detail=str(exc), output=task.output)
-    except Exception as exc:  # FormatError, and anything a damaged file provokes
-        result = progress.Result(
-            task.item,
-            progress.FAILED,
-            detail=_describe(exc, task.item),
-            error=_error_text(exc, task.item),
-            output=task.output,
-        )
-    result.seconds = time.perf_counter() - t0
-    return result
+        return progress.Result(task.item, progress.SKIPPED, detail=str(exc), output=task.output)
 
 
 def _is_format_error(exc: BaseException) -> bool:
@@ -358,10 +370,10 @@ def _parser() -> argparse.ArgumentParser:
         description="RigPort command line: import, export, convert and check game assets.",
         epilog="Exit status: 0 ok, 1 a file failed, 2 usage.",
     )
-    _global_options(p, argparse.SUPPRESS)
+    _global_options(p)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     after = argparse.ArgumentParser(add_help=False)
-    _global_options(after, argparse.SUPPRESS)  # also after the command
+    _global_options(after)  # also after the command
 
     def add(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, parents=[after])
@@ -398,10 +410,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _global_options(p: argparse.ArgumentParser, default) -> None:
-    """The options accepted before and after the command. Their defaults are set
-    once, after parsing (``SUPPRESS`` here), so that a value given before the
-    command is not reset by the subcommand's parser."""
+def _global_options(p: argparse.ArgumentParser) -> None:
+    """The options accepted before and after the command. They default to
+    ``SUPPRESS``, so that the subcommand's parser does not reset a value given
+    before the command; ``GLOBAL_DEFAULTS`` fills in what neither gave."""
+    default = argparse.SUPPRESS
     p.add_argument(
         "--keep-going",
         action="store_true",
@@ -468,6 +481,7 @@ def run(argv: list[str] | None = None) -> int:
     for name, value in GLOBAL_DEFAULTS.items():
         if not hasattr(args, name):
             setattr(args, name, value)
+    args.argv = args_list
     if args.command not in CODEC_COMMANDS and not _has_bpy():
         print(
             f"batch.py: error: {args.command} needs Blender: run it with a Python that has "
@@ -553,7 +567,7 @@ def _finish(args, prog, jobs: int = 1) -> int:
             args.report,
             {
                 "command": args.command,
-                "arguments": _argv(None),
+                "arguments": args.argv,
                 "jobs": jobs,
                 "shard": args.shard,
                 "bpy": prog.bpy or _bpy_version(),
@@ -574,23 +588,11 @@ def _pack(args) -> int:
     inputs.check_output_file(args.output)
     task = inputs.Task(args.folder)
 
-    def work(t) -> object:
-        t0 = time.perf_counter()
-        try:
-            detail = pack_folder(t.item, args.output, args.lz4, args.rbfx)
-        except UsageError:
-            raise
-        except Exception as exc:
-            return progress.Result(
-                t.item,
-                progress.FAILED,
-                time.perf_counter() - t0,
-                detail=_describe(exc, t.item),
-                error=_error_text(exc, t.item),
-            )
-        return progress.Result.ok(t.item, detail, time.perf_counter() - t0, output=args.output)
+    def work(t):
+        detail = pack_folder(t.item, args.output, args.lz4, args.rbfx)
+        return progress.Result.ok(t.item, detail, output=args.output)
 
-    return _finish(args, _run_list(args, [task], work))
+    return _finish(args, _run_list(args, [task], lambda t: _attempt(t.item, lambda: work(t))))
 
 
 def _import(args) -> int:
@@ -608,23 +610,13 @@ def _import(args) -> int:
     state: dict = {}
     options = vars(args)
 
-    def work(task) -> object:
+    def work(task):
         if task.skip:
             return progress.Result(task.item, progress.SKIPPED, detail=task.skip)
-        t0 = time.perf_counter()
-        try:
-            detail = bl.import_file(task.item, state, options)
-        except UsageError:
-            raise
-        except Exception as exc:
-            return progress.Result(
-                task.item,
-                progress.FAILED,
-                time.perf_counter() - t0,
-                detail=_describe(exc, task.item),
-                error=_error_text(exc, task.item),
-            )
-        return progress.Result.ok(task.item, detail, time.perf_counter() - t0)
+        return _attempt(
+            task.item,
+            lambda: progress.Result.ok(task.item, bl.import_file(task.item, state, options)),
+        )
 
     prog = _run_list(args, tasks, work)
     if args.save and not prog.count(progress.FAILED):

@@ -32,9 +32,9 @@ class Result:
     data: dict | None = None
 
     @classmethod
-    def ok(cls, item: str, detail: str, seconds: float, **kw) -> Result:
-        warnings = [w for w in detail.split(WARNING)[1:]]
-        return cls(item, OK, seconds, detail, warnings=warnings, **kw)
+    def ok(cls, item: str, detail: str, seconds: float = 0.0, **kw) -> Result:
+        """A file done; the warnings are the ``; warning: ...`` parts of ``detail``."""
+        return cls(item, OK, seconds, detail, warnings=detail.split(WARNING)[1:], **kw)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -229,3 +229,15 @@ def test_worker_crash_fails_one_file(library, tmp_path):
     assert "crash.dff: error: the worker process was killed by SIGSEGV" in proc.stdout
     doc = json.loads(report.read_text())
     assert doc["totals"] == {"ok": 2, "failed": 1, "skipped": 0, "not run": 0}
+
+
+def test_import_folder_into_one_scene(library, tmp_path):
+    """import takes a folder too: its files go into one scene, saved as one .blend."""
+    saved = tmp_path / "all.blend"
+    proc = run_batch("import", library / "urho3d", library / "renderware", "--save", saved)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = _progress(proc.stdout)
+    assert len(lines) == 4 and all(": ok (" in ln for ln in lines)
+    assert saved.is_file() and f"saved {saved}" in proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("4 ok, 0 failed, 0 skipped in ")
+    assert run_batch("import", library, "--jobs", "2").returncode == 2  # one scene, one process
