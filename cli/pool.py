@@ -86,6 +86,7 @@ def run(
     workers: list[_Worker] = []
     stopping = False
     first_ready: dict = {}
+    idle_deaths = 0  # workers that ended with files left and none of their own
 
     def start() -> None:
         proc = subprocess.Popen(
@@ -146,13 +147,17 @@ def run(
             why = _why(w)
             if not w.ready:
                 raise UsageError(f"a worker process could not start: {why}")
-            if w.task is not None:
+            if w.task is not None:  # it died on this file: the file fails
                 index, w.task = w.task, None
                 if not on_result(index, None, why):
                     stopping = True
-                if pending and not stopping:
-                    start()
-                    alive += 1
+            elif pending and not stopping:  # it died between two files
+                idle_deaths += 1
+                if idle_deaths > jobs:
+                    raise UsageError(f"the worker processes keep ending: {why}")
+            if pending and not stopping:
+                start()
+                alive += 1
         return first_ready
     finally:
         for w in workers:
