@@ -21,8 +21,6 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,31 +159,16 @@ def render_tile(bpy, label: str, path: Path) -> str:
     r.filepath = str(path)
     scene.display.shading.light = "STUDIO"
     scene.display.shading.color_type = "RANDOM"
-    with _blender_output_to_stderr():
-        try:
-            r.engine = "BLENDER_WORKBENCH"
-            bpy.ops.render.render(write_still=True)
-            return "Workbench"
-        except RuntimeError:  # no GPU context: Cycles on the CPU renders anywhere
-            r.engine = "CYCLES"
-            scene.cycles.device = "CPU"
-            scene.cycles.samples = 8
-            bpy.ops.render.render(write_still=True)
-            return "Cycles"
-
-
-@contextmanager
-def _blender_output_to_stderr() -> Iterator[None]:
-    """Blender prints its render progress on file descriptor 1: keep stdout for the
-    table alone."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
     try:
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+        r.engine = "BLENDER_WORKBENCH"
+        bpy.ops.render.render(write_still=True)
+        return "Workbench"
+    except RuntimeError:  # no GPU context: Cycles on the CPU renders anywhere
+        r.engine = "CYCLES"
+        scene.cycles.device = "CPU"
+        scene.cycles.samples = 8
+        bpy.ops.render.render(write_still=True)
+        return "Cycles"
 
 
 def contact_sheet(bpy, tiles: list[Path], out: Path) -> None:
@@ -208,12 +191,21 @@ def contact_sheet(bpy, tiles: list[Path], out: Path) -> None:
     img.pixels.foreach_set(sheet.ravel())
     img.filepath_raw = str(out)
     img.file_format = "PNG"
-    with _blender_output_to_stderr():
-        img.save()
+    img.save()
+
+
+def _table_stream():
+    """stdout for the table alone: Blender logs to file descriptor 1 whenever it
+    likes (colour management, renders), so that descriptor goes to stderr."""
+    sys.stdout.flush()
+    table = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    return table
 
 
 def main(out_dir: Path) -> int:
     t0 = time.perf_counter()
+    table_out = _table_stream()
     samples, exports, tiles_dir = out_dir / "samples", out_dir / "export", out_dir / "tiles"
     for d in (samples, exports, tiles_dir):
         d.mkdir(parents=True, exist_ok=True)
@@ -241,8 +233,13 @@ def main(out_dir: Path) -> int:
     sheet = out_dir / "contact_sheet.png"
     if sheet.exists():
         sheet.unlink()
+    sheet_error = "no PNG was written"
     if tiles:
-        contact_sheet(bl.bpy, tiles, sheet)
+        try:
+            contact_sheet(bl.bpy, tiles, sheet)
+        except Exception as exc:  # reported in the table's FAIL lines
+            traceback.print_exc(file=sys.stderr)
+            sheet_error = f"{type(exc).__name__}: {exc}"
 
     header = ("format", "file", "import", "export", "check", "seconds", "detail")
     table = [header] + [
@@ -260,18 +257,20 @@ def main(out_dir: Path) -> int:
     widths = [max(len(str(line[i])) for line in table[:]) for i in range(len(header) - 1)]
     for line in table:
         cells = [str(c).ljust(w) for c, w in zip(line[:-1], widths, strict=True)]
-        print("  ".join(cells + [line[-1]]).rstrip())
+        print("  ".join(cells + [line[-1]]).rstrip(), file=table_out)
     failures = [(r.fmt, f) for r in rows for f in r.failures]
     if not sheet.is_file():
-        failures.append(("contact sheet", "no PNG was written"))
+        failures.append(("contact sheet", sheet_error))
     for fmt, text in failures:
-        print(f"FAIL {fmt}: {text}")
+        print(f"FAIL {fmt}: {text}", file=table_out)
     where = sheet.relative_to(ROOT) if sheet.is_relative_to(ROOT) else sheet
     print(
         f"contact sheet: {where} ({len(tiles)} assets, {', '.join(sorted(engines)) or 'none'}, "
         f"bpy {bl.bpy.app.version_string}); {len(rows) - len({f for f, _ in failures})} of "
-        f"{len(rows)} formats passed in {time.perf_counter() - t0:.1f} s"
+        f"{len(rows)} formats passed in {time.perf_counter() - t0:.1f} s",
+        file=table_out,
     )
+    table_out.flush()
     return 1 if failures else 0
 
 
