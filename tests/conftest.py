@@ -17,6 +17,11 @@ What it provides:
   it, so codec tests never import bpy.
 * Fixtures ``rigport``, ``rigport_registered``, ``blank_blend``,
   ``corpus_dir`` and ``bpy_available``.
+* Every Urho3D model a test writes (``mdl.write``: exporters, batch handlers
+  and package writers in this process) is held to the engine's rules
+  (``io_formats/urho3d/engine_rules.py``); a test that writes a model the
+  engine refuses on purpose says so with ``@pytest.mark.urho3d_engine(skip=True)``,
+  one for GL3/D3D11 only with ``@pytest.mark.urho3d_engine(bone_limit=128)``.
 * Markers: ``blender`` tests (and everything under ``tests/blender/``) are
   skipped when bpy cannot be imported; ``corpus`` tests (and every test that
   uses ``corpus_dir``) are skipped when ``../shared/corpus`` is absent.
@@ -195,6 +200,28 @@ def blank_blend(rigport_registered):
     return bpy
 
 
+@pytest.fixture(autouse=True)
+def urho3d_engine_rules(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """``mdl.write`` refuses (AssertionError) a model that breaks the engine's rules."""
+    marker = request.node.get_closest_marker("urho3d_engine")
+    options = dict(marker.kwargs) if marker is not None else {}
+    if options.get("skip"):
+        yield
+        return
+    from rigport.io_formats.urho3d import engine_rules, mdl
+
+    limit = int(options.get("bone_limit", engine_rules.SKIN_MATRICES_EVERYWHERE))
+    write = mdl.write
+
+    def checked_write(model: mdl.Model) -> bytes:
+        broken = engine_rules.check(model, limit)
+        assert not broken, "the Urho3D engine would refuse this model:\n" + "\n".join(broken)
+        return write(model)
+
+    monkeypatch.setattr(mdl, "write", checked_write)
+    yield
+
+
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
     """``../shared/corpus`` (or ``$RIGPORT_CORPUS``); skips the test when absent."""
@@ -276,6 +303,11 @@ class _RepoRootIsNotATestPackage:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "urho3d_engine(skip=False, bone_limit=64): how the Urho3D engine-rules check "
+        "treats the models this test writes",
+    )
     if not config.pluginmanager.has_plugin("rigport-root-dir"):
         config.pluginmanager.register(_RepoRootIsNotATestPackage(), "rigport-root-dir")
 

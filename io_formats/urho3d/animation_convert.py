@@ -24,9 +24,117 @@ from .ani import (
 from .ani import Animation as UrhoAnimation
 
 RBFX_EXTRA = "urho_ani"  # UAN2 data Blender has no place for, kept on the action
+STEPS_EXTRA = "_urho_steps"  # tracks with keys at one time (instant steps), as in the file
+AXES_EXTRA = "urho_axes"  # "BLENDER" or "NONE": the axes the animation was imported with
+ORDER_EXTRA = "_urho_tracks"  # {"order": track names as in the file}: Blender keys bone order
+
+
+def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
+    """``anim`` with one key per time in every track, and the tracks that had more.
+
+    An instant step is two keys at one time (the value before and after a cut).
+    A Blender F-curve holds one key per frame, so the last key of each such run
+    goes to Blender and the file's whole track is kept (by track index) to be
+    restored while Blender's keys are unedited (:func:`restore_steps`)."""
+    kept: dict[str, Any] = {}
+    tracks = []
+    for i, t in enumerate(anim.tracks):
+        times = t.keys["time"]
+        step = np.zeros(len(times), bool)
+        step[:-1] = times[1:] == times[:-1]
+        if step.any():
+            kept[str(i)] = {
+                "name": t.name,
+                "mask": int(t.mask),
+                "steps": int(step.sum()),
+                "keys": base64.b64encode(np.ascontiguousarray(t.keys).tobytes()).decode("ascii"),
+            }
+            t = Track(t.name, t.mask, t.keys[~step], t.weight)
+        tracks.append(t)
+    out = UrhoAnimation(anim.name, anim.length, tracks, anim.version, anim.variant_tracks)
+    return out, kept
+
+
+def steps_warning(kept: dict[str, Any] | None) -> str | None:
+    """The import warning for the instant steps :func:`split_steps` kept, or None."""
+    if not kept:
+        return None
+    n = sum(int(k["steps"]) for k in kept.values())
+    return (
+        f"{n} keys share a time with another key (instant steps) in {len(kept)} tracks; "
+        "Blender holds one key per frame, so the file's keys are kept and written back "
+        "while those tracks are unedited"
+    )
+
+
+def _same_keys(a: np.ndarray, b: np.ndarray, mask: int) -> bool:
+    """Keys equal within what a trip through Blender changes (float32 curves)."""
+    if len(a) != len(b):
+        return False
+
+    def close(x, y) -> bool:
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        return bool(np.all(np.abs(x - y) <= 1e-4 * np.maximum(1.0, np.abs(x))))
+
+    if not close(a["time"], b["time"]):
+        return False
+    if mask & CHANNEL_POSITION and not close(a["position"], b["position"]):
+        return False
+    if mask & CHANNEL_SCALE and not close(a["scale"], b["scale"]):
+        return False
+    if mask & CHANNEL_ROTATION:
+        qa, qb = a["rotation"].astype(np.float64), b["rotation"].astype(np.float64)
+        sign = np.where(np.sum(qa * qb, axis=1, keepdims=True) < 0, -1.0, 1.0)
+        if not close(qa, qb * sign):
+            return False
+    return True
+
+
+def file_track_order(anim: UrhoAnimation, kept: Any) -> None:
+    """Put ``anim``'s tracks in the file's order (``kept``: :data:`ORDER_EXTRA`);
+    tracks the file did not have follow in their own order."""
+    order = kept.get("order") if isinstance(kept, dict) else None
+    if not isinstance(order, list):
+        return
+    place = {name: i for i, name in enumerate(order) if isinstance(name, str)}
+    ranked = sorted(
+        enumerate(anim.tracks), key=lambda it: (place.get(it[1].name, len(place)), it[0])
+    )
+    anim.tracks = [t for _, t in ranked]
+
+
+def restore_steps(anim: UrhoAnimation, kept: Any) -> list[str]:
+    """Put back the file's instant steps (from :func:`split_steps`) in every track
+    whose keys are still the ones imported; returns a warning per edited track."""
+    if not isinstance(kept, dict):
+        return []
+    notes = []
+    for index, info in kept.items():
+        try:
+            i, name, mask = int(index), info["name"], int(info["mask"])
+            full = np.frombuffer(base64.b64decode(info["keys"]), keyframe_dtype(mask))
+        except (KeyError, TypeError, ValueError) as err:
+            raise FormatError(f"the action's {STEPS_EXTRA} property is damaged: {err}") from None
+        track = anim.tracks[i] if i < len(anim.tracks) else None
+        if track is None or track.name != name:
+            track = next((t for t in anim.tracks if t.name == name), None)
+        if track is None:
+            continue
+        times = full["time"]
+        step = np.zeros(len(times), bool)
+        step[:-1] = times[1:] == times[:-1]
+        if track.mask == mask and _same_keys(full[~step], track.keys, mask):
+            track.keys = full.copy()
+        else:
+            notes.append(
+                f"track {name!r} was edited: its {int(step.sum())} instant steps "
+                "(keys at one time) are not written"
+            )
+    return notes
 
 
 def import_animation(anim: UrhoAnimation, convert: bool = True) -> Animation:
+    anim, steps = split_steps(anim)
     tracks = []
     for t in anim.tracks:
         k = t.keys
@@ -45,7 +153,13 @@ def import_animation(anim: UrhoAnimation, convert: bool = True) -> Animation:
                 else None,
             )
         )
-    extras: dict[str, Any] = {"rigport_format": "urho3d"}
+    extras: dict[str, Any] = {
+        "rigport_format": "urho3d",
+        AXES_EXTRA: "BLENDER" if convert else "NONE",
+        ORDER_EXTRA: {"order": [t.name for t in anim.tracks]},
+    }
+    if steps:
+        extras[STEPS_EXTRA] = steps
     if anim.version is not None:
         extras[RBFX_EXTRA] = rbfx_extras(anim)
     return Animation(anim.name, float(anim.length), tracks, extras)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-_SWAP = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
-
 
 def vectors(v: np.ndarray, convert: bool) -> np.ndarray:
     """Points, directions or scales (..., 3)."""
@@ -28,9 +26,11 @@ def quats(q: np.ndarray, convert: bool) -> np.ndarray:
 
 
 def matrices(m: np.ndarray, convert: bool) -> np.ndarray:
-    """4x4 transforms (..., 4, 4), column-vector convention."""
+    """4x4 transforms (..., 4, 4), column-vector convention: ``S @ m @ S`` for the
+    swap S, done as a row and column permutation so every value (a -0.0 too)
+    comes through bit for bit."""
     m = np.asarray(m, np.float64)
-    return _SWAP @ m @ _SWAP if convert else m
+    return m[..., [0, 2, 1, 3], :][..., [0, 2, 1, 3]] if convert else m
 
 
 def tangents(t: np.ndarray, convert: bool) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..registry import FileFormat
-from . import ani, mdl, package, shader
+from . import ani, engine_rules, mdl, package, shader
 
 
 def _floats(a) -> list[float]:
@@ -60,6 +60,8 @@ def summarize_model(model: mdl.Model) -> dict:
         ],
         "bbox": [_floats(model.bbox_min), _floats(model.bbox_max)],
         "geometry_centers": model.geometry_centers is not None,
+        # What the engine would draw wrong (engine_rules.py); empty for a good model.
+        "engine_problems": engine_rules.check(model),
     }
 
 

@@ -9,6 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from .mdl import Model
+from .vertex_layout import SEM_BLENDINDICES
+
+
+def skin_palette(model: Model) -> int:
+    """The most skin matrices one draw of the model uploads (0: not skinned)."""
+    if any(len(g.bone_mapping) for g in model.geometries):
+        return max(len(g.bone_mapping) for g in model.geometries)
+    skinned = any(
+        e.semantic == SEM_BLENDINDICES for vb in model.vertex_buffers for e in vb.elements
+    )
+    return len(model.bones) if skinned else 0
 
 
 def model_layout(model: Model, convert: bool) -> dict[str, Any]:
@@ -49,6 +60,7 @@ def model_layout(model: Model, convert: bool) -> dict[str, Any]:
             {"name": m.name, "buffers": [[mb.vertex_buffer, mb.mask] for mb in m.buffers]}
             for m in model.morphs
         ],
+        "skin_palette": skin_palette(model),
         "bbox": [float(v) for v in (*model.bbox_min, *model.bbox_max)],
         "centers": None
         if model.geometry_centers is None

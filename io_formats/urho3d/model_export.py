@@ -8,13 +8,14 @@ per geometry, every LOD of a geometry in its index buffer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..codec import FormatError
 from ..scene import Mesh, Skeleton
 from . import axes
+from .engine_rules import SKIN_MATRICES_EVERYWHERE, SKIN_MATRICES_GL3_D3D11
 from .mdl import (
     PRIMITIVE_LINES,
     PRIMITIVE_TRIANGLES,
@@ -28,6 +29,7 @@ from .mdl import (
     VertexBuffer,
 )
 from .model_import import (
+    BONE_INDEX_KEY,
     GEOMETRY_ATTRIBUTE,
     MORPH_LISTED,
     MORPH_NORMAL,
@@ -35,6 +37,7 @@ from .model_import import (
     NORMAL_ATTRIBUTE,
     SOURCE_ATTRIBUTE,
     TANGENT_ATTRIBUTE,
+    UV_ATTRIBUTE,
     element_attribute,
 )
 from .vertex_layout import (
@@ -75,6 +78,15 @@ class ExportOptions:
     lod_distances: dict[int, float] = field(default_factory=dict)
 
 
+def imported_bone_limit(layout: dict | None) -> int:
+    """Skin matrices per draw as imported: 64 (every build), or 128 for a model
+    that already skinned more than 64 bones in one draw (GL3/D3D11 only)."""
+    palette = int((layout or {}).get("skin_palette", 0))
+    if palette > SKIN_MATRICES_EVERYWHERE:
+        return SKIN_MATRICES_GL3_D3D11
+    return SKIN_MATRICES_EVERYWHERE
+
+
 @dataclass
 class _Draw:
     geometry: int
@@ -84,7 +96,8 @@ class _Draw:
     candidates: np.ndarray  # structured vertex records (one per distinct vertex of the draw)
     sources: np.ndarray  # (n,) original vertex index in its buffer, -1 for new
     indices: np.ndarray  # (m,) into candidates
-    morph_rows: dict[int, np.ndarray] = field(default_factory=dict)  # morph -> (n, 10) data
+    # morph -> (n, 11): listed flag, position, normal, tangent, place in the file's list
+    morph_rows: dict[int, np.ndarray] = field(default_factory=dict)
     out_index: np.ndarray | None = None  # indices into the assembled vertex buffer
     vertex_place: np.ndarray | None = None  # candidate -> place in the vertex buffer
 
@@ -126,8 +139,15 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.n
             if mesh.normals is not None:
                 cols[key] = axes.vectors(_kept_normals(mesh), conv).astype(np.float32)
         elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and e.index < len(mesh.uv_sets):
-            uv = mesh.uv_sets[e.index].uv.astype(np.float32).copy()
+            held = mesh.uv_sets[e.index].uv.astype(np.float32)
+            uv = held.copy()
             uv[:, 1] = 1.0 - uv[:, 1]
+            kept = _attr(mesh, UV_ATTRIBUTE.format(e.index))
+            if kept is not None:  # the file's own values where Blender's are unedited
+                kept = kept.astype(np.float32)[cv]
+                flip = np.float32(1.0) - kept[:, 1]
+                same = (kept[:, 0] == held[:, 0]) & (flip == held[:, 1])
+                uv = np.where(same[:, None], kept, uv)
             cols[key] = uv
         elif e.semantic == SEM_COLOR and e.type in (TYPE_UBYTE4_NORM, TYPE_VECTOR4):
             if e.index < len(mesh.colors):
@@ -148,13 +168,21 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.n
 
 
 def _kept_normals(mesh: Mesh) -> np.ndarray:
-    """Blender's corner normals, or the file's own where they still agree (unedited)."""
+    """Blender's corner normals, or the file's own where they still agree (unedited)
+    or where Blender has none to give (corners of degenerate triangles, whose
+    custom normals Blender cannot hold: their length is not 1)."""
     stored = _attr(mesh, NORMAL_ATTRIBUTE)
     if stored is None:
         return mesh.normals
     per_corner = stored[mesh.corner_verts]
     close = np.all(np.abs(per_corner - mesh.normals) <= 0.05, axis=1)
+    close |= unheld_normals(mesh.normals)
     return np.where(close[:, None], per_corner, mesh.normals)
+
+
+def unheld_normals(normals: np.ndarray) -> np.ndarray:
+    """Per corner: Blender holds no usable normal there (degenerate triangles)."""
+    return np.abs(np.linalg.norm(normals, axis=1) - 1.0) > 1e-3
 
 
 def _skin_columns(mesh: Mesh, mapping: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -314,18 +342,28 @@ def _split_corners(verts, corners, keys, cols):
 
 
 def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[int, np.ndarray]:
+    # The kept normal/tangent deltas and vertex lists are numbered by the file's
+    # morph order: find each shape key's by its name (keys may have been removed,
+    # reordered or added since the import).
+    file_index = {i: i for i in range(len(mesh.morphs))}
+    if opts.layout is not None:
+        names = [m.get("name") for m in opts.layout.get("morphs", [])]
+        file_index = {i: names.index(m.name) for i, m in enumerate(mesh.morphs) if m.name in names}
     rows = {}
     for i, m in enumerate(mesh.morphs):
         pos = axes.vectors(m.position_offsets[rep_vert], opts.convert_axes)
-        nor = _attr(mesh, MORPH_NORMAL.format(i))
-        tan = _attr(mesh, MORPH_TANGENT.format(i))
-        listed = _attr(mesh, MORPH_LISTED.format(i))
+        j = file_index.get(i, -1)
+        nor = _attr(mesh, MORPH_NORMAL.format(j))
+        tan = _attr(mesh, MORPH_TANGENT.format(j))
+        listed = _attr(mesh, MORPH_LISTED.format(j))
         nor = np.zeros_like(pos) if nor is None else axes.vectors(nor[rep_vert], opts.convert_axes)
         tan = np.zeros_like(pos) if tan is None else axes.vectors(tan[rep_vert], opts.convert_axes)
         flag = np.any(pos != 0, axis=1) | np.any(nor != 0, axis=1) | np.any(tan != 0, axis=1)
-        if listed is not None:
-            flag |= listed[rep_vert] != 0
-        rows[i] = np.concatenate([flag[:, None], pos, nor, tan], axis=1).astype(np.float64)
+        place = np.zeros(len(rep_vert)) if listed is None else listed[rep_vert]
+        flag |= place != 0
+        rows[i] = np.concatenate([flag[:, None], pos, nor, tan, place[:, None]], axis=1).astype(
+            np.float64
+        )
     return rows
 
 
@@ -394,32 +432,10 @@ def export_model(
             for lod in meshes:
                 draw_vb[(g, lod)] = k
 
-    # Bone mappings per geometry.
-    mappings: dict[int, np.ndarray] = {}
-    for g in geometry_ids:
-        used = np.unique(
-            np.concatenate(
-                [
-                    _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
-                    for m in meshes.values()
-                ]
-                + [np.zeros(0, np.int64)]
-            )
-        )
-        old = None
-        if use_layout and g < len(layout["geometries"]):
-            old = np.array(layout["geometries"][g]["bone_mapping"], np.int64)
-        if old is not None and len(old) and np.isin(used, old).all():
-            mappings[g] = old
-        elif n_bones > opts.bone_limit:
-            if len(used) > opts.bone_limit:
-                raise FormatError(
-                    f"geometry {g} uses {len(used)} bones, more than the limit of "
-                    f"{opts.bone_limit}: split it into several material slots"
-                )
-            mappings[g] = used
-        else:
-            mappings[g] = np.zeros(0, np.int64)
+    mappings, notes = _bone_mappings(
+        meshes, geometry_ids, n_bones, layout if use_layout else None, opts
+    )
+    warnings += notes
 
     draws: list[_Draw] = []
     for g, lod, prim in plan:
@@ -450,6 +466,7 @@ def export_model(
         )
 
     morphs = _assemble_morphs(draws, meshes, vertex_buffers, layout if use_layout else None)
+    _set_morph_ranges(vertex_buffers, morphs)
     bones = _bones(skeleton, opts) if skeleton is not None else []
 
     positions = np.concatenate(
@@ -492,6 +509,74 @@ def export_model(
     return model, warnings
 
 
+def _bone_mappings(
+    meshes: dict[int, Mesh],
+    geometry_ids: list[int],
+    n_bones: int,
+    layout: dict | None,
+    opts: ExportOptions,
+) -> tuple[dict[int, np.ndarray], list[str]]:
+    """Each geometry's bone mapping (empty: the skeleton's own order).
+
+    Every Urho3D build skins up to 64 bones per draw, so a larger skeleton gets
+    a mapping per geometry (the bones it uses, as AssetImporter writes); a
+    geometry may use up to ``opts.bone_limit`` of them (128 draws on GL3/D3D11
+    only). When one geometry has a mapping the engine skins all through their
+    own, so all get one. An unedited import keeps the mappings it had, and a
+    model that had none keeps none while its bones fit ``opts.bone_limit``."""
+    used: dict[int, np.ndarray] = {}
+    for g in geometry_ids:
+        parts = [
+            _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
+            for m in meshes.values()
+        ]
+        used[g] = np.unique(np.concatenate(parts + [np.zeros(0, np.int64)]))
+    old: dict[int, np.ndarray] = {}
+    if layout is not None:
+        for g in geometry_ids:
+            if g < len(layout["geometries"]):
+                old[g] = np.array(layout["geometries"][g]["bone_mapping"], np.int64)
+    kept = {g: m for g, m in old.items() if len(m) and np.isin(used[g], m).all()}
+    had_none = layout is not None and not any(len(m) for m in old.values())
+    mapped = n_bones > SKIN_MATRICES_EVERYWHERE or bool(kept)
+    if had_none and n_bones <= opts.bone_limit:
+        mapped = False
+    out: dict[int, np.ndarray] = {}
+    notes: list[str] = []
+    for g in geometry_ids:
+        if not mapped:
+            out[g] = np.zeros(0, np.int64)
+            continue
+        out[g] = kept.get(g, used[g])
+        if len(out[g]) > opts.bone_limit:
+            raise FormatError(
+                f"geometry {g} uses {len(out[g])} bones, more than the limit of "
+                f"{opts.bone_limit} skin matrices per draw: split it into several material slots"
+            )
+    palette = max((len(m) for m in out.values()), default=0) if mapped else n_bones
+    if any(len(u) for u in used.values()) and palette > SKIN_MATRICES_EVERYWHERE:
+        notes.append(
+            f"a draw skins {palette} bones: only GL3/D3D11 builds draw it "
+            f"(GL2, GLES and D3D9 take {SKIN_MATRICES_EVERYWHERE})"
+        )
+    return out, notes
+
+
+def _set_morph_ranges(vbs: list[VertexBuffer], morphs: list[Morph]) -> None:
+    """Each buffer's morph range covers every vertex its morphs move (the
+    engine applies morphs only inside it): the kept range while it still
+    covers them, else the smallest one, from the first to the last."""
+    for k, vb in enumerate(vbs):
+        idx = [mb.data["index"] for m in morphs for mb in m.buffers if mb.vertex_buffer == k]
+        idx = np.concatenate(idx) if idx else np.zeros(0, np.uint32)
+        if not len(idx):
+            continue
+        lo, hi = int(idx.min()), int(idx.max())
+        if vb.morph_count and vb.morph_start <= lo and hi < vb.morph_start + vb.morph_count:
+            continue
+        vb.morph_start, vb.morph_count = lo, hi - lo + 1
+
+
 def _geometry_centers(geometries, vbs, ibs) -> np.ndarray:
     out = np.zeros((len(geometries), 3), np.float32)
     for g, geo in enumerate(geometries):
@@ -524,6 +609,7 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
             continue
         recs = np.concatenate([d.candidates for d in mine])
         srcs = np.concatenate([d.sources for d in mine])
+        morphed = np.concatenate([_morphed(d) for d in mine])
         raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
         # Copies of one source vertex (one per LOD object) share the first copy's data.
         _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
@@ -534,8 +620,10 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
         inverse = inverse.reshape(-1)
         usrc = srcs[first]
         # A source index taken twice (edited copies) keeps its place only once.
+        # New vertices follow the kept ones, those shape keys move first: the
+        # engine's morph range (from the first to the last moved vertex) stays small.
         big = np.int64(1) << 40
-        sort_key = np.where(usrc >= 0, usrc, big + first)
+        sort_key = np.where(usrc >= 0, usrc, big + np.where(morphed[first], 0, big) + first)
         dup = np.zeros(len(first), bool)
         order0 = np.lexsort((first, sort_key))
         s_sorted = sort_key[order0]
@@ -561,6 +649,14 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
             mask = mask_from_elements(els)
         out.append(VertexBuffer(els, data, morph_start, morph_count, mask))
     return out
+
+
+def _morphed(d: _Draw) -> np.ndarray:
+    """Per candidate vertex of a draw: whether a morph lists it."""
+    flags = np.zeros(len(d.candidates), bool)
+    for rows in d.morph_rows.values():
+        flags |= rows[:, 0] != 0
+    return flags
 
 
 def _assemble_index_buffers(draws, vbs, layout, opts):
@@ -649,6 +745,10 @@ def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
             if not len(idx) and vb not in masks:
                 continue
             rows = np.concatenate(chunks)[first]
+            # The file's order for the vertices it listed, then new ones by index.
+            place = rows[:, 10]
+            order = np.argsort(np.where(place > 0, place, len(rows) + idx + 2**32), kind="stable")
+            idx, rows = idx[order], rows[order]
             data = np.zeros(len(idx), morph_dtype(mask))
             data["index"] = idx
             if mask & MASK_POSITION:
@@ -660,6 +760,20 @@ def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
             buffers.append(MorphBuffer(vb, mask, data))
         out.append(Morph(name, buffers))
     return out
+
+
+def file_order(skeleton: Skeleton) -> Skeleton:
+    """The skeleton in the file's bone order (each bone's ``urho_index``; bones
+    without one follow in armature order). Blender keeps bones parent-first,
+    Urho3D files need not: a child may come before its parent."""
+    n = len(skeleton)
+    extras = skeleton.extras if len(skeleton.extras) == n else [{} for _ in range(n)]
+    keys = [
+        (0, e[BONE_INDEX_KEY], i) if type(e.get(BONE_INDEX_KEY)) is int else (1, i, i)
+        for i, e in enumerate(extras)
+    ]
+    order = [k[2] for k in sorted(keys)]
+    return replace(skeleton, extras=extras).reordered(order)[0]
 
 
 def _bones(skeleton: Skeleton, opts: ExportOptions) -> list[Bone]:

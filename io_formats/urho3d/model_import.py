@@ -32,10 +32,12 @@ SOURCE_ATTRIBUTE = "urho:source"
 GEOMETRY_ATTRIBUTE = "urho:geometry"
 TANGENT_ATTRIBUTE = "urho:tangent"
 NORMAL_ATTRIBUTE = "urho:normal"  # the file's exact normals; Blender's encoding rounds them
+UV_ATTRIBUTE = "urho:uv:{}"  # the file's UVs where flipping V twice does not give them back
 EXTRA_PREFIX = "urho:e:"
 MORPH_NORMAL = "urho:morph_normal:{}"
 MORPH_TANGENT = "urho:morph_tangent:{}"
 MORPH_LISTED = "urho:morph_listed:{}"
+BONE_INDEX_KEY = "urho_index"  # a bone's place in the file (Blender keeps parents first)
 _SKIN_OR_POSITION = (SEM_POSITION, SEM_BLENDINDICES, SEM_BLENDWEIGHTS)
 _ATTRIBUTE_TYPES = {
     TYPE_INT: "INT",
@@ -66,8 +68,8 @@ def skeleton_from_model(model: Model, convert: bool) -> Skeleton | None:
     inv[:, :3, :] = np.array([b.offset_matrix for b in model.bones], np.float64)
     inv[:, 3, 3] = 1.0
     extras = []
-    for b in model.bones:
-        extra: dict = {"urho_collision_mask": int(b.collision_mask)}
+    for i, b in enumerate(model.bones):
+        extra: dict = {BONE_INDEX_KEY: i, "urho_collision_mask": int(b.collision_mask)}
         if b.collision_mask & 1:
             extra["urho_radius"] = float(b.radius)
         if b.collision_mask & 2:
@@ -190,6 +192,10 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
         flipped[:, 1] = 1.0 - flipped[:, 1]
         uv = flipped[cv]
         mesh.uv_sets.append(UVSet(f"UVMap{'' if key == 'uv:0' else int(key[3:]) + 1}", uv))
+        if np.any(np.float32(1.0) - flipped[:, 1] != per_vertex[key][:, 1]):
+            # 1 - (1 - v) rounds for some v in float32: keep the file's values.
+            kept = per_vertex[key].astype(np.float32)
+            mesh.attributes.append(Attribute(UV_ATTRIBUTE.format(key[3:]), "POINT", "FLOAT2", kept))
     for key in sorted(k for k in per_vertex if k.startswith("color:")):
         _, index, etype = key.split(":")
         mesh.colors.append(
@@ -268,13 +274,15 @@ def _morphs(
         pos = np.zeros((n, 3), np.float32)
         nor = np.zeros((n, 3), np.float32)
         tan = np.zeros((n, 3), np.float32)
-        listed = np.zeros(n, bool)
+        listed = np.zeros(n, np.int32)  # 1 + the vertex's place in the file's list, 0: unlisted
+        rank = 0
         for mb in m.buffers:
             gid = mb.data["index"].astype(np.int64) + base[mb.vertex_buffer]
             where = np.searchsorted(used, gid)
             ok = (where < n) & (used[np.minimum(where, n - 1)] == gid) if n else np.zeros(0, bool)
             where = where[ok]
-            listed[where] = True
+            listed[where] = rank + 1 + np.flatnonzero(ok)
+            rank += len(ok)
             names = mb.data.dtype.names
             if "position" in names:
                 pos[where] = axes.vectors(mb.data["position"][ok], convert)
@@ -284,7 +292,7 @@ def _morphs(
                 tan[where] = axes.vectors(mb.data["tangent"][ok], convert)
         out.append(MorphTarget(m.name, pos, float(m.weight)))
         attributes += [
-            Attribute(MORPH_LISTED.format(i), "POINT", "INT", listed.astype(np.int32)),
+            Attribute(MORPH_LISTED.format(i), "POINT", "INT", listed),
             Attribute(MORPH_NORMAL.format(i), "POINT", "FLOAT_VECTOR", nor),
             Attribute(MORPH_TANGENT.format(i), "POINT", "FLOAT_VECTOR", tan),
         ]

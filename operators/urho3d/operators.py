@@ -11,7 +11,6 @@ from bpy.props import (
     BoolProperty,
     EnumProperty,
     FloatProperty,
-    IntProperty,
     StringProperty,
 )
 from bpy_extras.io_utils import ExportHelper
@@ -19,16 +18,29 @@ from bpy_extras.io_utils import ExportHelper
 from ...io_formats.codec import FormatError
 from ...io_formats.merge import merge_meshes
 from ...io_formats.scene import Mesh
-from ...io_formats.urho3d import ani, mdl, package
+from ...io_formats.urho3d import ani, engine_rules, mdl, package
 from ...io_formats.urho3d.animation_convert import (
+    AXES_EXTRA,
+    ORDER_EXTRA,
     RBFX_EXTRA,
+    STEPS_EXTRA,
     apply_rbfx_extras,
     export_animation,
+    file_track_order,
     import_animation,
+    restore_steps,
+    steps_warning,
 )
-from ...io_formats.urho3d.model_export import ExportOptions, export_model
+from ...io_formats.urho3d.model_export import (
+    ExportOptions,
+    export_model,
+    file_order,
+    imported_bone_limit,
+    unheld_normals,
+)
 from ...io_formats.urho3d.model_import import (
     GEOMETRY_ATTRIBUTE,
+    NORMAL_ATTRIBUTE,
     TANGENT_ATTRIBUTE,
     import_model,
 )
@@ -55,6 +67,49 @@ AXES_ITEMS = (
     ("BLENDER", "Convert to Blender", "Urho3D's left-handed Y-up axes become Blender's Z-up"),
     ("NONE", "Keep Urho3D axes", "Write coordinates as they are (the model lies on its side)"),
 )
+LOD_ITEMS = (
+    (
+        "ALL",
+        "All LODs",
+        "Every LOD level as its own object in a collection, levels after 0 hidden "
+        "(an export writes them all back)",
+    ),
+    ("FIRST", "LOD 0", "Import the most detailed level only (an export then writes one level)"),
+)
+EXPORT_AXES_ITEMS = (
+    ("AUTO", "As imported", "The axes the model or animation was imported with; else Blender's"),
+    *AXES_ITEMS,
+)
+BONE_LIMIT_ITEMS = (
+    (
+        "AUTO",
+        "As imported",
+        "64, or 128 when the imported model skinned more than 64 bones in one draw",
+    ),
+    (
+        "64",
+        "64: every build",
+        "At most 64 skin matrices per draw (MAX_SKIN_MATRICES on GL2, GLES/mobile and D3D9): "
+        "skeletons of more than 64 bones get a bone mapping per geometry",
+    ),
+    (
+        "128",
+        "128: GL3/D3D11 only",
+        "A geometry may skin up to 128 bones (rbfx on GL3/D3D11 only; GL2, GLES and D3D9 "
+        "take 64); skeletons of more than 64 bones still get a bone mapping per geometry",
+    ),
+)
+
+
+def export_axes(choice: str | bool | None, kept: object) -> bool:
+    """Whether to convert axes: ``choice`` (BLENDER, NONE or a bool), or with
+    AUTO/None what the import recorded in ``kept`` (a bool or BLENDER/NONE);
+    Blender's axes when nothing was recorded."""
+    if choice in (None, "AUTO"):
+        choice = kept
+    if isinstance(choice, bool):
+        return choice
+    return choice != "NONE"
 
 
 def import_mdl_file(context, path: str, all_lods: bool = False, convert: bool = True):
@@ -72,9 +127,38 @@ def import_mdl_data(context, data: bytes, path: str, all_lods: bool = False, con
 
 
 def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, convert: bool = True):
+    """Build ``model``; with every LOD, the levels after 0 are hidden in the viewport
+    (they are still exported)."""
     name = os.path.splitext(os.path.basename(path))[0]
     scene = import_model(model, name, all_lods=all_lods, convert=convert)
-    return build_scene(context, scene)
+    built = build_scene(context, scene)
+    for obj in built.objects:
+        if obj.type == "MESH" and int(obj.get("urho_lod", 0)) > 0:
+            obj.hide_set(True)
+    return built
+
+
+def unheld_normal_warnings(built) -> list[str]:
+    """A "warning: " message counting the vertices whose file normals Blender
+    cannot hold (corners of degenerate triangles); the exporter writes the kept ones."""
+    count = 0
+    for obj in built.objects:
+        me = obj.data if obj.type == "MESH" else None
+        if me is None or NORMAL_ATTRIBUTE not in me.attributes or not len(me.loops):
+            continue
+        normals = np.empty(3 * len(me.loops), np.float32)
+        me.corner_normals.foreach_get("vector", normals)
+        bad = unheld_normals(normals.reshape(-1, 3))
+        if bad.any():
+            verts = np.empty(len(me.loops), np.int32)
+            me.loops.foreach_get("vertex_index", verts)
+            count += len(np.unique(verts[bad]))
+    if not count:
+        return []
+    return [
+        f"warning: {count} vertices lie on degenerate triangles, where Blender cannot hold "
+        "their normals: the file's normals are kept and written back"
+    ]
 
 
 def import_ani_file(
@@ -141,28 +225,29 @@ def export_mdl_file(
     path: str,
     objects: list,
     fmt: str = "AUTO",
-    convert: bool = True,
+    convert: bool | str | None = None,
     tangents: bool = True,
     recompute_tangents: bool = False,
-    bone_limit: int = 64,
+    bone_limit: int | str = "AUTO",
     package_path: str = "",
     entry: str = "",
 ) -> list[str]:
     """Write ``objects`` (LODs by their ``urho_lod`` property) to one .mdl; returns warnings.
 
+    ``convert`` and ``bone_limit`` default to what the import recorded (Blender's
+    axes and 64 bones per draw for new models).
     With ``package_path`` the model goes into that existing package as ``entry``
     (default: ``path``'s file name), replacing a file of that name."""
     if not objects:
         raise FormatError("no mesh objects to export")
     armature = next((a for a in (mesh_armature(o) for o in objects) if a is not None), None)
-    skeleton = extract_skeleton(armature) if armature is not None else None
+    skeleton = file_order(extract_skeleton(armature)) if armature is not None else None
     names = skeleton.names if skeleton is not None else None
     by_lod: dict[int, list] = {}
     for obj in objects:
         by_lod.setdefault(int(obj.get("urho_lod", 0)), []).append(obj)
     lods = []
     merge_warnings: list[str] = []
-    layout = None
     single = all(len(v) == 1 for v in by_lod.values())
     for lod, objs in sorted(by_lod.items()):
         meshes = []
@@ -178,26 +263,32 @@ def export_mdl_file(
         merged, notes = merge_meshes(meshes, (GEOMETRY_ATTRIBUTE,))
         merge_warnings += notes
         lods.append((lod, merged))
-    if single:
-        layout = read_prop(by_lod[min(by_lod)][0], "urho_layout")
+    recorded = read_prop(by_lod[min(by_lod)][0], "urho_layout")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    layout = recorded if single and recorded else None
     magic = fmt
     if fmt == "AUTO":
-        magic = (layout or {}).get("magic", "UMD2")
+        magic = recorded.get("magic", "UMD2")
+    if bone_limit == "AUTO":
+        bone_limit = imported_bone_limit(recorded)
     opts = ExportOptions(
         magic=magic.encode("ascii"),
-        convert_axes=convert,
+        convert_axes=export_axes(convert, recorded.get("axes")),
         tangents=tangents,
         recompute_tangents=recompute_tangents,
-        bone_limit=bone_limit,
-        layout=layout if isinstance(layout, dict) else None,
+        bone_limit=int(bone_limit),
+        layout=layout,
     )
     model, warnings = export_model(lods, skeleton, opts)
     warnings = merge_warnings + warnings
+    warnings += [
+        f"the engine would refuse it: {v}" for v in engine_rules.check(model, opts.bone_limit)
+    ]
     if model.magic == b"UMD3":
-        _rbfx_model_fields(model, objects, layout if isinstance(layout, dict) else None)
+        _rbfx_model_fields(model, objects, layout)
     data = mdl.write(model)
     write_output(path, data, package_path, entry)
-    if len(lods) == 1 and isinstance(layout, dict):
+    if len(lods) == 1 and layout is not None:
         n = max((len(g["lods"]) for g in layout["geometries"]), default=1)
         if n > 1:
             warnings.append(
@@ -239,22 +330,33 @@ def export_ani_file(
     path: str,
     armature,
     action=None,
-    convert: bool = True,
+    convert: bool | str | None = None,
     fmt: str = "AUTO",
     package_path: str = "",
     entry: str = "",
-) -> None:
-    """Write the armature's action as UANI, or as UAN2 (``fmt``; AUTO: as imported).
+) -> list[str]:
+    """Write the armature's action as UANI, or as UAN2 (``fmt``; AUTO: as imported);
+    returns warnings. ``convert`` defaults to the axes the action was imported with.
     With ``package_path`` the file goes into that existing package as ``entry``."""
     action = action or (armature.animation_data.action if armature.animation_data else None)
     if action is None:
         raise FormatError(f"armature {armature.name!r} has no action to export")
     r = context.scene.render
+    convert = export_axes(convert, read_prop(action, AXES_EXTRA))
     anim = export_animation(extract_animation(armature, action, r.fps / r.fps_base), convert)
+    file_track_order(anim, read_prop(action, ORDER_EXTRA))
+    warnings = restore_steps(anim, read_prop(action, STEPS_EXTRA))
     extras = read_prop(action, RBFX_EXTRA)
     if fmt == "UAN2" or (fmt == "AUTO" and extras is not None):
         apply_rbfx_extras(anim, extras if extras is not None else {"version": 3})
     write_output(path, ani.write(anim), package_path, entry)
+    return warnings
+
+
+def steps_warnings(action) -> list[str]:
+    """The import warning about instant steps kept on ``action`` (a "warning: " message)."""
+    note = steps_warning(read_prop(action, STEPS_EXTRA))
+    return [f"warning: {note}"] if note else []
 
 
 class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles):
@@ -268,18 +370,17 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles):
     filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
     lods: EnumProperty(
         name="LODs",
-        items=(
-            ("FIRST", "LOD 0", "Import the most detailed level only"),
-            ("ALL", "All LODs", "Every LOD level as its own object in a collection"),
-        ),
-        default="FIRST",
+        items=LOD_ITEMS,
+        default="ALL",
     )
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
 
     def execute(self, context):
         def one(context, path, progress):
             built = import_mdl_file(context, path, self.lods == "ALL", self.axes == "BLENDER")
-            return [f"{len(built.objects)} objects"], [built.discard]
+            return [f"{len(built.objects)} objects", *unheld_normal_warnings(built)], [
+                built.discard
+            ]
 
         return self.import_files(context, one)
 
@@ -303,7 +404,7 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
         ),
         default="AUTO",
     )
-    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+    axes: EnumProperty(name="Axes", items=EXPORT_AXES_ITEMS, default="AUTO")
     use_selection: BoolProperty(name="Selected Only", default=False)
     tangents: BoolProperty(
         name="Tangents", default=True, description="Write tangents (needs a UV map)"
@@ -313,12 +414,13 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
         default=False,
         description="Compute tangents even where imported ones are kept",
     )
-    bone_limit: IntProperty(
-        name="Bones per Geometry",
-        default=64,
-        min=1,
-        max=255,
-        description="Above this many bones, each geometry gets its own bone mapping",
+    bone_limit: EnumProperty(
+        name="Bones per Draw",
+        items=BONE_LIMIT_ITEMS,
+        default="AUTO",
+        description="Skin matrices one draw may use: 64 on every Urho3D build (GL2, GLES, "
+        "D3D9), 128 on GL3/D3D11 only. Skeletons of more than 64 bones get a bone mapping "
+        "per geometry",
     )
     package_file: StringProperty(
         name="Into Package",
@@ -341,7 +443,7 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
                 self.filepath,
                 objects,
                 self.file_format,
-                self.axes == "BLENDER",
+                self.axes,
                 self.tangents,
                 self.recompute_tangents,
                 self.bone_limit,
@@ -382,7 +484,7 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles):
                 context, path, None, self.axes == "BLENDER", self.fps or None
             )
             undo = partial(take_back_action, arm, action, before.get(arm.name))
-            return [f"{action.name} applied to {arm.name} ({how})"], [undo]
+            return [f"{action.name} applied to {arm.name} ({how})", *steps_warnings(action)], [undo]
 
         return self.import_files(context, one)
 
@@ -396,7 +498,7 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
-    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+    axes: EnumProperty(name="Axes", items=EXPORT_AXES_ITEMS, default="AUTO")
     file_format: EnumProperty(
         name="Format",
         items=(
@@ -432,12 +534,12 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
             return {"CANCELLED"}
         entry = self.package_entry or f"Models/{os.path.basename(self.filepath)}"
         try:
-            export_ani_file(
+            warnings = export_ani_file(
                 context,
                 self.filepath,
                 arm,
                 None,
-                self.axes == "BLENDER",
+                self.axes,
                 self.file_format,
                 bpy.path.abspath(self.package_file) if self.package_file else "",
                 entry,
@@ -445,6 +547,8 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
         except FormatError as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
+        for w in warnings:
+            self.report({"WARNING"}, w)
         return {"FINISHED"}
 
 
@@ -462,12 +566,13 @@ def _batch_export_mdl(context, path: str, state: dict, options: dict) -> str:
 def _batch_import_ani(context, path: str, state: dict, options: dict) -> str:
     arm, action, how = import_ani_file(context, path, state.get("armature"))
     state["armature"], state["action"] = arm, action
-    return f"action {action.name} on {arm.name} ({how})"
+    notes = [m[len("warning: ") :] for m in steps_warnings(action)]
+    return f"action {action.name} on {arm.name} ({how}){batch_notes(notes)}"
 
 
 def _batch_export_ani(context, path: str, state: dict, options: dict) -> str:
-    export_ani_file(context, path, state["armature"], state.get("action"))
-    return ""
+    warnings = export_ani_file(context, path, state["armature"], state.get("action"))
+    return batch_notes(warnings)
 
 
 CLASSES = (

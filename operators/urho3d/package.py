@@ -26,7 +26,14 @@ from ..common import (
     read_bytes,
     take_back_action,
 )
-from .operators import AXES_ITEMS, build_animation, build_model
+from .operators import (
+    AXES_ITEMS,
+    LOD_ITEMS,
+    build_animation,
+    build_model,
+    steps_warnings,
+    unheld_normal_warnings,
+)
 
 IMPORTABLE = ("model", "animation")
 
@@ -132,6 +139,7 @@ def import_package(
             built = build_model(context, model, where, all_lods, convert)
             result.built.append(built)
             result.lines.append(f"{where}: {len(built.objects)} objects")
+            result.lines += [f"{where}: {m}" for m in unheld_normal_warnings(built)]
             if progress:
                 progress.update(i + 1)
         armatures = [b.armature for b in result.built if b.armature is not None]
@@ -141,6 +149,7 @@ def import_package(
             arm, action, how2 = build_animation(context, anim, where, target, convert)
             result.actions.append((arm, action, previous))
             result.lines.append(f"{where}: {action.name} on {arm.name} ({how or how2})")
+            result.lines += [f"{where}: {m}" for m in steps_warnings(action)]
             if progress:
                 progress.update(len(models) + i + 1)
     except Exception:
@@ -196,11 +205,8 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
     )
     lods: EnumProperty(
         name="LODs",
-        items=(
-            ("FIRST", "LOD 0", "Import the most detailed level only"),
-            ("ALL", "All LODs", "Every LOD level as its own object in a collection"),
-        ),
-        default="FIRST",
+        items=LOD_ITEMS,
+        default="ALL",
     )
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
 

@@ -73,9 +73,15 @@ def test_import_counts(blank_blend, corpus_dir, rel):
             assert (b.parent.name if b.parent else None) == want
 
 
-def test_default_import_is_lod0(blank_blend, corpus_dir):
+def test_default_import_keeps_every_lod(blank_blend, corpus_dir):
+    """Every LOD level comes in (so a default export writes them back); only LOD 0 shows."""
     bpy = blank_blend
     bpy.ops.import_scene.urho3d_mdl(filepath=str(corpus_dir / "urho3d/Mushroom.mdl"))
+    meshes = sorted((o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: o["urho_lod"])
+    assert [o["urho_lod"] for o in meshes] == [0, 1, 2, 3, 4]
+    assert [o.hide_get() for o in meshes] == [False, True, True, True, True]
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.urho3d_mdl(filepath=str(corpus_dir / "urho3d/Mushroom.mdl"), lods="FIRST")
     meshes = [o for o in bpy.data.objects if o.type == "MESH"]
     assert len(meshes) == 1 and meshes[0]["urho_lod"] == 0
 
@@ -159,7 +165,7 @@ def test_jack_walk_roundtrip(blank_blend, corpus_dir, tmp_path):
     bpy = blank_blend
     model_path = corpus_dir / "urho3d/Jack.mdl"
     anim_path = corpus_dir / "urho3d/Jack_Walk.ani"
-    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(model_path)) == {"FINISHED"}
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(model_path), lods="FIRST") == {"FINISHED"}
     arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
     bpy.context.view_layer.objects.active = arm
     assert bpy.ops.import_anim.urho3d_ani(filepath=str(anim_path)) == {"FINISHED"}

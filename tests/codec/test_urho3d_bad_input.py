@@ -534,6 +534,7 @@ def _only_quieted_nans(damaged: bytes, rewritten: bytes) -> bool:
     return True
 
 
+@pytest.mark.urho3d_engine(skip=True)  # damaged files re-written byte for byte
 @pytest.mark.parametrize("name", ALL_FILES)
 def test_random_damage(name):
     b = load(name)

@@ -136,6 +136,7 @@ def test_uan2_unsupported_variant_type():
     ],
     ids=["umd3", "uan2v3", "uan2v2"],
 )
+@pytest.mark.urho3d_engine(skip=True)  # damaged files re-written byte for byte
 def test_truncation_and_random_damage(data):
     module = mdl if data[:4] == b"UMD3" else ani
     for n in sorted({*range(0, 40), *range(40, len(data), 211), len(data) - 1}):
