@@ -111,6 +111,8 @@ bench: venv
 	$(call bench_all,bench_renderware.py --repeat 2,renderware,RenderWare DFF (bench/bench_renderware.py))
 	$(call bench_all,mrtk_bench.py,mrtk,MRTK input recordings (bench/mrtk_bench.py))
 	$(call bench_all,bonespro_bench.py,bonespro,BonesPro text exports (bench/bonespro_bench.py))
+	set -o pipefail; $(PY50) bench/batch_bench.py --files 1000 --jobs 2 \
+	  | $(SECTION) batch "batch.py on a library (bench/batch_bench.py)"
 
 # Built with the CLI of the oldest supported Blender (4.2): one zip for every
 # platform (Install from Disk) and one per platform (the extensions platform);
