@@ -1,7 +1,9 @@
 """Neutral scene -> Blender objects.
 
 Everything a build creates is recorded, so a failure removes it all again and
-leaves the blend file as it was.
+leaves the blend file as it was. Every mesh, armature and action goes through
+the guard (``guard.py``) first: what no supported Blender can hold is left out
+of the Blender data, counted in one note, and kept on the mesh for export.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from mathutils import Matrix
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
-from . import compat
+from . import compat, guard
+from .guard import blender_name
 from .weights import assign_vertex_groups
 
 BIND_SCALE = "rigport_bind_scale"
@@ -63,12 +66,34 @@ class Built:
 
 def _set_prop(holder, key: str, value) -> None:
     """Custom property; dicts and nested lists go in as JSON text."""
+    set_prop(holder, key, value)
+
+
+def set_prop(holder, key: str, value) -> None:
+    """Custom property ``key`` = ``value`` in a form Blender holds: dicts and nested
+    lists as JSON text; ``None`` as ``"null"``; text that is not UTF-8, and lists
+    holding such text or integers beyond 32 bits, as JSON text (``read_prop``
+    decodes them); a single integer beyond 32 bits as a float (exact below 2**53,
+    ``read_prop`` gives the integer back)."""
+    key = blender_name(key)
     if isinstance(value, dict) or (
         isinstance(value, list) and value and isinstance(value[0], list)
     ):
         holder[key] = json.dumps(value)
     elif value is None:
         holder[key] = "null"
+    elif isinstance(value, bool):
+        holder[key] = value
+    elif isinstance(value, int | np.integer) and not guard.INT32[0] <= value <= guard.INT32[1]:
+        holder[key] = float(value)
+    elif isinstance(value, str) and not guard.is_utf8(value):
+        holder[key] = json.dumps(value)
+    elif isinstance(value, list | tuple) and any(
+        (isinstance(v, str) and not guard.is_utf8(v))
+        or (isinstance(v, int) and not guard.INT32[0] <= v <= guard.INT32[1])
+        for v in value
+    ):
+        holder[key] = json.dumps(list(value))
     else:
         holder[key] = value
 
@@ -82,12 +107,15 @@ def build_armature(
     context, skeleton: Skeleton, name: str, built: Built, collection
 ) -> bpy.types.Object:
     """An armature whose rest pose is the engine's bind pose with scale taken out."""
+    original = skeleton
+    skeleton, bind, note = guard.guard_skeleton(skeleton)
+    guard.note(f"armature {blender_name(name)!r}", note)
+    name = blender_name(name)
     arm = bpy.data.armatures.new(name)
     built.armatures.append(arm)
     obj = bpy.data.objects.new(name, arm)
     built.objects.append(obj)
     collection.objects.link(obj)
-    bind = skeleton.bind_matrices()
     rest = remove_scale(bind)
     bind_scale = np.linalg.norm(bind[:, :3, :3], axis=1)
     heads = rest[:, :3, 3]
@@ -127,7 +155,7 @@ def build_armature(
         skeleton.local_rotation,
         skeleton.local_scale,
     )
-    inv = skeleton.inverse_bind if skeleton.inverse_bind is not None else np.linalg.inv(bind)
+    inv = original.inverse_bind if original.inverse_bind is not None else guard.inverse(bind)
     for i, bname in enumerate(names):
         bone = arm.bones[bname]
         bone[BIND_SCALE] = [float(v) for v in bind_scale[i]]
@@ -172,7 +200,7 @@ ATTR_PROP = {
 
 
 def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
-    attr = me.attributes.new(a.name, a.type, a.domain)
+    attr = me.attributes.new(blender_name(a.name), a.type, a.domain)
     prop = ATTR_PROP[a.type]
     dtype = np.int32 if a.type == "INT" else (bool if a.type == "BOOLEAN" else np.float32)
     data = np.ascontiguousarray(a.data, dtype)
@@ -183,11 +211,16 @@ def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
     attr.data.foreach_set(prop, data.ravel())
 
 
-def build_mesh_data(mesh: Mesh) -> bpy.types.Mesh:
-    """Mesh datablock with geometry, normals, UVs, colours and attributes."""
-    me = bpy.data.meshes.new(mesh.name)
+def build_mesh_data(mesh: Mesh, n_bones: int | None = None) -> bpy.types.Mesh:
+    """Mesh datablock with geometry, normals, UVs, colours and attributes; what
+    Blender cannot hold left out (see ``guard.guard_mesh``) and kept on it."""
+    mesh, kept, note = guard.guard_mesh(mesh, n_bones)
+    guard.note(f"mesh {blender_name(mesh.name)!r}", note)
+    me = bpy.data.meshes.new(blender_name(mesh.name))
     try:
         _fill_mesh(me, mesh)
+        if kept is not None:
+            me[guard.KEPT] = guard.dumps(kept)
     except Exception:
         bpy.data.meshes.remove(me)
         raise
@@ -217,11 +250,11 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
             "value", np.ascontiguousarray(mesh.face_materials, np.int32)
         )
     for uv in mesh.uv_sets:
-        layer = me.uv_layers.new(name=uv.name, do_init=False)
+        layer = me.uv_layers.new(name=blender_name(uv.name), do_init=False)
         layer.uv.foreach_set("vector", np.ascontiguousarray(uv.uv, np.float32).ravel())
     for col in mesh.colors:
         ca = me.color_attributes.new(
-            col.name, "BYTE_COLOR" if col.byte else "FLOAT_COLOR", "CORNER"
+            blender_name(col.name), "BYTE_COLOR" if col.byte else "FLOAT_COLOR", "CORNER"
         )
         ca.data.foreach_set(
             "color_srgb" if col.byte else "color",
@@ -232,47 +265,49 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
         _add_attribute(me, a, edge_place)
     if mesh.normals is not None and nc:  # a new mesh's faces are smooth already
         _set_custom_normals(me, mesh)
-    for mat_name in mesh.materials:
+    for mat_name in map(blender_name, mesh.materials):
         mat = bpy.data.materials.get(mat_name) or bpy.data.materials.new(mat_name)
         me.materials.append(mat)
 
 
 def _set_custom_normals(me: bpy.types.Mesh, mesh: Mesh) -> None:
-    """Custom normals; per vertex when every corner of a vertex has the same normal.
-
-    Blender's per-vertex setter is several times faster than the per-corner one
-    on large meshes, and engine formats mostly store normals per vertex.
-    """
+    """Custom normals: exact through the attribute where Blender has it (4.5+);
+    else per vertex when every corner of a vertex has the same normal (4.2's
+    per-vertex setter is several times faster than the per-corner one, and
+    engine formats mostly store normals per vertex)."""
     normals = np.ascontiguousarray(mesh.normals, np.float32)
+    if compat.HAS_NORMAL_ATTRIBUTE:
+        compat.set_corner_normals(me, normals)
+        return
     cv = np.asarray(mesh.corner_verts, np.int64)
     per_vertex = np.zeros((len(mesh.positions), 3), np.float32)
     per_vertex[cv] = normals
     if np.array_equal(per_vertex[cv], normals):
-        me.normals_split_custom_set_from_vertices(per_vertex)
+        compat.set_vertex_normals(me, per_vertex)
     else:
-        me.normals_split_custom_set(normals)
+        compat.set_corner_normals(me, normals)
 
 
 def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
     basis = obj.shape_key_add(name="Basis", from_mix=False)
     basis.value = 0.0
     for m in mesh.morphs:
-        sk = obj.shape_key_add(name=m.name, from_mix=False)
-        compat.set_shape_key_coords(
-            sk, (mesh.positions + m.position_offsets).astype(np.float32).ravel()
-        )
-        sk.value = float(m.default_weight)
+        sk = obj.shape_key_add(name=blender_name(m.name), from_mix=False)
+        co = (mesh.positions + m.position_offsets).astype(np.float32)
+        co[~np.isfinite(co)] = 0  # the guard counted them (see guard_mesh)
+        compat.set_shape_key_coords(sk, co.ravel())
+        sk.value = float(m.default_weight) if np.isfinite(m.default_weight) else 0.0
 
 
 def build_mesh_object(
     context, mesh: Mesh, built: Built, collection, armature=None, bone_names=None
 ) -> bpy.types.Object:
-    me = build_mesh_data(mesh)
+    me = build_mesh_data(mesh, len(bone_names) if bone_names is not None else None)
     built.meshes.append(me)
     for mat in me.materials:
         if mat is not None and mat.users == 1 and mat not in built.materials:
             built.materials.append(mat)
-    obj = bpy.data.objects.new(mesh.name, me)
+    obj = bpy.data.objects.new(blender_name(mesh.name), me)
     built.objects.append(obj)
     collection.objects.link(obj)
     for key, value in mesh.extras.items():
@@ -308,10 +343,10 @@ def build_scene(
         for i, mesh in enumerate(scene.meshes):
             target = root
             if mesh.collection:
-                target = bpy.data.collections.get(mesh.collection)
+                target = bpy.data.collections.get(blender_name(mesh.collection))
                 if target is None or target in built.collections:
                     if target is None:
-                        target = bpy.data.collections.new(mesh.collection)
+                        target = bpy.data.collections.new(blender_name(mesh.collection))
                         built.collections.append(target)
                         root.children.link(target)
             obj = build_mesh_object(context, mesh, built, target, armature, names)
@@ -365,7 +400,7 @@ def _engine_rest_local(rel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def build_action(armature: bpy.types.Object, anim: Animation, fps: float) -> bpy.types.Action:
     """An action keyed in pose space from engine-local tracks (linear keys)."""
-    action = bpy.data.actions.new(anim.name or "Animation")
+    action = bpy.data.actions.new(blender_name(anim.name or "Animation"))
     try:
         _fill_action(action, armature, anim, fps)
     except Exception:
@@ -383,7 +418,15 @@ def _fill_action(action, armature, anim: Animation, fps: float) -> None:
         _set_prop(action, key, value)
     linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
     missing = []
+    seen: set[str] = set()
+    repeated = bad_keys = 0
     for track in anim.tracks:
+        track, lost = guard.guard_track(track)
+        bad_keys += lost
+        if track.bone in seen:  # a second track for one bone: Blender has one curve
+            repeated += 1
+            continue
+        seen.add(track.bone)
         if arm.bones.get(track.bone) is None:
             missing.append(track.bone)
             continue
@@ -417,3 +460,9 @@ def _fill_action(action, armature, anim: Animation, fps: float) -> None:
                 fc.update()
     if missing:
         action["rigport_missing_bones"] = missing
+    note = ", ".join(
+        f"{n} {what}"
+        for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))
+        if n
+    )
+    guard.note(f"action {action.name!r}", note)

@@ -20,7 +20,7 @@ from ...io_formats.scene import (
     UVSet,
 )
 from ...io_formats.transforms import decompose_trs
-from . import compat
+from . import compat, guard
 from .build import ATTR_PROP, BIND_SCALE, EDGE_ORDER, INVERSE_BIND, LOCAL, REST, rest_relative
 from .weights import weight_triplets
 
@@ -45,6 +45,16 @@ def read_prop(holder, key: str, default=None):
             return json.loads(value)
         except ValueError:
             return value
+    if isinstance(value, str) and value[:1] == '"':  # text that is not UTF-8 (build.set_prop)
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        return decoded if isinstance(decoded, str) and not guard.is_utf8(decoded) else value
+    if isinstance(value, float) and value.is_integer() and not (
+        guard.INT32[0] <= value <= guard.INT32[1]
+    ):
+        return int(value)  # an integer beyond 32 bits (build.set_prop)
     if hasattr(value, "to_list"):
         return value.to_list()
     if hasattr(value, "to_dict"):
@@ -116,11 +126,18 @@ def extract_mesh(
     normalize_weights: bool = True,
     max_weights: int = 4,
 ) -> Mesh:
-    """The object's mesh as triangles with per-corner data, in object space."""
+    """The object's mesh as triangles with per-corner data, in object space; with
+    the faces and values the import guard left out of Blender back in place while
+    the mesh is unedited."""
     me = obj.data
     nv = len(me.vertices)
     pos = np.empty(nv * 3, np.float32)
     me.attributes["position"].data.foreach_get("vector", pos)
+    kept = me.get(guard.KEPT)
+    restore = guard.Restorer(
+        guard.loads(kept) if isinstance(kept, str) else None, nv, len(me.loops), len(me.polygons)
+    )
+    pos = restore.positions(pos.reshape(nv, 3))
     me.calc_loop_triangles()
     nt = len(me.loop_triangles)
     tri_loops = np.empty(nt * 3, np.int32)
@@ -135,6 +152,9 @@ def extract_mesh(
     me.loop_triangle_polygons.foreach_get("value", tri_poly)
     face_mat = _int_attribute(me, "material_index", len(me.polygons))
     tri_mat = face_mat[tri_poly] if len(face_mat) else np.zeros(nt, np.int32)
+    tri_loops, tri_mat = restore.triangles(tri_loops, tri_poly, tri_mat)
+    nt = len(tri_mat)
+    loop_vert = restore.corners("verts", loop_vert)
     loose = np.ones(ne, bool)
     loose[loop_edge] = False
     loose = np.nonzero(loose)[0]
@@ -150,7 +170,7 @@ def extract_mesh(
 
     mesh = Mesh(
         name=obj.name,
-        positions=pos.reshape(nv, 3),
+        positions=pos,
         corner_verts=loop_vert[tri_loops],
         face_starts=np.arange(0, nt * 3, 3, dtype=np.int32),
         face_materials=tri_mat,
@@ -159,12 +179,13 @@ def extract_mesh(
     )
     if nl:
         normals = np.empty(nl * 3, np.float32)
-        me.corner_normals.foreach_get("vector", normals)
-        mesh.normals = normals.reshape(nl, 3)[tri_loops]
+        compat.get_corner_normals(me, normals)
+        mesh.normals = restore.corners("normals", normals.reshape(nl, 3))[tri_loops]
     for layer in me.uv_layers:
         uv = np.empty(nl * 2, np.float32)
         layer.uv.foreach_get("vector", uv)
-        mesh.uv_sets.append(UVSet(layer.name, uv.reshape(nl, 2)[tri_loops]))
+        uv = restore.corners(f"uv:{layer.name}", uv.reshape(nl, 2))
+        mesh.uv_sets.append(UVSet(layer.name, uv[tri_loops]))
     for ca in me.color_attributes:
         if ":" in ca.name:  # a format's own attribute, read below
             continue
@@ -173,7 +194,10 @@ def extract_mesh(
         col = np.empty(n * 4, np.float32)
         ca.data.foreach_get("color_srgb" if byte else "color", col)
         col = col.reshape(n, 4)
-        col = col[tri_loops] if ca.domain == "CORNER" else col[mesh.corner_verts]
+        if ca.domain == "CORNER":
+            col = restore.corners(f"color:{ca.name}", col)[tri_loops]
+        else:
+            col = col[mesh.corner_verts]
         mesh.colors.append(ColorSet(ca.name, col, byte))
     for attr in me.attributes:
         if (
@@ -187,7 +211,7 @@ def extract_mesh(
         if domain == "POINT":
             data = _attribute_array(attr, nv)
         elif domain == "CORNER":
-            data = _attribute_array(attr, nl)[tri_loops]
+            data = restore.corners(f"attr:{attr.name}", _attribute_array(attr, nl))[tri_loops]
         elif domain == "EDGE":
             data = _attribute_array(attr, ne)[loose]
         else:
@@ -195,7 +219,12 @@ def extract_mesh(
         mesh.attributes.append(Attribute(attr.name, domain, attr.data_type, data))
     if tangents and me.uv_layers and nt:
         mesh.attributes.append(
-            Attribute("rigport:tangent", "CORNER", "FLOAT_COLOR", _tangents(me, nl)[tri_loops])
+            Attribute(
+                "rigport:tangent",
+                "CORNER",
+                "FLOAT_COLOR",
+                restore.corners("tangent", _tangents(me, nl))[tri_loops],
+            )
         )
     if bone_names is not None and obj.vertex_groups:
         mesh.skin = read_skin(obj, bone_names, normalize_weights, max_weights)
