@@ -236,9 +236,10 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
         me.edges.foreach_set("vertices", np.ascontiguousarray(mesh.loose_edges, np.int32).ravel())
     me.loops.add(nc)
     me.polygons.add(nf)
-    me.attributes["position"].data.foreach_set(
-        "vector", np.ascontiguousarray(mesh.positions, np.float32).ravel()
-    )
+    if nv:  # a mesh without vertices has no position attribute (5.0+)
+        me.attributes["position"].data.foreach_set(
+            "vector", np.ascontiguousarray(mesh.positions, np.float32).ravel()
+        )
     if nc:
         me.attributes[".corner_vert"].data.foreach_set(
             "value", np.ascontiguousarray(mesh.corner_verts, np.int32)

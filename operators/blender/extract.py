@@ -132,7 +132,8 @@ def extract_mesh(
     me = obj.data
     nv = len(me.vertices)
     pos = np.empty(nv * 3, np.float32)
-    me.attributes["position"].data.foreach_get("vector", pos)
+    if nv:  # a mesh without vertices has no position attribute (5.0+)
+        me.attributes["position"].data.foreach_get("vector", pos)
     kept = me.get(guard.KEPT)
     restore = guard.Restorer(
         guard.loads(kept) if isinstance(kept, str) else None, nv, len(me.loops), len(me.polygons)

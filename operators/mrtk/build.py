@@ -20,6 +20,7 @@ from ...io_formats.mrtk.convert import DIRECTION, ImportPlan
 from ...io_formats.mrtk.recording import JOINTS
 from ..blender import compat
 from ..blender.build import Built
+from ..blender.guard import blender_name
 
 ROLE = "mrtk_role"
 CURVES = "mrtk_curves"  # action property: {"<data path>[<index>]": stored file curve}
@@ -203,7 +204,11 @@ def build_recording(
             action[CURVES] = stored[role]
             compat.assign_action(out.objects[role], action)
         for m in plan.markers:
-            marker = context.scene.timeline_markers.new(m.name, frame=round(m.time * fps))
+            frame = m.time * fps
+            marker = context.scene.timeline_markers.new(  # the file's own values are in META
+                blender_name(m.name),
+                frame=round(frame) if abs(frame) < 2**30 else 0,  # NaN/Inf/huge: frame 0
+            )
             out.markers.append(marker)
     except Exception:
         out.discard()
