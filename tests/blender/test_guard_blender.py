@@ -1,0 +1,167 @@
+"""The guard in Blender: what it leaves out, what an unedited export writes back,
+and what a failed import leaves behind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigport.io_formats.urho3d import mdl
+from rigport.io_formats.urho3d import samples as u3_samples
+from rigport.operators.blender import guard
+
+
+def _degenerate_model() -> mdl.Model:
+    m = u3_samples.skinned_model(n_bones=4, grid=(8, 6), morphs=1)
+    t = m.index_buffers[0].indices.reshape(-1, 3)
+    t[::4, 1] = t[::4, 0]  # a repeated vertex (crashed Blender 5.0 and 5.2)
+    t[1::9] = t[0::9][: len(t[1::9])]  # duplicates
+    return m
+
+
+def _import(bpy, tmp_path, model: mdl.Model, name: str = "in.mdl"):
+    src = tmp_path / name
+    src.write_bytes(mdl.write(model))
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(src)) == {"FINISHED"}
+    return src
+
+
+def test_dropped_faces_are_counted_once_and_written_back(blank_blend, tmp_path, capsys):
+    bpy = blank_blend
+    model = _degenerate_model()
+    n_tris = model.geometries[0].lods[0].index_count // 3
+    src = _import(bpy, tmp_path, model)
+    warnings = [line for line in capsys.readouterr().out.splitlines() if "cannot hold" in line]
+    assert len(warnings) == 1, warnings
+    assert "faces with a repeated vertex" in warnings[0] and "duplicate faces" in warnings[0]
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    kept = guard.loads(obj.data[guard.KEPT])
+    assert len(obj.data.polygons) + len(kept["faces"]["sizes"]) == n_tris
+    out = tmp_path / "out.mdl"
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out)) == {"FINISHED"}
+    a, b = mdl.read(src.read_bytes()), mdl.read(out.read_bytes())
+    # unedited: the file's own triangles, in the file's order, on the same vertices
+    assert [len(ib.indices) for ib in a.index_buffers] == [
+        len(ib.indices) for ib in b.index_buffers
+    ]
+    for ia, ib in zip(a.index_buffers, b.index_buffers, strict=True):
+        assert np.array_equal(ia.indices, ib.indices)
+    for va, vb in zip(a.vertex_buffers, b.vertex_buffers, strict=True):
+        assert va.count == vb.count
+        for name in va.data.dtype.names:
+            assert np.allclose(va.data[name], vb.data[name], atol=2e-3), name
+
+
+def test_an_edited_mesh_exports_what_blender_has(blank_blend, tmp_path):
+    bpy = blank_blend
+    _import(bpy, tmp_path, _degenerate_model())
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    bmesh.ops.delete(bm, geom=[bm.faces[0]], context="FACES_ONLY")  # an edit
+    bm.to_mesh(obj.data)
+    bm.free()
+    nf = len(obj.data.polygons)
+    out = tmp_path / "out.mdl"
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out)) == {"FINISHED"}
+    b = mdl.read(out.read_bytes())
+    assert sum(g.lods[0].index_count for g in b.geometries) == 3 * nf
+
+
+def _scene_state(bpy) -> dict:
+    layer = bpy.context.view_layer
+    return {
+        "objects": sorted(o.name for o in bpy.data.objects),
+        "meshes": sorted(m.name for m in bpy.data.meshes),
+        "armatures": sorted(a.name for a in bpy.data.armatures),
+        "actions": sorted(a.name for a in bpy.data.actions),
+        "materials": sorted(m.name for m in bpy.data.materials),
+        "collections": sorted(c.name for c in bpy.data.collections),
+        "selected": sorted(o.name for o in layer.objects if o.select_get()),
+        "active": layer.objects.active.name if layer.objects.active else None,
+    }
+
+
+def _busy_scene(bpy):
+    bpy.ops.mesh.primitive_cube_add()
+    cube = bpy.context.active_object
+    bpy.ops.object.empty_add()
+    empty = bpy.context.active_object
+    cube.select_set(True)
+    bpy.context.view_layer.objects.active = cube
+    return cube, empty
+
+
+def test_any_failure_takes_back_every_file_and_keeps_the_selection(
+    blank_blend, tmp_path, monkeypatch, capsys
+):
+    """A good file then one whose build raises something other than a FormatError:
+    nothing of either stays, the selection and active object are as they were, and
+    the error is a sentence naming the file."""
+    from rigport.operators.urho3d import operators as urho
+
+    bpy = blank_blend
+    _busy_scene(bpy)
+    good, bad = tmp_path / "good.mdl", tmp_path / "bad.mdl"
+    good.write_bytes(mdl.write(u3_samples.skinned_model(n_bones=3, grid=(6, 4))))
+    bad.write_bytes(mdl.write(u3_samples.skinned_model(n_bones=3, grid=(6, 4))))
+    real = urho.build_scene
+
+    def build_then_fail(context, scene, *args, **kw):
+        built = real(context, scene, *args, **kw)
+        if scene.name == "bad":
+            raise ZeroDivisionError("a bug")  # half-way: its objects exist already
+        return built
+
+    monkeypatch.setattr(urho, "build_scene", build_then_fail)
+    before = _scene_state(bpy)
+    with pytest.raises(RuntimeError) as err:
+        bpy.ops.import_scene.urho3d_mdl(
+            directory=str(tmp_path), files=[{"name": "good.mdl"}, {"name": "bad.mdl"}]
+        )
+    assert _scene_state(bpy) == before
+    message = str(err.value)
+    assert str(bad) in message and "ZeroDivisionError" in message and "bug" in message
+    assert "Traceback" not in message
+    assert "ZeroDivisionError: a bug" in capsys.readouterr().err  # the console has it
+
+
+def test_a_refused_file_keeps_the_active_object(blank_blend, tmp_path):
+    bpy = blank_blend
+    cube, _ = _busy_scene(bpy)
+    bad = tmp_path / "short.mdl"
+    bad.write_bytes(mdl.write(u3_samples.skinned_model(n_bones=3, grid=(6, 4)))[:100])
+    before = _scene_state(bpy)
+    with pytest.raises(RuntimeError, match="short.mdl"):
+        bpy.ops.import_scene.urho3d_mdl(filepath=str(bad))
+    assert _scene_state(bpy) == before
+    assert bpy.context.view_layer.objects.active == cube
+
+
+def test_package_failure_leaves_the_scene(blank_blend, tmp_path, monkeypatch):
+    from rigport.io_formats.urho3d import package
+    from rigport.operators.urho3d import package as pak_op
+
+    bpy = blank_blend
+    _busy_scene(bpy)
+    pkg = package.new_package()
+    pkg.put("Models/A.mdl", mdl.write(u3_samples.skinned_model(n_bones=3, grid=(6, 4))))
+    pkg.put("Models/B.mdl", mdl.write(u3_samples.skinned_model(n_bones=3, grid=(6, 4))))
+    path = tmp_path / "p.pak"
+    path.write_bytes(package.write(pkg))
+    real, calls = pak_op.build_model, []
+
+    def second_fails(*args, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyError("a bug")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(pak_op, "build_model", second_fails)
+    before = _scene_state(bpy)
+    with pytest.raises(RuntimeError, match="p.pak"):
+        bpy.ops.import_scene.urho3d_package(filepath=str(path))
+    assert _scene_state(bpy) == before
