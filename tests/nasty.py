@@ -440,14 +440,22 @@ def _rw_nan(d: dff.DffFile) -> None:
 def _rw_skin(d: dff.DffFile) -> None:
     skin = _geo(d).skin
     skin.weights[::2] = NAN
-    skin.weights[1::2] = -3.0
-    skin.indices[::3] = 255
-    skin.matrices[:] = 0  # singular inverse bind matrices
+    skin.weights[1::3] = -3.0
+    skin.weights[2::5] = 9.0
+
+
+def _rw_singular(d: dff.DffFile) -> None:
+    _geo(d).skin.matrices[:] = 0  # singular inverse bind matrices
+
+
+def _rw_huge_bones(d: dff.DffFile) -> None:
+    _geo(d).skin.indices[::3] = 255
 
 
 def _rw_flags(d: dff.DffFile) -> None:
     for a in d.clump.atomics:
-        a.flags = 2**32 - 1
+        # read back as 2**32 - 1 (the reader takes a uint32; the writer packs an int32)
+        a.flags = -1
 
 
 def _rw_names(d: dff.DffFile) -> None:
@@ -462,7 +470,9 @@ def rw_cases() -> list[Case]:
     changes = [
         ("degenerate_and_duplicate_triangles", _rw_degenerate),
         ("nan_inf_zero_normals", _rw_nan),
-        ("skin_nan_negative_huge_singular", _rw_skin),
+        ("skin_nan_negative_above_1", _rw_skin),
+        ("skin_singular_matrices", _rw_singular),
+        ("skin_huge_bone_indices", _rw_huge_bones),
         ("atomic_flags_2_32", _rw_flags),
         ("non_utf8_frame_names", _rw_names),
     ]
