@@ -98,6 +98,17 @@ def set_prop(holder, key: str, value) -> None:
         holder[key] = value
 
 
+#: The file's own name of a bone, object or action whose name Blender could not hold
+#: (JSON text: non-UTF-8 bytes stay as surrogate escapes).
+NAME = "_rigport_name"
+
+
+def keep_name(holder, name: str) -> None:
+    """Keep ``name`` on ``holder`` when Blender holds it as something else."""
+    if blender_name(name) != name:
+        holder[NAME] = json.dumps(name)
+
+
 def _ensure_object_mode(context) -> None:
     if context.mode != "OBJECT" and context.view_layer.objects.active is not None:
         bpy.ops.object.mode_set(mode="OBJECT")
@@ -150,10 +161,10 @@ def build_armature(
         built.bone_names = names
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
-    local_t, local_q, local_s = (
-        skeleton.local_translation,
-        skeleton.local_rotation,
-        skeleton.local_scale,
+    local_t, local_q, local_s = (  # the file's own values, for export
+        original.local_translation,
+        original.local_rotation,
+        original.local_scale,
     )
     inv = original.inverse_bind if original.inverse_bind is not None else guard.inverse(bind)
     for i, bname in enumerate(names):
@@ -162,6 +173,7 @@ def build_armature(
         bone[REST] = [float(v) for v in np.asarray(bone.matrix_local).ravel()]
         bone[LOCAL] = [float(v) for v in (*local_t[i], *local_q[i], *local_s[i])]
         bone[INVERSE_BIND] = [float(v) for v in inv[i].ravel()]
+        keep_name(bone, original.names[i])
         for key, value in (skeleton.extras[i] if i < len(skeleton.extras) else {}).items():
             _set_prop(bone, key, value)
     return obj
@@ -309,6 +321,7 @@ def build_mesh_object(
         if mat is not None and mat.users == 1 and mat not in built.materials:
             built.materials.append(mat)
     obj = bpy.data.objects.new(blender_name(mesh.name), me)
+    keep_name(obj, mesh.name)
     built.objects.append(obj)
     collection.objects.link(obj)
     for key, value in mesh.extras.items():
@@ -402,6 +415,7 @@ def _engine_rest_local(rel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def build_action(armature: bpy.types.Object, anim: Animation, fps: float) -> bpy.types.Action:
     """An action keyed in pose space from engine-local tracks (linear keys)."""
     action = bpy.data.actions.new(blender_name(anim.name or "Animation"))
+    keep_name(action, anim.name or "Animation")
     try:
         _fill_action(action, armature, anim, fps)
     except Exception:

@@ -24,6 +24,9 @@ from . import compat, guard
 from .build import ATTR_PROP, BIND_SCALE, EDGE_ORDER, INVERSE_BIND, LOCAL, REST, rest_relative
 from .weights import weight_triplets
 
+#: Custom properties RigPort keeps for itself (not the file's extras).
+_OWN = ("rigport_", "_rigport")
+
 _ATTR_WIDTH = {
     "INT": 1,
     "FLOAT": 1,
@@ -93,7 +96,7 @@ def extract_skeleton(armature: bpy.types.Object) -> Skeleton:
         else:
             lt, lq, ls = decompose_trs(local[None])
             t[i], q[i], s[i] = lt[0], lq[0], ls[0]
-        extras.append({k: read_prop(b, k) for k in b.keys() if not k.startswith("rigport_")})
+        extras.append({k: read_prop(b, k) for k in b.keys() if not k.startswith(_OWN)})
     return Skeleton([b.name for b in bones], parents, t, q, s, inv, extras)
 
 
@@ -232,7 +235,8 @@ def extract_mesh(
     if me.shape_keys is not None:
         mesh.morphs = _morphs(me, nv)
     for key in obj.keys():
-        mesh.extras[key] = read_prop(obj, key)
+        if not key.startswith(_OWN):  # RigPort's own kept data, not the file's
+            mesh.extras[key] = read_prop(obj, key)
     return mesh
 
 
@@ -378,7 +382,7 @@ def extract_animation(
         action.name,
         length,
         tracks,
-        {k: read_prop(action, k) for k in action.keys() if not k.startswith("rigport_")},
+        {k: read_prop(action, k) for k in action.keys() if not k.startswith(_OWN)},
     )
 
 

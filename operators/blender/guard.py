@@ -122,12 +122,13 @@ def _face_flags(cv: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nv: int):
     """Per face: an index out of range, fewer than 3 corners, a repeated vertex, and a
     duplicate of an earlier face (the same vertex set)."""
     nf = len(starts)
-    bad = (cv < 0) | (cv >= nv)
     out_of_range = np.zeros(nf, bool)
-    if nf:
-        out_of_range = np.add.reduceat(bad.astype(np.int64), starts) > 0
     small = sizes < 3
-    if nf and np.all(sizes == 3):  # the usual triangle list: a row sort is enough
+    triangles = bool(nf) and bool(np.all(sizes == 3))
+    if nf and (cv.min() < 0 or cv.max() >= nv):
+        bad = (cv < 0) | (cv >= nv)
+        out_of_range = np.add.reduceat(bad.astype(np.int64), starts) > 0
+    if triangles:  # the usual triangle list: a row sort is enough
         rows = np.sort(cv.reshape(nf, 3), axis=1)
         repeated = (rows[:, 0] == rows[:, 1]) | (rows[:, 1] == rows[:, 2])
         sorted_cv = rows.ravel()
@@ -140,14 +141,28 @@ def _face_flags(cv: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nv: int):
         repeated[face[order][1:][same]] = True
     duplicate = np.zeros(nf, bool)
     ok = ~(out_of_range | small | repeated)
+    bits = max(int(nv - 1).bit_length(), 1)
     for k in np.unique(sizes[ok]).tolist():
-        faces = np.nonzero(ok & (sizes == k))[0]
-        rows = np.ascontiguousarray(sorted_cv[starts[faces][:, None] + np.arange(k)], np.int64)
-        keys = rows.view(np.dtype((np.void, 8 * k))).ravel()
-        _, first = np.unique(keys, return_index=True)
-        dup = np.ones(len(faces), bool)
-        dup[first] = False
-        duplicate[faces[dup]] = True
+        if triangles:
+            faces = np.arange(nf) if ok.all() else np.nonzero(ok)[0]
+            rows = sorted_cv.reshape(nf, 3)[faces].astype(np.int64)
+        else:
+            faces = np.nonzero(ok & (sizes == k))[0]
+            rows = sorted_cv[starts[faces][:, None] + np.arange(k)].astype(np.int64)
+        if k * bits <= 63:  # one packed integer per face: a plain integer sort
+            keys = rows[:, 0].copy()
+            for c in range(1, k):
+                keys <<= bits
+                keys |= rows[:, c]
+        else:
+            keys = np.ascontiguousarray(rows).view(np.dtype((np.void, 8 * k))).ravel()
+        if keys.dtype == np.int64:  # most meshes have none: a quick sort tells
+            quick = np.sort(keys)
+            if not np.any(quick[1:] == quick[:-1]):
+                continue
+        order = np.argsort(keys, kind="stable")
+        same = keys[order][1:] == keys[order][:-1]
+        duplicate[faces[order[1:][same]]] = True  # every copy after the first in file order
     return out_of_range, small, repeated, duplicate
 
 
@@ -155,6 +170,9 @@ def _finite_rows(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
     if a.dtype.kind != "f":
         return np.ones(len(a), bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if a.size and np.isfinite(np.sum(a, dtype=np.float64)):  # one pass: all finite
+            return np.ones(len(a), bool)
     if not a.size:
         return np.ones(len(a), bool)
     return np.isfinite(a.reshape(len(a), -1)).all(axis=1)
@@ -262,7 +280,8 @@ def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | Non
     if mesh.normals is not None:
         n = np.asarray(mesh.normals, np.float32)
         with np.errstate(invalid="ignore", over="ignore"):
-            bad = ~_finite_rows(n) | (np.einsum("ij,ij->i", n, n) == 0)
+            dot = np.einsum("ij,ij->i", n, n)
+            bad = ~(np.isfinite(dot) & (dot > 0))  # NaN, Inf or zero length
         if bad.any():
             rows = np.nonzero(bad)[0]
             kept["normals"] = {"index": rows.astype(np.int64), "value": n[rows].copy()}
