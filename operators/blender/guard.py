@@ -349,6 +349,7 @@ class Restorer:
         self.active = bool(kept) and counts == {"vertices": nv, "faces": nf, "corners": nl}
         self.kept = kept if self.active else {}
         self.nl = nl
+        self._loop_verts: np.ndarray | None = None  # set by corners("verts")
 
     def positions(self, pos: np.ndarray) -> np.ndarray:
         return self._patch(pos, "positions")
@@ -374,9 +375,19 @@ class Restorer:
         faces = self.kept.get("faces")
         if faces is None:
             return a
-        extra = faces["verts"] if key == "verts" else faces["corners"].get(key)
-        if extra is None:
+        if key == "verts":
+            self._loop_verts = np.asarray(a)
+            extra = faces["verts"]
+        else:
+            extra = faces["corners"].get(key)
+        if extra is None:  # not kept (Blender made it): what another corner of the vertex has
             extra = np.zeros((len(faces["verts"]),) + a.shape[1:], a.dtype)
+            lv = self._loop_verts
+            if lv is not None and len(lv):
+                first = np.full(int(max(lv.max(), faces["verts"].max())) + 1, -1, np.int64)
+                first[lv[::-1]] = np.arange(len(lv) - 1, -1, -1)
+                at = first[faces["verts"]]
+                extra[at >= 0] = a[at[at >= 0]]
         return np.concatenate([a, np.asarray(extra, a.dtype).reshape((-1,) + a.shape[1:])])
 
     def triangles(
