@@ -185,10 +185,10 @@ def extract_mesh(
         normals = np.empty(nl * 3, np.float32)
         compat.get_corner_normals(me, normals)
         mesh.normals = restore.corners("normals", normals.reshape(nl, 3))[tri_loops]
-    for layer in me.uv_layers:
+    for k, layer in enumerate(me.uv_layers):
         uv = np.empty(nl * 2, np.float32)
         layer.uv.foreach_get("vector", uv)
-        uv = restore.corners(f"uv:{layer.name}", uv.reshape(nl, 2))
+        uv = restore.corners(f"uv:{k}", uv.reshape(nl, 2))
         mesh.uv_sets.append(UVSet(layer.name, uv[tri_loops]))
     for ca in me.color_attributes:
         if ":" in ca.name:  # a format's own attribute, read below
@@ -199,7 +199,7 @@ def extract_mesh(
         ca.data.foreach_get("color_srgb" if byte else "color", col)
         col = col.reshape(n, 4)
         if ca.domain == "CORNER":
-            col = restore.corners(f"color:{ca.name}", col)[tri_loops]
+            col = restore.corners(f"color:{len(mesh.colors)}", col)[tri_loops]
         else:
             col = col[mesh.corner_verts]
         mesh.colors.append(ColorSet(ca.name, col, byte))

@@ -231,13 +231,13 @@ def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | Non
         }
         if mesh.normals is not None:
             faces["corners"]["normals"] = np.asarray(mesh.normals, np.float32)[rcorner]
-        for uv in mesh.uv_sets:
-            faces["corners"][f"uv:{uv.name}"] = np.asarray(uv.uv, np.float32)[rcorner]
-        for col in mesh.colors:
-            faces["corners"][f"color:{col.name}"] = np.asarray(col.color, np.float32)[rcorner]
+        for k, uv in enumerate(mesh.uv_sets):  # by place: Blender may rename a layer
+            faces["corners"][f"uv:{k}"] = np.asarray(uv.uv, np.float32)[rcorner]
+        for k, col in enumerate(mesh.colors):
+            faces["corners"][f"color:{k}"] = np.asarray(col.color, np.float32)[rcorner]
         for a in mesh.attributes:
             if a.domain == "CORNER":
-                faces["corners"][f"attr:{a.name}"] = np.asarray(a.data)[rcorner]
+                faces["corners"][f"attr:{blender_name(a.name)}"] = np.asarray(a.data)[rcorner]
         if faces["materials"] is None:
             del faces["materials"]
         kept["faces"] = faces
@@ -290,13 +290,11 @@ def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | Non
             n[rows] = 0
             mesh = replace(mesh, normals=n)
     uvs = []
-    for uv in mesh.uv_sets:
-        uvs.append(
-            UVSet(uv.name, _patch_non_finite(uv.uv, kept, f"uv:{uv.name}", counts, "NaN/Inf UVs"))
-        )
+    for k, uv in enumerate(mesh.uv_sets):
+        uvs.append(UVSet(uv.name, _patch_non_finite(uv.uv, kept, f"uv:{k}", counts, "NaN/Inf UVs")))
     cols = []
-    for c in mesh.colors:
-        data = _patch_non_finite(c.color, kept, f"color:{c.name}", counts, "NaN/Inf colours")
+    for k, c in enumerate(mesh.colors):
+        data = _patch_non_finite(c.color, kept, f"color:{k}", counts, "NaN/Inf colours")
         cols.append(ColorSet(c.name, data, c.byte))
     mesh = replace(mesh, uv_sets=uvs, colors=cols)
     if mesh.skin is not None:
@@ -368,8 +366,9 @@ class Restorer:
         return out
 
     def corners(self, key: str, a: np.ndarray) -> np.ndarray:
-        """A per-loop array (``key``: ``normals``, ``verts``, ``uv:NAME``,
-        ``color:NAME``, ``attr:NAME``), patched, with the dropped corners after it."""
+        """A per-loop array (``key``: ``normals``, ``verts``, ``uv:K`` and ``color:K``
+        for the K-th UV map and corner colour, ``attr:NAME``), patched, with the
+        dropped corners after it."""
         if key != "verts":
             a = self._patch(a, key)
         faces = self.kept.get("faces")

@@ -53,7 +53,7 @@ def test_restorer_puts_the_faces_back_in_file_order():
     assert verts[loops].reshape(-1, 3).tolist() == [list(t) for t in tris]
     assert mats.tolist() == mesh.face_materials.tolist()
     assert np.array_equal(r.corners("normals", safe.normals)[loops], mesh.normals)
-    assert np.array_equal(r.corners("uv:UV", safe.uv_sets[0].uv)[loops], mesh.uv_sets[0].uv)
+    assert np.array_equal(r.corners("uv:0", safe.uv_sets[0].uv)[loops], mesh.uv_sets[0].uv)
     src = r.corners("attr:x:src", safe.attributes[0].data)[loops]
     assert src.tolist() == list(range(12))
 
@@ -80,7 +80,7 @@ def test_non_finite_values_become_zero_and_are_kept():
     back = r.positions(safe.positions)
     assert np.array_equal(back, mesh.positions, equal_nan=True)
     assert np.array_equal(r.corners("normals", safe.normals), mesh.normals, equal_nan=True)
-    assert np.array_equal(r.corners("uv:UV", safe.uv_sets[0].uv), mesh.uv_sets[0].uv)
+    assert np.array_equal(r.corners("uv:0", safe.uv_sets[0].uv), mesh.uv_sets[0].uv)
     moved = safe.positions.copy()
     moved[2] = 1.0  # the artist moved the vertex: the edit stays
     assert np.array_equal(r.positions(moved)[2], [1.0, 1.0, 1.0])
