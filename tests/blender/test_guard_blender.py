@@ -165,3 +165,14 @@ def test_package_failure_leaves_the_scene(blank_blend, tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="p.pak"):
         bpy.ops.import_scene.urho3d_package(filepath=str(path))
     assert _scene_state(bpy) == before
+
+
+def test_batch_import_says_what_was_left_out(tmp_path):
+    from rigport.tests.support import run_batch
+
+    src = tmp_path / "gizmo.mdl"
+    src.write_bytes(mdl.write(_degenerate_model()))
+    run = run_batch("import", src)
+    assert run.returncode == 0, run.stderr
+    line = next(x for x in run.stdout.splitlines() if "gizmo.mdl" in x)
+    assert "ok" in line and "faces with a repeated vertex" in line and "kept for export" in line
