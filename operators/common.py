@@ -172,7 +172,7 @@ class ImportFiles(ImportHelper):
         guard.take_notes()
         with Progress(context, len(paths)) as progress:
             for i, path in enumerate(paths):
-                name = os.path.basename(path)
+                name = guard.blender_name(os.path.basename(path))
                 try:
                     messages, undo_one = one(context, path, lambda f, i=i: progress.update(i + f))
                 except Exception as err:
@@ -184,13 +184,13 @@ class ImportFiles(ImportHelper):
                             traceback.print_exc()
                     state.restore()
                     guard.take_notes()
-                    self.report({"ERROR"}, message)
+                    self.report({"ERROR"}, guard.blender_name(message))
                     return {"CANCELLED"}
                 undo.extend(undo_one)
                 notes = guard.take_notes()
                 if notes:
                     messages = [*messages, "warning: " + guard.summary(notes)]
-                for m in messages:
+                for m in map(guard.blender_name, messages):  # names may not be UTF-8
                     if m.startswith("warning: "):
                         self.report({"WARNING"}, f"{name}: {m[len('warning: ') :]}")
                     else:

@@ -86,7 +86,9 @@ def main() -> None:
             _operator(bpy, job["operator"])(filepath=job["path"])
         except RuntimeError as err:  # an operator that reported an error
             message = str(err)
-            outcome = "bug" if "bug in RigPort" in message else "refused"
+            # a traceback (an exception out of execute) or RigPort's bug sentence fails
+            unexpected = "bug in RigPort" in message or "Traceback" in message
+            outcome = "bug" if unexpected else "refused"
         except Exception as err:  # noqa: BLE001 - anything else is a failure of the test
             outcome, message = "exception", f"{type(err).__name__}: {err}"
         after = snapshot(bpy)

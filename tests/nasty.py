@@ -231,6 +231,16 @@ def _ani_empty_tracks(a: ani.Animation) -> None:
         t.keys = t.keys[:0]
 
 
+def _ani_signalling_nan(a: ani.Animation) -> None:
+    a.length = float(np.array(0x7FA00000, np.uint32).view(np.float32))
+    a.tracks[0].weight = a.length
+
+
+def _ani_no_bone(a: ani.Animation) -> None:
+    for t in a.tracks:
+        t.name = "NotABone"
+
+
 def _ani_unsorted(a: ani.Animation) -> None:
     for t in a.tracks:
         t.keys["time"][:] = t.keys["time"][::-1].copy()
@@ -272,6 +282,8 @@ def urho3d_cases() -> list[Case]:
         ("zero_rotations", _ani_zero_rotations),
         ("empty_tracks", _ani_empty_tracks),
         ("unsorted_times", _ani_unsorted),
+        ("signalling_nan_length", _ani_signalling_nan),
+        ("tracks_for_no_bone", _ani_no_bone),
     ]
     cases += [Case(f"ani_{n}", "urho3d_ani", _animation(f)) for n, f in anims]
     cases.append(
@@ -280,7 +292,8 @@ def urho3d_cases() -> list[Case]:
             "urho3d_pak",
             _pak(
                 [
-                    (f"Models/{BAD_NAME}.mdl", _model(_everything)()),
+                    (f"Models/{BAD_NAME}.mdl", _model(_bad_names)()),
+                    ("Models/Everything.mdl", _model(_nan_everywhere)()),
                     ("Models/Gizmo.mdl", _gizmo()),
                     (f"Anims/{BAD_NAME}.ani", _animation(_ani_duplicate_tracks)()),
                     ("Anims/Nan.ani", _animation(_ani_nan)()),
@@ -606,6 +619,19 @@ def _bp_anim_nan(a: bp_anim.Animation) -> None:
         a.node_values[::2] = INF
 
 
+def _bp_huge_frame_count() -> bytes:
+    """A frame count of 10**30 and no frames (issue 11: ValueError in the codec)."""
+    lines = bp_anim.write(bp_samples.animation(bonespro_host(), n_frames=2)).split(b"\n")
+    lines[2] = b"1" + b"0" * 30
+    return b"\n".join(lines[:11]) + b"\n"
+
+
+def _bp_mesh_absolute() -> bytes:
+    """A Mesh (absolute) animation of 1000 frames (its import was quadratic in frames)."""
+    a = bp_samples.animation(bonespro_host(), mode=bp_anim.MESH_ABSOLUTE, n_frames=1000)
+    return bp_anim.write(a)
+
+
 def bonespro_cases() -> list[Case]:
     structures = [
         (
@@ -624,6 +650,8 @@ def bonespro_cases() -> list[Case]:
     ]
     anims = [("zero_transforms", _bp_anim_zero), ("nan_inf", _bp_anim_nan)]
     cases += [Case(f"anim_{n}", "bonespro_anim", _bp_anim(f)) for n, f in anims]
+    cases.append(Case("anim_frame_count_1e30", "bonespro_anim", _bp_huge_frame_count))
+    cases.append(Case("anim_mesh_absolute_1000_frames", "bonespro_anim", _bp_mesh_absolute))
     return cases
 
 

@@ -276,15 +276,16 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
                     progress,
                 )
         except Exception as err:  # whatever it was, the scene goes back as it was
-            self.report({"ERROR"}, failure_message(err, self.filepath))
+            self.report({"ERROR"}, guard.blender_name(failure_message(err, self.filepath)))
             state.restore()
             guard.take_notes()
             return {"CANCELLED"}
         for line in result.lines:
-            self.report({"INFO"}, line)
+            self.report({"INFO"}, guard.blender_name(line))  # member names may not be UTF-8
         notes = guard.take_notes()
         if notes:
-            self.report({"WARNING"}, f"{os.path.basename(self.filepath)}: {guard.summary(notes)}")
+            text = f"{os.path.basename(self.filepath)}: {guard.summary(notes)}"
+            self.report({"WARNING"}, guard.blender_name(text))
         return {"FINISHED"}
 
 
