@@ -64,11 +64,6 @@ class Built:
             items.clear()
 
 
-def _set_prop(holder, key: str, value) -> None:
-    """Custom property; dicts and nested lists go in as JSON text."""
-    set_prop(holder, key, value)
-
-
 def set_prop(holder, key: str, value) -> None:
     """Custom property ``key`` = ``value`` in a form Blender holds: dicts and nested
     lists as JSON text; ``None`` as ``"null"``; text that is not UTF-8, and lists
@@ -175,7 +170,7 @@ def build_armature(
         bone[INVERSE_BIND] = [float(v) for v in inv[i].ravel()]
         keep_name(bone, original.names[i])
         for key, value in (skeleton.extras[i] if i < len(skeleton.extras) else {}).items():
-            _set_prop(bone, key, value)
+            set_prop(bone, key, value)
     return obj
 
 
@@ -325,7 +320,7 @@ def build_mesh_object(
     built.objects.append(obj)
     collection.objects.link(obj)
     for key, value in mesh.extras.items():
-        _set_prop(obj, key, value)
+        set_prop(obj, key, value)
     if armature is not None:
         obj.parent = armature
         if mesh.skin is not None:  # before the shape keys: see assign_vertex_groups
@@ -353,7 +348,7 @@ def build_scene(
             built.armature = armature
             names = built.bone_names
             for key, value in scene.extras.items():
-                _set_prop(armature, key, value)
+                set_prop(armature, key, value)
         for i, mesh in enumerate(scene.meshes):
             target = root
             if mesh.collection:
@@ -366,7 +361,7 @@ def build_scene(
             obj = build_mesh_object(context, mesh, built, target, armature, names)
             if armature is None:
                 for key, value in scene.extras.items():
-                    _set_prop(obj, key, value)
+                    set_prop(obj, key, value)
             if progress:
                 progress((i + 1) / max(len(scene.meshes), 1))
         if armature is not None:
@@ -430,7 +425,7 @@ def _fill_action(action, armature, anim: Animation, fps: float) -> None:
     action["rigport_fps"] = float(fps)
     action["rigport_length"] = float(anim.length)
     for key, value in anim.extras.items():
-        _set_prop(action, key, value)
+        set_prop(action, key, value)
     linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
     missing = []
     seen: set[str] = set()
