@@ -521,6 +521,14 @@ def _mrtk_nan(r: mrtk_recording.Recording) -> None:
     r.markers = [mrtk_recording.Marker(INF, "inf"), mrtk_recording.Marker(-1.0, "before")]
 
 
+def _mrtk_nan_values(r: mrtk_recording.Recording) -> None:
+    for c in _mrtk_curves(r):
+        for name in c.keys.dtype.names[1:]:  # every field but the time
+            if c.keys.dtype[name].kind == "f":
+                c.keys[name][1::2] = NAN
+                c.keys[name][2::3] = -INF
+
+
 def _mrtk_marker_times(r: mrtk_recording.Recording) -> None:
     r.markers = [
         mrtk_recording.Marker(NAN, "nan"),
@@ -549,6 +557,7 @@ def mrtk_cases() -> list[Case]:
         ("nan_inf_keys_and_markers", _mrtk_nan),
         ("non_utf8_marker_names", _mrtk_names),
         ("nan_inf_marker_times", _mrtk_marker_times),
+        ("nan_inf_values", _mrtk_nan_values),
         ("empty_curves", _mrtk_empty),
         ("keys_at_one_time", _mrtk_unsorted),
     ]
