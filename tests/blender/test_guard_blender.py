@@ -176,3 +176,30 @@ def test_batch_import_says_what_was_left_out(tmp_path):
     assert run.returncode == 0, run.stderr
     line = next(x for x in run.stdout.splitlines() if "gizmo.mdl" in x)
     assert "ok" in line and "faces with a repeated vertex" in line and "kept for export" in line
+
+
+def test_custom_properties_blender_cannot_hold_come_back(blank_blend):
+    """Integers of 2**31 or more (RenderWare atomic flags) and text that is not UTF-8
+    raised OverflowError and UnicodeEncodeError; they now come back as they went in."""
+    from rigport.operators.blender.build import set_prop
+    from rigport.operators.blender.extract import read_prop
+
+    bpy = blank_blend
+    obj = bpy.data.objects.new("holder", None)
+    bad = b"tex\xff".decode("utf-8", "surrogateescape")
+    values = {
+        "flags": 2**32 - 1,
+        "small": -(2**31),
+        "name": bad,
+        "names": ["a", bad],
+        "big_list": [1, 2**40],
+        "plain": "Kopf ü",
+        "quoted": '"not json"',
+    }
+    for key, value in values.items():
+        set_prop(obj, key, value)
+    set_prop(obj, bad, 1)  # a key that is not UTF-8
+    for key, value in values.items():
+        got = read_prop(obj, key)
+        assert got == value and type(got) is type(value), key
+    assert read_prop(obj, guard.blender_name(bad)) == 1
