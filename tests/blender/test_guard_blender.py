@@ -203,3 +203,58 @@ def test_custom_properties_blender_cannot_hold_come_back(blank_blend):
         got = read_prop(obj, key)
         assert got == value and type(got) is type(value), key
     assert read_prop(obj, guard.blender_name(bad)) == 1
+
+
+def _rw_degenerate() -> bytes:
+    from rigport.io_formats.renderware import dff
+    from rigport.io_formats.renderware import samples as rw_samples
+
+    d = rw_samples.skinned_ped(n_bones=6, rings=4, segments=6)
+    g = d.clump.geometries()[0]
+    t = g.triangles
+    extra = np.array([[0, 0, 1], t[0], t[1][::-1], [2, 3, 3]], t.dtype)
+    g.triangles = np.concatenate([t[:5], extra, t[5:]])
+    mats = g.tri_materials
+    g.tri_materials = np.concatenate([mats[:5], mats[:4], mats[5:]])
+    return dff.write(d)
+
+
+def _unigine_degenerate() -> bytes:
+    from rigport.io_formats.unigine import mesh as ug_mesh
+    from rigport.io_formats.unigine import samples as ug_samples
+
+    m = ug_samples.skinned_mesh(n_bones=4, rings=4, segments=6, surfaces=2, animations=1)
+    s = m.surfaces[0]
+    for attr in ("coords", "tris"):
+        t = getattr(s, attr).reshape(-1, 3)
+        extra = [[t[0, 0], t[0, 0], t[0, 1]], t[1]]  # a repeated vertex, a duplicate
+        setattr(s, attr, np.concatenate([t[:3], extra, t[3:]]).ravel().astype(t.dtype))
+    return ug_mesh.write(m)
+
+
+@pytest.mark.parametrize("kind", ["dff", "mesh"])
+def test_other_formats_write_dropped_faces_back(blank_blend, tmp_path, kind):
+    """RenderWare and Unigine meshes go through the same guard: an unedited round
+    trip of a file with a degenerate and a duplicate triangle keeps them."""
+    bpy = blank_blend
+    src = tmp_path / f"in.{kind}"
+    out = tmp_path / f"out.{kind}"
+    if kind == "dff":
+        src.write_bytes(_rw_degenerate())
+        assert bpy.ops.import_scene.rw_dff(filepath=str(src)) == {"FINISHED"}
+    else:
+        src.write_bytes(_unigine_degenerate())
+        assert bpy.ops.import_scene.unigine_mesh(filepath=str(src)) == {"FINISHED"}
+    obj = next(o for o in bpy.data.objects if o.type == "MESH" and guard.KEPT in o.data)
+    assert "faces" in guard.loads(obj.data[guard.KEPT])
+    if kind == "dff":
+        assert bpy.ops.export_scene.rw_dff(filepath=str(out)) == {"FINISHED"}
+        assert out.read_bytes() == src.read_bytes()
+    else:
+        from rigport.io_formats.unigine import mesh as ug_mesh
+
+        assert bpy.ops.export_scene.unigine_mesh(filepath=str(out)) == {"FINISHED"}
+        a, b = ug_mesh.read(src.read_bytes()), ug_mesh.read(out.read_bytes())
+        for sa, sb in zip(a.surfaces, b.surfaces, strict=True):
+            assert np.array_equal(sa.coords, sb.coords) and np.array_equal(sa.tris, sb.tris)
+            assert np.array_equal(sa.uv0, sb.uv0)
