@@ -164,6 +164,7 @@ def build_recording(
 
     ``progress`` is called with the fraction of curves built so far.
     """
+    name = blender_name(name)
     out = BuiltRecording(scene=context.scene, axes=plan.meta.get("axes", "BLENDER"))
     built = out.built
     try:
