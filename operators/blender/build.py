@@ -299,12 +299,17 @@ def _set_custom_normals(me: bpy.types.Mesh, mesh: Mesh) -> None:
 def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
     basis = obj.shape_key_add(name="Basis", from_mix=False)
     basis.value = 0.0
+    renamed = {}
     for m in mesh.morphs:
         sk = obj.shape_key_add(name=blender_name(m.name), from_mix=False)
+        if sk.name != m.name:
+            renamed[sk.name] = m.name
         co = (mesh.positions + m.position_offsets).astype(np.float32)
         co[~np.isfinite(co)] = 0  # the guard counted them (see guard_mesh)
         compat.set_shape_key_coords(sk, co.ravel())
         sk.value = float(m.default_weight) if np.isfinite(m.default_weight) else 0.0
+    if renamed:  # the file's own names, by Blender's (shape keys hold no properties)
+        obj.data.shape_keys[NAME] = json.dumps(renamed)
 
 
 def build_mesh_object(

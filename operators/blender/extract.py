@@ -21,7 +21,16 @@ from ...io_formats.scene import (
 )
 from ...io_formats.transforms import decompose_trs
 from . import compat, guard
-from .build import ATTR_PROP, BIND_SCALE, EDGE_ORDER, INVERSE_BIND, LOCAL, REST, rest_relative
+from .build import (
+    ATTR_PROP,
+    BIND_SCALE,
+    EDGE_ORDER,
+    INVERSE_BIND,
+    LOCAL,
+    NAME,
+    REST,
+    rest_relative,
+)
 from .weights import weight_triplets
 
 #: Custom properties RigPort keeps for itself (not the file's extras).
@@ -97,7 +106,21 @@ def extract_skeleton(armature: bpy.types.Object) -> Skeleton:
             lt, lq, ls = decompose_trs(local[None])
             t[i], q[i], s[i] = lt[0], lq[0], ls[0]
         extras.append({k: read_prop(b, k) for k in b.keys() if not k.startswith(_OWN)})
-    return Skeleton([b.name for b in bones], parents, t, q, s, inv, extras)
+    return Skeleton([file_name(b) for b in bones], parents, t, q, s, inv, extras)
+
+
+def file_name(holder) -> str:
+    """The file's own name of a bone, object or action: kept when Blender could not
+    hold it (``build.keep_name``), else Blender's."""
+    kept = holder.get(NAME)
+    if isinstance(kept, str):
+        try:
+            name = json.loads(kept)
+        except ValueError:
+            return holder.name
+        if isinstance(name, str) and guard.blender_name(name) == holder.name:  # not renamed
+            return name
+    return holder.name
 
 
 def _attribute_array(attr, n: int) -> np.ndarray:
@@ -173,7 +196,7 @@ def extract_mesh(
         loose = loose[np.lexsort((loose, np.where(code >= 0, code, np.iinfo(np.int32).max)))]
 
     mesh = Mesh(
-        name=obj.name,
+        name=file_name(obj),
         positions=pos,
         corner_verts=loop_vert[tri_loops],
         face_starts=np.arange(0, nt * 3, 3, dtype=np.int32),
@@ -255,6 +278,7 @@ def read_skin(
 ) -> Skin:
     """The strongest ``max_weights`` influences per vertex, strongest first (ties by
     bone order); zero slots have joint 0. Read in bulk where Blender allows."""
+    bone_names = [guard.blender_name(n) for n in bone_names]  # the groups' names
     triplets = weight_triplets(bpy.context, obj, bone_names)
     owner, bone, weight = triplets if triplets is not None else triplets_by_vertex(obj, bone_names)
     nv = len(obj.data.vertices)
@@ -314,13 +338,16 @@ def _morphs(me, nv: int) -> list[MorphTarget]:
     ref = me.shape_keys.reference_key
     base = np.empty(nv * 3, np.float32)
     compat.get_shape_key_coords(ref, base)
+    kept = me.shape_keys.get(NAME)
+    names = json.loads(kept) if isinstance(kept, str) else {}  # the file's own names
     out = []
     for kb in blocks:
         if kb == ref:
             continue
         co = np.empty(nv * 3, np.float32)
         compat.get_shape_key_coords(kb, co)
-        out.append(MorphTarget(kb.name, (co - base).reshape(nv, 3), float(kb.value)))
+        name = names.get(kb.name, kb.name)
+        out.append(MorphTarget(name, (co - base).reshape(nv, 3), float(kb.value)))
     return out
 
 
@@ -369,7 +396,7 @@ def extract_animation(
         )
         tracks.append(
             BoneTrack(
-                bone.name,
+                file_name(bone),
                 frames / fps,
                 lt if "location" in chans else None,
                 lq if "rotation_quaternion" in chans else None,
@@ -379,7 +406,7 @@ def extract_animation(
     stored = float(action.get("rigport_length", 0.0))
     length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
     return Animation(
-        action.name,
+        file_name(action),
         length,
         tracks,
         {k: read_prop(action, k) for k in action.keys() if not k.startswith(_OWN)},

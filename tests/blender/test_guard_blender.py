@@ -258,3 +258,24 @@ def test_other_formats_write_dropped_faces_back(blank_blend, tmp_path, kind):
         for sa, sb in zip(a.surfaces, b.surfaces, strict=True):
             assert np.array_equal(sa.coords, sb.coords) and np.array_equal(sa.tris, sb.tris)
             assert np.array_equal(sa.uv0, sb.uv0)
+
+
+def test_names_that_are_not_utf8_come_back_on_export(blank_blend, tmp_path):
+    """Blender holds them as ``\\xNN`` text; an export writes the file's own bytes."""
+    bpy = blank_blend
+    bad = b"\xff\xfe".decode("utf-8", "surrogateescape")
+    model = u3_samples.skinned_model(n_bones=4, grid=(8, 6), morphs=1)
+    for b in model.bones:
+        b.name = b.name + bad
+    model.morphs[0].name = bad + "smile"
+    _import(bpy, tmp_path, model)
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    assert all(b.name.endswith("\\xff\\xfe") for b in arm.data.bones)
+    out = tmp_path / "out.mdl"
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out)) == {"FINISHED"}
+    back = mdl.read(out.read_bytes())
+    assert [b.name for b in back.bones] == [b.name for b in model.bones]
+    assert [m.name for m in back.morphs] == [m.name for m in model.morphs]
+    a, b = model.vertex_buffers[0].data, back.vertex_buffers[0].data
+    assert np.array_equal(a["blendindices0"], b["blendindices0"])
+    assert np.allclose(a["blendweights0"], b["blendweights0"], atol=1e-6)
