@@ -105,6 +105,9 @@ def set_corner_normals(me, normals: np.ndarray) -> None:
             me.attributes.remove(old)
         attr = me.attributes.new(NORMAL_ATTRIBUTE, "FLOAT_VECTOR", "CORNER")
         attr.data.foreach_set("vector", normals.ravel())
+        # 5.2 keeps corner normals it computed before (read above for zero rows) until
+        # the mesh is updated; 4.5 and 5.0 see the new attribute at once
+        me.update()
     else:
         me.normals_split_custom_set(normals)
 
