@@ -196,6 +196,7 @@ class _Blender:
         self.handlers = {
             entry.key: entry for module in operators.format_modules() for entry in module.BATCH
         }
+        self.guard = importlib.import_module(f"{pkg.__name__}.operators.blender.guard")
 
     def reset(self) -> None:
         """An empty file with the add-on registered."""
@@ -227,6 +228,13 @@ class _Blender:
         return fmt, entry
 
     def import_file(self, path: str, state: dict, options: dict) -> str:
+        """Import one file; what Blender could not hold is one warning on its line."""
+        self.guard.take_notes()
+        summary = self._import_file(path, state, options)
+        notes = self.guard.take_notes()
+        return summary + (f"; warning: {self.guard.summary(notes)}" if notes else "")
+
+    def _import_file(self, path: str, state: dict, options: dict) -> str:
         container, member = split_member(path)
         if member is None:
             _fmt, entry = self.handler(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,7 @@ from bpy.props import CollectionProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
 from ..io_formats.codec import FormatError
+from .blender import compat, guard
 
 
 def selected_paths(op) -> list[str]:
@@ -52,6 +54,97 @@ class Progress:
             self.wm.progress_end()
 
 
+#: The ``bpy.data`` collections an import may add to (everything ``SceneState`` takes back).
+_DATA = (
+    "objects",
+    "meshes",
+    "armatures",
+    "materials",
+    "actions",
+    "collections",
+    "images",
+    "node_groups",
+    "curves",
+    "cameras",
+    "lights",
+    "shape_keys",
+    "textures",
+)
+
+
+class SceneState:
+    """What the blend file and the scene held before an import, to put back after a
+    failed one: which datablocks existed, the timeline markers, every object's
+    action, the selection and the active object."""
+
+    def __init__(self, context):
+        self.ids = {
+            name: {i.as_pointer() for i in getattr(bpy.data, name)}
+            for name in _DATA
+            if hasattr(bpy.data, name)
+        }
+        self.scene = context.scene
+        self.markers = {m.as_pointer() for m in context.scene.timeline_markers}
+        self.actions = {
+            o.as_pointer(): (o, o.animation_data.action)
+            for o in bpy.data.objects
+            if o.animation_data is not None
+        }
+        self.selected = [o for o in context.view_layer.objects if o.select_get()]
+        self.active = context.view_layer.objects.active
+        self.view_layer = context.view_layer
+
+    def restore(self) -> None:
+        """Remove what was added since, and put the selection and actions back."""
+        if bpy.context.mode != "OBJECT" and bpy.context.view_layer.objects.active is not None:
+            bpy.ops.object.mode_set(mode="OBJECT")
+        for m in list(self.scene.timeline_markers):
+            if m.as_pointer() not in self.markers:
+                self.scene.timeline_markers.remove(m)
+        added = [
+            i
+            for name, before in self.ids.items()
+            for i in getattr(bpy.data, name)
+            if i.as_pointer() not in before and name != "shape_keys"
+        ]
+        if added:
+            bpy.data.batch_remove(added)
+        for obj, action in self.actions.values():
+            try:
+                if obj.animation_data is not None and obj.animation_data.action != action:
+                    if action is None:
+                        obj.animation_data.action = None
+                    else:
+                        compat.assign_action(obj, action)
+            except ReferenceError:
+                pass
+        layer = self.view_layer
+        for o in layer.objects:
+            o.select_set(False)
+        for o in self.selected:
+            try:
+                o.select_set(True)
+            except (ReferenceError, RuntimeError):
+                pass
+        try:
+            layer.objects.active = self.active
+        except ReferenceError:
+            layer.objects.active = None
+
+
+def failure_message(err: Exception, what: str) -> str:
+    """A sentence for an import that failed: a FormatError says it itself; anything
+    else is a RigPort bug, written to the console with its traceback."""
+    if isinstance(err, FormatError):
+        return str(err if err.path else err.with_path(what))
+    traceback.print_exception(err)
+    return (
+        f"{what}: RigPort could not import this file ({type(err).__name__}: {err}); "
+        "nothing was imported. This is a bug in RigPort: please report it with the "
+        "file and the details printed in the system console"
+    )
+
+
 #: ``one(context, path, progress)`` of :meth:`ImportFiles.import_files`.
 Undo = Callable[[], None]
 ImportOne = Callable[[Any, str, Callable[[float], None]], tuple[list[str], list[Undo]]]
@@ -70,21 +163,34 @@ class ImportFiles(ImportHelper):
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
         selection). It returns ``(messages, undo)``: each message is reported
         (a ``"warning: "`` prefix makes it a warning) and the ``undo`` callables
-        take that file's import back. A FormatError undoes every file of this call."""
+        take that file's import back. Any failure undoes every file of this call
+        and leaves the scene as it was (``SceneState``), selection included; what
+        the guard left out of Blender is one warning per file."""
         paths = paths or selected_paths(self)
         undo: list[Undo] = []
+        state = SceneState(context)
+        guard.take_notes()
         with Progress(context, len(paths)) as progress:
             for i, path in enumerate(paths):
+                name = guard.blender_name(os.path.basename(path))
                 try:
                     messages, undo_one = one(context, path, lambda f, i=i: progress.update(i + f))
-                except FormatError as err:
+                except Exception as err:
+                    message = failure_message(err, path)
                     for u in reversed(undo):
-                        u()
-                    self.report({"ERROR"}, str(err))
+                        try:
+                            u()
+                        except Exception:  # the state below removes what is left
+                            traceback.print_exc()
+                    state.restore()
+                    guard.take_notes()
+                    self.report({"ERROR"}, guard.blender_name(message))
                     return {"CANCELLED"}
                 undo.extend(undo_one)
-                name = os.path.basename(path)
-                for m in messages:
+                notes = guard.take_notes()
+                if notes:
+                    messages = [*messages, "warning: " + guard.summary(notes)]
+                for m in map(guard.blender_name, messages):  # names may not be UTF-8
                     if m.startswith("warning: "):
                         self.report({"WARNING"}, f"{name}: {m[len('warning: ') :]}")
                     else:

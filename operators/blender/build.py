@@ -1,7 +1,9 @@
 """Neutral scene -> Blender objects.
 
 Everything a build creates is recorded, so a failure removes it all again and
-leaves the blend file as it was.
+leaves the blend file as it was. Every mesh, armature and action goes through
+the guard (``guard.py``) first: what no supported Blender can hold is left out
+of the Blender data, counted in one note, and kept on the mesh for export.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from mathutils import Matrix
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
-from . import compat
+from . import compat, guard
 from .actions import keep_actions
+from .guard import blender_name
 from .weights import assign_vertex_groups
 
 BIND_SCALE = "rigport_bind_scale"
@@ -62,16 +65,44 @@ class Built:
             items.clear()
 
 
-def _set_prop(holder, key: str, value) -> None:
-    """Custom property; dicts and nested lists go in as JSON text."""
+def set_prop(holder, key: str, value) -> None:
+    """Custom property ``key`` = ``value`` in a form Blender holds: dicts and nested
+    lists as JSON text; ``None`` as ``"null"``; text that is not UTF-8, and lists
+    holding such text or integers beyond 32 bits, as JSON text (``read_prop``
+    decodes them); a single integer beyond 32 bits as a float (exact below 2**53,
+    ``read_prop`` gives the integer back)."""
+    key = blender_name(key)
     if isinstance(value, dict) or (
         isinstance(value, list) and value and isinstance(value[0], list)
     ):
         holder[key] = json.dumps(value)
     elif value is None:
         holder[key] = "null"
+    elif isinstance(value, bool):
+        holder[key] = value
+    elif isinstance(value, int | np.integer) and not guard.INT32[0] <= value <= guard.INT32[1]:
+        holder[key] = float(value)
+    elif isinstance(value, str) and not guard.is_utf8(value):
+        holder[key] = json.dumps(value)
+    elif isinstance(value, list | tuple) and any(
+        (isinstance(v, str) and not guard.is_utf8(v))
+        or (isinstance(v, int) and not guard.INT32[0] <= v <= guard.INT32[1])
+        for v in value
+    ):
+        holder[key] = json.dumps(list(value))
     else:
         holder[key] = value
+
+
+#: The file's own name of a bone, object or action whose name Blender could not hold
+#: (JSON text: non-UTF-8 bytes stay as surrogate escapes).
+NAME = "_rigport_name"
+
+
+def keep_name(holder, name: str) -> None:
+    """Keep ``name`` on ``holder`` when Blender holds it as something else."""
+    if blender_name(name) != name:
+        holder[NAME] = json.dumps(name)
 
 
 def _ensure_object_mode(context) -> None:
@@ -83,12 +114,15 @@ def build_armature(
     context, skeleton: Skeleton, name: str, built: Built, collection
 ) -> bpy.types.Object:
     """An armature whose rest pose is the engine's bind pose with scale taken out."""
+    original = skeleton
+    skeleton, bind, note = guard.guard_skeleton(skeleton)
+    guard.note(f"armature {blender_name(name)!r}", note)
+    name = blender_name(name)
     arm = bpy.data.armatures.new(name)
     built.armatures.append(arm)
     obj = bpy.data.objects.new(name, arm)
     built.objects.append(obj)
     collection.objects.link(obj)
-    bind = skeleton.bind_matrices()
     rest = remove_scale(bind)
     bind_scale = np.linalg.norm(bind[:, :3, :3], axis=1)
     heads = rest[:, :3, 3]
@@ -123,20 +157,21 @@ def build_armature(
         built.bone_names = names
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
-    local_t, local_q, local_s = (
-        skeleton.local_translation,
-        skeleton.local_rotation,
-        skeleton.local_scale,
+    local_t, local_q, local_s = (  # the file's own values, for export
+        original.local_translation,
+        original.local_rotation,
+        original.local_scale,
     )
-    inv = skeleton.inverse_bind if skeleton.inverse_bind is not None else np.linalg.inv(bind)
+    inv = original.inverse_bind if original.inverse_bind is not None else guard.inverse(bind)
     for i, bname in enumerate(names):
         bone = arm.bones[bname]
         bone[BIND_SCALE] = [float(v) for v in bind_scale[i]]
         bone[REST] = [float(v) for v in np.asarray(bone.matrix_local).ravel()]
         bone[LOCAL] = [float(v) for v in (*local_t[i], *local_q[i], *local_s[i])]
         bone[INVERSE_BIND] = [float(v) for v in inv[i].ravel()]
+        keep_name(bone, original.names[i])
         for key, value in (skeleton.extras[i] if i < len(skeleton.extras) else {}).items():
-            _set_prop(bone, key, value)
+            set_prop(bone, key, value)
     return obj
 
 
@@ -173,7 +208,7 @@ ATTR_PROP = {
 
 
 def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
-    attr = me.attributes.new(a.name, a.type, a.domain)
+    attr = me.attributes.new(blender_name(a.name), a.type, a.domain)
     prop = ATTR_PROP[a.type]
     dtype = np.int32 if a.type == "INT" else (bool if a.type == "BOOLEAN" else np.float32)
     data = np.ascontiguousarray(a.data, dtype)
@@ -184,11 +219,16 @@ def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
     attr.data.foreach_set(prop, data.ravel())
 
 
-def build_mesh_data(mesh: Mesh) -> bpy.types.Mesh:
-    """Mesh datablock with geometry, normals, UVs, colours and attributes."""
-    me = bpy.data.meshes.new(mesh.name)
+def build_mesh_data(mesh: Mesh, n_bones: int | None = None) -> bpy.types.Mesh:
+    """Mesh datablock with geometry, normals, UVs, colours and attributes; what
+    Blender cannot hold left out (see ``guard.guard_mesh``) and kept on it."""
+    mesh, kept, note = guard.guard_mesh(mesh, n_bones)
+    guard.note(f"mesh {blender_name(mesh.name)!r}", note)
+    me = bpy.data.meshes.new(blender_name(mesh.name))
     try:
         _fill_mesh(me, mesh)
+        if kept is not None:
+            me[guard.KEPT] = guard.dumps(kept)
     except Exception:
         bpy.data.meshes.remove(me)
         raise
@@ -204,9 +244,10 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
         me.edges.foreach_set("vertices", np.ascontiguousarray(mesh.loose_edges, np.int32).ravel())
     me.loops.add(nc)
     me.polygons.add(nf)
-    me.attributes["position"].data.foreach_set(
-        "vector", np.ascontiguousarray(mesh.positions, np.float32).ravel()
-    )
+    if nv:  # a mesh without vertices has no position attribute (5.0+)
+        me.attributes["position"].data.foreach_set(
+            "vector", np.ascontiguousarray(mesh.positions, np.float32).ravel()
+        )
     if nc:
         me.attributes[".corner_vert"].data.foreach_set(
             "value", np.ascontiguousarray(mesh.corner_verts, np.int32)
@@ -218,11 +259,11 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
             "value", np.ascontiguousarray(mesh.face_materials, np.int32)
         )
     for uv in mesh.uv_sets:
-        layer = me.uv_layers.new(name=uv.name, do_init=False)
+        layer = me.uv_layers.new(name=blender_name(uv.name), do_init=False)
         layer.uv.foreach_set("vector", np.ascontiguousarray(uv.uv, np.float32).ravel())
     for col in mesh.colors:
         ca = me.color_attributes.new(
-            col.name, "BYTE_COLOR" if col.byte else "FLOAT_COLOR", "CORNER"
+            blender_name(col.name), "BYTE_COLOR" if col.byte else "FLOAT_COLOR", "CORNER"
         )
         ca.data.foreach_set(
             "color_srgb" if col.byte else "color",
@@ -233,51 +274,59 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
         _add_attribute(me, a, edge_place)
     if mesh.normals is not None and nc:  # a new mesh's faces are smooth already
         _set_custom_normals(me, mesh)
-    for mat_name in mesh.materials:
+    for mat_name in map(blender_name, mesh.materials):
         mat = bpy.data.materials.get(mat_name) or bpy.data.materials.new(mat_name)
         me.materials.append(mat)
 
 
 def _set_custom_normals(me: bpy.types.Mesh, mesh: Mesh) -> None:
-    """Custom normals; per vertex when every corner of a vertex has the same normal.
-
-    Blender's per-vertex setter is several times faster than the per-corner one
-    on large meshes, and engine formats mostly store normals per vertex.
-    """
+    """Custom normals: exact through the attribute where Blender has it (4.5+);
+    else per vertex when every corner of a vertex has the same normal (4.2's
+    per-vertex setter is several times faster than the per-corner one, and
+    engine formats mostly store normals per vertex)."""
     normals = np.ascontiguousarray(mesh.normals, np.float32)
+    if compat.HAS_NORMAL_ATTRIBUTE:
+        compat.set_corner_normals(me, normals)
+        return
     cv = np.asarray(mesh.corner_verts, np.int64)
     per_vertex = np.zeros((len(mesh.positions), 3), np.float32)
     per_vertex[cv] = normals
     if np.array_equal(per_vertex[cv], normals):
-        me.normals_split_custom_set_from_vertices(per_vertex)
+        compat.set_vertex_normals(me, per_vertex)
     else:
-        me.normals_split_custom_set(normals)
+        compat.set_corner_normals(me, normals)
 
 
 def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
     basis = obj.shape_key_add(name="Basis", from_mix=False)
     basis.value = 0.0
+    renamed = {}
     for m in mesh.morphs:
-        sk = obj.shape_key_add(name=m.name, from_mix=False)
-        compat.set_shape_key_coords(
-            sk, (mesh.positions + m.position_offsets).astype(np.float32).ravel()
-        )
-        sk.value = float(m.default_weight)
+        sk = obj.shape_key_add(name=blender_name(m.name), from_mix=False)
+        if sk.name != m.name:
+            renamed[sk.name] = m.name
+        co = (mesh.positions + m.position_offsets).astype(np.float32)
+        co[~np.isfinite(co)] = 0  # the guard counted them (see guard_mesh)
+        compat.set_shape_key_coords(sk, co.ravel())
+        sk.value = float(m.default_weight) if np.isfinite(m.default_weight) else 0.0
+    if renamed:  # the file's own names, by Blender's (shape keys hold no properties)
+        obj.data.shape_keys[NAME] = json.dumps(renamed)
 
 
 def build_mesh_object(
     context, mesh: Mesh, built: Built, collection, armature=None, bone_names=None
 ) -> bpy.types.Object:
-    me = build_mesh_data(mesh)
+    me = build_mesh_data(mesh, len(bone_names) if bone_names is not None else None)
     built.meshes.append(me)
     for mat in me.materials:
         if mat is not None and mat.users == 1 and mat not in built.materials:
             built.materials.append(mat)
-    obj = bpy.data.objects.new(mesh.name, me)
+    obj = bpy.data.objects.new(blender_name(mesh.name), me)
+    keep_name(obj, mesh.name)
     built.objects.append(obj)
     collection.objects.link(obj)
     for key, value in mesh.extras.items():
-        _set_prop(obj, key, value)
+        set_prop(obj, key, value)
     if armature is not None:
         obj.parent = armature
         if mesh.skin is not None:  # before the shape keys: see assign_vertex_groups
@@ -305,20 +354,20 @@ def build_scene(
             built.armature = armature
             names = built.bone_names
             for key, value in scene.extras.items():
-                _set_prop(armature, key, value)
+                set_prop(armature, key, value)
         for i, mesh in enumerate(scene.meshes):
             target = root
             if mesh.collection:
-                target = bpy.data.collections.get(mesh.collection)
+                target = bpy.data.collections.get(blender_name(mesh.collection))
                 if target is None or target in built.collections:
                     if target is None:
-                        target = bpy.data.collections.new(mesh.collection)
+                        target = bpy.data.collections.new(blender_name(mesh.collection))
                         built.collections.append(target)
                         root.children.link(target)
             obj = build_mesh_object(context, mesh, built, target, armature, names)
             if armature is None:
                 for key, value in scene.extras.items():
-                    _set_prop(obj, key, value)
+                    set_prop(obj, key, value)
             if progress:
                 progress((i + 1) / max(len(scene.meshes), 1))
         if armature is not None:
@@ -366,7 +415,8 @@ def _engine_rest_local(rel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def build_action(armature: bpy.types.Object, anim: Animation, fps: float) -> bpy.types.Action:
     """An action keyed in pose space from engine-local tracks (linear keys)."""
-    action = bpy.data.actions.new(anim.name or "Animation")
+    action = bpy.data.actions.new(blender_name(anim.name or "Animation"))
+    keep_name(action, anim.name or "Animation")
     try:
         _fill_action(action, armature, anim, fps)
     except Exception:
@@ -381,10 +431,18 @@ def _fill_action(action, armature, anim: Animation, fps: float) -> None:
     action["rigport_fps"] = float(fps)
     action["rigport_length"] = float(anim.length)
     for key, value in anim.extras.items():
-        _set_prop(action, key, value)
+        set_prop(action, key, value)
     linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
     missing = []
+    seen: set[str] = set()
+    repeated = bad_keys = 0
     for track in anim.tracks:
+        track, lost = guard.guard_track(track)
+        bad_keys += lost
+        if track.bone in seen:  # a second track for one bone: Blender has one curve
+            repeated += 1
+            continue
+        seen.add(track.bone)
         if arm.bones.get(track.bone) is None:
             missing.append(track.bone)
             continue
@@ -418,3 +476,9 @@ def _fill_action(action, armature, anim: Animation, fps: float) -> None:
                 fc.update()
     if missing:
         action["rigport_missing_bones"] = missing
+    note = ", ".join(
+        f"{n} {what}"
+        for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))
+        if n
+    )
+    guard.note(f"action {action.name!r}", note)

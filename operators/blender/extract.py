@@ -21,9 +21,21 @@ from ...io_formats.scene import (
     UVSet,
 )
 from ...io_formats.transforms import decompose_trs
-from . import compat
-from .build import ATTR_PROP, BIND_SCALE, EDGE_ORDER, INVERSE_BIND, LOCAL, REST, rest_relative
+from . import compat, guard
+from .build import (
+    ATTR_PROP,
+    BIND_SCALE,
+    EDGE_ORDER,
+    INVERSE_BIND,
+    LOCAL,
+    NAME,
+    REST,
+    rest_relative,
+)
 from .weights import weight_triplets
+
+#: Custom properties RigPort keeps for itself (not the file's extras).
+_OWN = ("rigport_", "_rigport")
 
 _ATTR_WIDTH = {
     "INT": 1,
@@ -46,6 +58,16 @@ def read_prop(holder, key: str, default=None):
             return json.loads(value)
         except ValueError:
             return value
+    if isinstance(value, str) and value[:1] == '"':  # text that is not UTF-8 (build.set_prop)
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        return decoded if isinstance(decoded, str) and not guard.is_utf8(decoded) else value
+    if isinstance(value, float) and value.is_integer() and not (
+        guard.INT32[0] <= value <= guard.INT32[1]
+    ):
+        return int(value)  # an integer beyond 32 bits (build.set_prop)
     if hasattr(value, "to_list"):
         return value.to_list()
     if hasattr(value, "to_dict"):
@@ -84,8 +106,22 @@ def extract_skeleton(armature: bpy.types.Object) -> Skeleton:
         else:
             lt, lq, ls = decompose_trs(local[None])
             t[i], q[i], s[i] = lt[0], lq[0], ls[0]
-        extras.append({k: read_prop(b, k) for k in b.keys() if not k.startswith("rigport_")})
-    return Skeleton([b.name for b in bones], parents, t, q, s, inv, extras)
+        extras.append({k: read_prop(b, k) for k in b.keys() if not k.startswith(_OWN)})
+    return Skeleton([file_name(b) for b in bones], parents, t, q, s, inv, extras)
+
+
+def file_name(holder) -> str:
+    """The file's own name of a bone, object or action: kept when Blender could not
+    hold it (``build.keep_name``), else Blender's."""
+    kept = holder.get(NAME)
+    if isinstance(kept, str):
+        try:
+            name = json.loads(kept)
+        except ValueError:
+            return holder.name
+        if isinstance(name, str) and guard.blender_name(name) == holder.name:  # not renamed
+            return name
+    return holder.name
 
 
 def _attribute_array(attr, n: int) -> np.ndarray:
@@ -117,13 +153,21 @@ def extract_mesh(
     normalize_weights: bool = True,
     max_weights: int = 4,
 ) -> Mesh:
-    """The object's mesh as triangles with per-corner data, in object space."""
+    """The object's mesh as triangles with per-corner data, in object space; with
+    the faces and values the import guard left out of Blender back in place while
+    the mesh is unedited."""
     me = obj.data
     nv = len(me.vertices)
     if nv == 0:
         raise FormatError(f"mesh object {obj.name!r} has no vertices: nothing to export")
     pos = np.empty(nv * 3, np.float32)
-    me.attributes["position"].data.foreach_get("vector", pos)
+    if nv:  # a mesh without vertices has no position attribute (5.0+)
+        me.attributes["position"].data.foreach_get("vector", pos)
+    kept = me.get(guard.KEPT)
+    restore = guard.Restorer(
+        guard.loads(kept) if isinstance(kept, str) else None, nv, len(me.loops), len(me.polygons)
+    )
+    pos = restore.positions(pos.reshape(nv, 3))
     me.calc_loop_triangles()
     nt = len(me.loop_triangles)
     tri_loops = np.empty(nt * 3, np.int32)
@@ -138,6 +182,9 @@ def extract_mesh(
     me.loop_triangle_polygons.foreach_get("value", tri_poly)
     face_mat = _int_attribute(me, "material_index", len(me.polygons))
     tri_mat = face_mat[tri_poly] if len(face_mat) else np.zeros(nt, np.int32)
+    tri_loops, tri_mat = restore.triangles(tri_loops, tri_poly, tri_mat)
+    nt = len(tri_mat)
+    loop_vert = restore.corners("verts", loop_vert)
     loose = np.ones(ne, bool)
     loose[loop_edge] = False
     loose = np.nonzero(loose)[0]
@@ -152,8 +199,8 @@ def extract_mesh(
         loose = loose[np.lexsort((loose, np.where(code >= 0, code, np.iinfo(np.int32).max)))]
 
     mesh = Mesh(
-        name=obj.name,
-        positions=pos.reshape(nv, 3),
+        name=file_name(obj),
+        positions=pos,
         corner_verts=loop_vert[tri_loops],
         face_starts=np.arange(0, nt * 3, 3, dtype=np.int32),
         face_materials=tri_mat,
@@ -162,12 +209,13 @@ def extract_mesh(
     )
     if nl:
         normals = np.empty(nl * 3, np.float32)
-        me.corner_normals.foreach_get("vector", normals)
-        mesh.normals = normals.reshape(nl, 3)[tri_loops]
-    for layer in me.uv_layers:
+        compat.get_corner_normals(me, normals)
+        mesh.normals = restore.corners("normals", normals.reshape(nl, 3))[tri_loops]
+    for k, layer in enumerate(me.uv_layers):
         uv = np.empty(nl * 2, np.float32)
         layer.uv.foreach_get("vector", uv)
-        mesh.uv_sets.append(UVSet(layer.name, uv.reshape(nl, 2)[tri_loops]))
+        uv = restore.corners(f"uv:{k}", uv.reshape(nl, 2))
+        mesh.uv_sets.append(UVSet(layer.name, uv[tri_loops]))
     for ca in me.color_attributes:
         if ":" in ca.name:  # a format's own attribute, read below
             continue
@@ -176,7 +224,10 @@ def extract_mesh(
         col = np.empty(n * 4, np.float32)
         ca.data.foreach_get("color_srgb" if byte else "color", col)
         col = col.reshape(n, 4)
-        col = col[tri_loops] if ca.domain == "CORNER" else col[mesh.corner_verts]
+        if ca.domain == "CORNER":
+            col = restore.corners(f"color:{len(mesh.colors)}", col)[tri_loops]
+        else:
+            col = col[mesh.corner_verts]
         mesh.colors.append(ColorSet(ca.name, col, byte))
     for attr in me.attributes:
         if (
@@ -190,7 +241,7 @@ def extract_mesh(
         if domain == "POINT":
             data = _attribute_array(attr, nv)
         elif domain == "CORNER":
-            data = _attribute_array(attr, nl)[tri_loops]
+            data = restore.corners(f"attr:{attr.name}", _attribute_array(attr, nl))[tri_loops]
         elif domain == "EDGE":
             data = _attribute_array(attr, ne)[loose]
         else:
@@ -198,14 +249,20 @@ def extract_mesh(
         mesh.attributes.append(Attribute(attr.name, domain, attr.data_type, data))
     if tangents and me.uv_layers and nt:
         mesh.attributes.append(
-            Attribute("rigport:tangent", "CORNER", "FLOAT_COLOR", _tangents(me, nl)[tri_loops])
+            Attribute(
+                "rigport:tangent",
+                "CORNER",
+                "FLOAT_COLOR",
+                restore.corners("tangent", _tangents(me, nl))[tri_loops],
+            )
         )
     if bone_names is not None and obj.vertex_groups:
         mesh.skin = read_skin(obj, bone_names, normalize_weights, max_weights)
     if me.shape_keys is not None:
         mesh.morphs = _morphs(me, nv)
     for key in obj.keys():
-        mesh.extras[key] = read_prop(obj, key)
+        if not key.startswith(_OWN):  # RigPort's own kept data, not the file's
+            mesh.extras[key] = read_prop(obj, key)
     return mesh
 
 
@@ -224,6 +281,7 @@ def read_skin(
 ) -> Skin:
     """The strongest ``max_weights`` influences per vertex, strongest first (ties by
     bone order); zero slots have joint 0. Read in bulk where Blender allows."""
+    bone_names = [guard.blender_name(n) for n in bone_names]  # the groups' names
     triplets = weight_triplets(bpy.context, obj, bone_names)
     owner, bone, weight = triplets if triplets is not None else triplets_by_vertex(obj, bone_names)
     nv = len(obj.data.vertices)
@@ -283,13 +341,16 @@ def _morphs(me, nv: int) -> list[MorphTarget]:
     ref = me.shape_keys.reference_key
     base = np.empty(nv * 3, np.float32)
     compat.get_shape_key_coords(ref, base)
+    kept = me.shape_keys.get(NAME)
+    names = json.loads(kept) if isinstance(kept, str) else {}  # the file's own names
     out = []
     for kb in blocks:
         if kb == ref:
             continue
         co = np.empty(nv * 3, np.float32)
         compat.get_shape_key_coords(kb, co)
-        out.append(MorphTarget(kb.name, (co - base).reshape(nv, 3), float(kb.value)))
+        name = names.get(kb.name, kb.name)
+        out.append(MorphTarget(name, (co - base).reshape(nv, 3), float(kb.value)))
     return out
 
 
@@ -338,7 +399,7 @@ def extract_animation(
         )
         tracks.append(
             BoneTrack(
-                bone.name,
+                file_name(bone),
                 frames / fps,
                 lt if "location" in chans else None,
                 lq if "rotation_quaternion" in chans else None,
@@ -348,10 +409,10 @@ def extract_animation(
     stored = float(action.get("rigport_length", 0.0))
     length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
     return Animation(
-        action.name,
+        file_name(action),
         length,
         tracks,
-        {k: read_prop(action, k) for k in action.keys() if not k.startswith("rigport_")},
+        {k: read_prop(action, k) for k in action.keys() if not k.startswith(_OWN)},
     )
 
 

@@ -188,9 +188,13 @@ def assign_vertex_groups(
     """
     groups = [obj.vertex_groups.new(name=n) for n in bone_names]
     nv, k = joints.shape
+    if nv != len(obj.data.vertices) or weights.shape != joints.shape:
+        return  # not this mesh's skin: the guard counted it
+    # NaN/Inf weights reach no group (the guard counted them)
+    weights = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
     verts = np.repeat(np.arange(nv, dtype=np.int64), k)
     j = joints.reshape(-1).astype(np.int64)
-    w = weights.reshape(-1).astype(np.float32)
+    w = weights.reshape(-1)
     keep = (w > 0) & (j >= 0) & (j < len(groups))
     verts, j, w = verts[keep], j[keep], w[keep]
     if not len(verts):

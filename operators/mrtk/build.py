@@ -23,6 +23,7 @@ from ...io_formats.mrtk.recording import JOINTS
 from ..blender import compat
 from ..blender.actions import keep_actions
 from ..blender.build import Built
+from ..blender.guard import blender_name
 
 ROLE = "mrtk_role"
 CURVES = "mrtk_curves"  # action property: {"<data path>[<index>]": stored file curve}
@@ -193,6 +194,7 @@ def build_recording(
 
     ``progress`` is called with the fraction of curves built so far.
     """
+    name = blender_name(name)
     out = BuiltRecording(scene=context.scene, axes=plan.meta.get("axes", "BLENDER"))
     built = out.built
     try:
@@ -236,7 +238,11 @@ def build_recording(
             keep_actions(out.objects[role], [action])
         held = []
         for m in plan.markers:
-            marker = context.scene.timeline_markers.new(m.name, frame=round(m.time * fps))
+            frame = m.time * fps
+            marker = context.scene.timeline_markers.new(  # the file's own values are in META
+                blender_name(m.name),
+                frame=round(frame) if abs(frame) < 2**30 else 0,  # NaN/Inf/huge: frame 0
+            )
             out.markers.append(marker)
             held.append(marker.name)
         meta["markers"] = [

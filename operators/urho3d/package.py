@@ -18,10 +18,13 @@ from bpy_extras.io_utils import ImportHelper
 from ...io_formats.codec import FormatError
 from ...io_formats.urho3d import ani, mdl, package
 from ...io_formats.urho3d.formats import member_kind, member_summary
+from ..blender import guard
 from ..common import (
     BatchFormat,
     Progress,
+    SceneState,
     batch_notes,
+    failure_message,
     file_handler,
     read_bytes,
 )
@@ -276,6 +279,8 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
         else:
             members = None
         total = len(members) if members is not None else len(self.package_files) or 1
+        state = SceneState(context)
+        guard.take_notes()
         try:
             with Progress(context, total) as progress:
                 result = import_package(
@@ -286,14 +291,21 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
                     self.axes == "BLENDER",
                     progress,
                 )
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
+        except Exception as err:  # whatever it was, the scene goes back as it was
+            self.report({"ERROR"}, guard.blender_name(failure_message(err, self.filepath)))
+            state.restore()
+            guard.take_notes()
             return {"CANCELLED"}
         for line in result.lines:
+            line = guard.blender_name(line)  # member names may not be UTF-8
             if line.startswith("warning: "):
                 self.report({"WARNING"}, line[len("warning: ") :])
             else:
                 self.report({"INFO"}, line)
+        notes = guard.take_notes()
+        if notes:
+            text = f"{os.path.basename(self.filepath)}: {guard.summary(notes)}"
+            self.report({"WARNING"}, guard.blender_name(text))
         return {"FINISHED"}
 
 

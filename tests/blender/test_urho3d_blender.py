@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.urho3d import ani, mdl
+from rigport.operators.blender import guard
 from rigport.tests.support import assert_same_urho3d_skeleton
 
 MODELS = [
@@ -59,7 +60,11 @@ def test_import_counts(blank_blend, corpus_dir, rel):
         ref = _reference_counts(model, obj["urho_lod"])
         me = obj.data
         assert len(me.vertices) == ref["vertices"]
-        assert len(me.polygons) == ref["faces"]
+        # faces Blender cannot hold (Jack's LOD 5 repeats a triangle) are kept aside
+        kept = guard.loads(me[guard.KEPT]) if guard.KEPT in me else {}
+        dropped = len(kept["faces"]["sizes"]) if "faces" in kept else 0
+        assert len(me.polygons) + dropped == ref["faces"]
+        assert dropped <= (1 if rel == "urho3d/Jack.mdl" else 0)
         assert sum(1 for e in me.edges if e.is_loose) == ref["edges"]
         assert len(me.uv_layers) == ref["uv"]
         assert len(me.materials) == len(model.geometries)

@@ -1,0 +1,520 @@
+"""The guard between the neutral scene and Blender (pure numpy: no bpy here).
+
+Some data a file may validly hold, Blender cannot: faces with a repeated vertex
+or duplicate faces (Blender 5.0 and 5.2 crash in the custom normal setter on
+them), indices out of range, NaN or Inf values, zero-length custom normals,
+bones that are their own parent or that loop, singular bind matrices, names
+that are not UTF-8. :func:`guard_mesh`, :func:`guard_skeleton` and
+:func:`guard_track` leave such data out of what reaches Blender and say what
+they left out; what an unedited export needs to write the file's own data
+again is returned as a plain dict (stored on the mesh datablock by
+``build.py`` and applied by ``extract.py`` through :class:`Restorer`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import replace
+
+import numpy as np
+
+from ...io_formats.scene import Attribute, BoneTrack, ColorSet, Mesh, Skeleton, Skin, UVSet
+
+#: Mesh custom property holding what the guard left out of a mesh (JSON text).
+KEPT = "_rigport_guard"
+
+#: Blender's custom properties are 32-bit signed integers.
+INT32 = (-(2**31), 2**31 - 1)
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (codecs keep other bytes as surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\0" not in text
+
+
+def blender_name(name: str) -> str:
+    """``name`` as a string Blender accepts: bytes that were not UTF-8 (kept by the
+    codecs as surrogate escapes) become ``\\xNN`` text, a NUL character ``\\x00``."""
+    if not isinstance(name, str):
+        name = str(name)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name.replace("\0", "\\x00")
+
+
+#: Notes of what the guard left out, since the last :func:`take_notes`.
+_NOTES: list[str] = []
+
+
+def note(what: str, text: str) -> None:
+    """Record that the guard left ``text`` out of ``what`` (a mesh, an armature ...)."""
+    if text:
+        _NOTES.append(f"{what}: {text}")
+
+
+def take_notes() -> list[str]:
+    """The notes recorded since the last call (and forget them)."""
+    out = list(_NOTES)
+    _NOTES.clear()
+    return out
+
+
+def summary(notes: list[str]) -> str:
+    """One warning for everything the guard left out of one import."""
+    return (
+        "Blender cannot hold some of this file's data; left out of the Blender data "
+        "and kept for export: " + "; ".join(notes)
+    )
+
+
+# --- storing arrays in a custom property ---------------------------------------
+
+
+def _pack(a: np.ndarray) -> dict:
+    a = np.ascontiguousarray(a)
+    return {"dtype": a.dtype.str, "shape": list(a.shape), "data": base64.b64encode(a).decode()}
+
+
+def _unpack(d: dict) -> np.ndarray:
+    raw = base64.b64decode(d["data"])
+    return np.frombuffer(raw, np.dtype(d["dtype"])).reshape(d["shape"]).copy()
+
+
+def dumps(kept: dict) -> str:
+    """``kept`` (nested dicts of arrays and plain values) as JSON text."""
+
+    def enc(v):
+        if isinstance(v, np.ndarray):
+            return {"__array__": _pack(v)}
+        if isinstance(v, dict):
+            return {k: enc(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(enc(kept))
+
+
+def loads(text: str) -> dict:
+    def dec(v):
+        if isinstance(v, dict):
+            if "__array__" in v:
+                return _unpack(v["__array__"])
+            return {k: dec(x) for k, x in v.items()}
+        return v
+
+    return dec(json.loads(text))
+
+
+# --- meshes --------------------------------------------------------------------
+
+
+def _count_note(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+
+
+def _face_flags(cv: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nv: int):
+    """Per face: an index out of range, fewer than 3 corners, a repeated vertex, and a
+    duplicate of an earlier face (the same vertex set)."""
+    nf = len(starts)
+    out_of_range = np.zeros(nf, bool)
+    small = sizes < 3
+    triangles = bool(nf) and bool(np.all(sizes == 3))
+    if nf and (cv.min() < 0 or cv.max() >= nv):
+        bad = (cv < 0) | (cv >= nv)
+        out_of_range = np.add.reduceat(bad.astype(np.int64), starts) > 0
+    if triangles:  # the usual triangle list: a row sort is enough
+        rows = np.sort(cv.reshape(nf, 3), axis=1)
+        repeated = (rows[:, 0] == rows[:, 1]) | (rows[:, 1] == rows[:, 2])
+        sorted_cv = rows.ravel()
+    else:
+        face = np.repeat(np.arange(nf), sizes)
+        order = np.lexsort((cv, face))
+        sorted_cv = cv[order]
+        same = (face[order][1:] == face[order][:-1]) & (sorted_cv[1:] == sorted_cv[:-1])
+        repeated = np.zeros(nf, bool)
+        repeated[face[order][1:][same]] = True
+    duplicate = np.zeros(nf, bool)
+    ok = ~(out_of_range | small | repeated)
+    bits = max(int(nv - 1).bit_length(), 1)
+    for k in np.unique(sizes[ok]).tolist():
+        if triangles:
+            faces = np.arange(nf) if ok.all() else np.nonzero(ok)[0]
+            rows = sorted_cv.reshape(nf, 3)[faces].astype(np.int64)
+        else:
+            faces = np.nonzero(ok & (sizes == k))[0]
+            rows = sorted_cv[starts[faces][:, None] + np.arange(k)].astype(np.int64)
+        if k * bits <= 63:  # one packed integer per face: a plain integer sort
+            keys = rows[:, 0].copy()
+            for c in range(1, k):
+                keys <<= bits
+                keys |= rows[:, c]
+        else:
+            keys = np.ascontiguousarray(rows).view(np.dtype((np.void, 8 * k))).ravel()
+        if keys.dtype == np.int64:  # most meshes have none: a quick sort tells
+            quick = np.sort(keys)
+            if not np.any(quick[1:] == quick[:-1]):
+                continue
+        order = np.argsort(keys, kind="stable")
+        same = keys[order][1:] == keys[order][:-1]
+        duplicate[faces[order[1:][same]]] = True  # every copy after the first in file order
+    return out_of_range, small, repeated, duplicate
+
+
+def _finite_rows(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if a.dtype.kind != "f":
+        return np.ones(len(a), bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if a.size and np.isfinite(np.sum(a, dtype=np.float64)):  # one pass: all finite
+            return np.ones(len(a), bool)
+    if not a.size:
+        return np.ones(len(a), bool)
+    return np.isfinite(a.reshape(len(a), -1)).all(axis=1)
+
+
+def _patch_non_finite(a: np.ndarray, kept: dict, key: str, counts: dict, what: str):
+    """``a`` with non-finite rows zeroed; their original rows kept under ``key``."""
+    good = _finite_rows(a)
+    if good.all():
+        return a
+    rows = np.nonzero(~good)[0]
+    kept[key] = {"index": rows.astype(np.int64), "value": np.asarray(a)[rows].copy()}
+    counts[what] = counts.get(what, 0) + len(rows)
+    out = np.array(a, copy=True)
+    out[rows] = 0
+    return out
+
+
+def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | None, str]:
+    """``mesh`` made safe for every supported Blender; what was left out (for export,
+    or None); a note counting it ("" when nothing was).
+
+    Faces Blender cannot hold are dropped; non-finite positions, UVs and colours
+    become 0 and non-finite or zero-length custom normals (0, 0, 0), which the
+    builders read as "Blender's own normal". Non-finite weights, weights of bones
+    out of range and non-finite morph offsets are counted here and left out where
+    they are set (``weights.assign_vertex_groups``, ``build.shape_keys``)."""
+    counts: dict[str, int] = {}
+    kept: dict = {}
+    positions = np.asarray(mesh.positions, np.float32).reshape(-1, 3)
+    nv = len(positions)
+    cv = np.asarray(mesh.corner_verts, np.int64)
+    starts = np.asarray(mesh.face_starts, np.int64)
+    nc, nf = len(cv), len(starts)
+    if nf and (starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= nc):
+        raise ValueError(f"mesh {mesh.name!r}: face offsets are not increasing")
+    sizes = np.diff(np.append(starts, nc))
+    out_of_range, small, repeated, duplicate = _face_flags(cv, starts, sizes, nv)
+    counts["faces with a vertex index out of range"] = int(out_of_range.sum())
+    counts["faces with fewer than 3 corners"] = int((small & ~out_of_range).sum())
+    counts["faces with a repeated vertex"] = int((repeated & ~out_of_range & ~small).sum())
+    counts["duplicate faces"] = int(duplicate.sum())
+    drop = out_of_range | small | repeated | duplicate
+    keep_face = ~drop
+    keep_corner = np.repeat(keep_face, sizes)
+    face_materials = np.asarray(mesh.face_materials, np.int32)
+    if drop.any():
+        restorable = drop & ~out_of_range & ~small
+        rcorner = np.repeat(restorable, sizes)
+        faces: dict = {
+            "before": (np.cumsum(keep_face) - keep_face)[restorable].astype(np.int64),
+            "sizes": sizes[restorable].astype(np.int64),
+            "verts": cv[rcorner].astype(np.int64),
+            "materials": face_materials[restorable] if len(face_materials) else None,
+            "corners": {},
+        }
+        if mesh.normals is not None:
+            faces["corners"]["normals"] = np.asarray(mesh.normals, np.float32)[rcorner]
+        for k, uv in enumerate(mesh.uv_sets):  # by place: Blender may rename a layer
+            faces["corners"][f"uv:{k}"] = np.asarray(uv.uv, np.float32)[rcorner]
+        for k, col in enumerate(mesh.colors):
+            faces["corners"][f"color:{k}"] = np.asarray(col.color, np.float32)[rcorner]
+        for a in mesh.attributes:
+            if a.domain == "CORNER":
+                faces["corners"][f"attr:{blender_name(a.name)}"] = np.asarray(a.data)[rcorner]
+        if faces["materials"] is None:
+            del faces["materials"]
+        kept["faces"] = faces
+        new_sizes = sizes[keep_face]
+        mesh = replace(
+            mesh,
+            corner_verts=np.asarray(mesh.corner_verts)[keep_corner],
+            face_starts=(np.cumsum(new_sizes) - new_sizes).astype(np.int32),
+            face_materials=face_materials[keep_face] if len(face_materials) else face_materials,
+            normals=None if mesh.normals is None else np.asarray(mesh.normals)[keep_corner],
+            uv_sets=[UVSet(u.name, np.asarray(u.uv)[keep_corner]) for u in mesh.uv_sets],
+            colors=[
+                ColorSet(c.name, np.asarray(c.color)[keep_corner], c.byte) for c in mesh.colors
+            ],
+            attributes=[
+                Attribute(
+                    a.name,
+                    a.domain,
+                    a.type,
+                    np.asarray(a.data)[keep_corner]
+                    if a.domain == "CORNER"
+                    else np.asarray(a.data)[keep_face]
+                    if a.domain == "FACE"
+                    else a.data,
+                )
+                for a in mesh.attributes
+            ],
+        )
+    edges = np.asarray(mesh.loose_edges, np.int64).reshape(-1, 2)
+    if len(edges):
+        bad_edge = (
+            (edges < 0).any(axis=1) | (edges >= nv).any(axis=1) | (edges[:, 0] == edges[:, 1])
+        )
+        if bad_edge.any():
+            counts["loose edges out of range or from a vertex to itself"] = int(bad_edge.sum())
+            mesh = replace(mesh, loose_edges=np.asarray(mesh.loose_edges)[~bad_edge])
+    mesh = replace(
+        mesh, positions=_patch_non_finite(positions, kept, "positions", counts, "NaN/Inf positions")
+    )
+    if mesh.normals is not None:
+        n = np.asarray(mesh.normals, np.float32)
+        with np.errstate(invalid="ignore", over="ignore"):
+            dot = np.einsum("ij,ij->i", n, n)
+            bad = ~(np.isfinite(dot) & (dot > 0))  # NaN, Inf or zero length
+        if bad.any():
+            rows = np.nonzero(bad)[0]
+            kept["normals"] = {"index": rows.astype(np.int64), "value": n[rows].copy()}
+            counts["NaN/Inf or zero-length normals"] = len(rows)
+            n = n.copy()
+            n[rows] = 0
+            mesh = replace(mesh, normals=n)
+    uvs = []
+    for k, uv in enumerate(mesh.uv_sets):
+        uvs.append(UVSet(uv.name, _patch_non_finite(uv.uv, kept, f"uv:{k}", counts, "NaN/Inf UVs")))
+    cols = []
+    for k, c in enumerate(mesh.colors):
+        data = _patch_non_finite(c.color, kept, f"color:{k}", counts, "NaN/Inf colours")
+        cols.append(ColorSet(c.name, data, c.byte))
+    mesh = replace(mesh, uv_sets=uvs, colors=cols)
+    if mesh.skin is not None:
+        _count_skin(mesh.skin, nv, n_bones, counts)
+    for m in mesh.morphs:
+        bad = ~np.isfinite(np.asarray(m.position_offsets, np.float32))
+        if bad.any() or not np.isfinite(m.default_weight):
+            counts["NaN/Inf morph offsets"] = counts.get("NaN/Inf morph offsets", 0) + max(
+                int(bad.reshape(len(bad), -1).any(axis=1).sum()), 1
+            )
+    note = _count_note(counts)
+    if kept:
+        kept["counts"] = {
+            "vertices": nv,
+            "faces": len(mesh.face_starts),
+            "corners": len(mesh.corner_verts),
+        }
+    return mesh, (kept or None), note
+
+
+def _count_skin(skin: Skin, nv: int, n_bones: int | None, counts: dict) -> None:
+    """Count the weights ``weights.assign_vertex_groups`` leaves out."""
+    joints = np.asarray(skin.joints)
+    weights = np.asarray(skin.weights, np.float32)
+    if joints.shape[0] != nv or weights.shape != joints.shape:
+        counts["skins whose size does not match the vertices"] = 1
+        return
+    bad_w = ~np.isfinite(weights)
+    bad_j = (joints < 0) & (weights != 0)
+    if n_bones is not None:
+        bad_j |= (joints >= n_bones) & (weights != 0)
+    counts["NaN/Inf weights"] = int(bad_w.sum())
+    counts["weights of bones out of range"] = int((bad_j & ~bad_w).sum())
+
+
+# --- restoring on export -------------------------------------------------------
+
+
+class Restorer:
+    """Puts what the guard left out of a mesh back into the arrays ``extract.py``
+    reads, while the mesh still has the counts it was built with (unedited).
+
+    ``extract.py`` reads Blender's per-corner data as arrays over the mesh's loops
+    and picks triangles with ``tri_loops``; the dropped faces' corners are appended
+    after the loops (:meth:`corners`) and their triangles inserted before the
+    triangles of the face that followed them in the file (:attr:`tri_loops`)."""
+
+    def __init__(self, kept: dict | None, nv: int, nl: int, nf: int):
+        counts = (kept or {}).get("counts", {})
+        self.active = bool(kept) and counts == {"vertices": nv, "faces": nf, "corners": nl}
+        self.kept = kept if self.active else {}
+        self.nl = nl
+        self._loop_verts: np.ndarray | None = None  # set by corners("verts")
+
+    def positions(self, pos: np.ndarray) -> np.ndarray:
+        return self._patch(pos, "positions")
+
+    def _patch(self, a: np.ndarray, key: str) -> np.ndarray:
+        p = self.kept.get(key)
+        if p is None:
+            return a
+        rows, value = p["index"], p["value"]
+        # where the stand-in 0 is still there (normals: Blender's own normal stands in)
+        still = ~np.asarray(a[rows], np.float64).reshape(len(rows), -1).any(axis=1)
+        if key == "normals":
+            still[:] = True
+        out = np.array(a, copy=True)
+        out[rows[still]] = np.asarray(value, out.dtype)[still]
+        return out
+
+    def corners(self, key: str, a: np.ndarray) -> np.ndarray:
+        """A per-loop array (``key``: ``normals``, ``verts``, ``uv:K`` and ``color:K``
+        for the K-th UV map and corner colour, ``attr:NAME``), patched, with the
+        dropped corners after it."""
+        if key != "verts":
+            a = self._patch(a, key)
+        faces = self.kept.get("faces")
+        if faces is None:
+            return a
+        if key == "verts":
+            self._loop_verts = np.asarray(a)
+            extra = faces["verts"]
+        else:
+            extra = faces["corners"].get(key)
+        if extra is None:  # not kept (Blender made it): what another corner of the vertex has
+            extra = np.zeros((len(faces["verts"]),) + a.shape[1:], a.dtype)
+            lv = self._loop_verts
+            if lv is not None and len(lv):
+                first = np.full(int(max(lv.max(), faces["verts"].max())) + 1, -1, np.int64)
+                first[lv[::-1]] = np.arange(len(lv) - 1, -1, -1)
+                at = first[faces["verts"]]
+                extra[at >= 0] = a[at[at >= 0]]
+        return np.concatenate([a, np.asarray(extra, a.dtype).reshape((-1,) + a.shape[1:])])
+
+    def triangles(
+        self, tri_loops: np.ndarray, tri_poly: np.ndarray, tri_mat: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``tri_loops`` and the triangles' materials with the dropped faces'
+        triangles (fans of their corners) in their places."""
+        faces = self.kept.get("faces")
+        if faces is None:
+            return tri_loops, tri_mat
+        sizes = faces["sizes"]
+        first = self.nl + np.cumsum(sizes) - sizes
+        fans = sizes - 2
+        owner = np.repeat(np.arange(len(sizes)), fans)
+        step = np.arange(len(owner)) - np.repeat(np.cumsum(fans) - fans, fans)
+        tris = np.stack([first[owner], first[owner] + step + 1, first[owner] + step + 2], axis=1)
+        at = np.searchsorted(tri_poly, faces["before"][owner], "left")
+        nt = len(tri_poly)
+        loops = np.insert(tri_loops.reshape(nt, 3).astype(np.int64), at, tris, axis=0).ravel()
+        mats = faces.get("materials")
+        mats = np.zeros(len(sizes), np.int32) if mats is None else mats
+        return loops, np.insert(tri_mat, at, np.asarray(mats, tri_mat.dtype)[owner])
+
+
+# --- skeletons and tracks ------------------------------------------------------
+
+
+def inverse(m: np.ndarray) -> np.ndarray:
+    """Inverses of (N, 4, 4) matrices; identity for one that has none."""
+    return _safe_inverse(m)[0]
+
+
+def _safe_inverse(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per matrix: its inverse, and whether it had one (finite, not singular)."""
+    m = np.asarray(m, np.float64)
+    finite = np.isfinite(m).all(axis=(1, 2))
+    with np.errstate(all="ignore"):
+        det = np.where(finite, np.linalg.det(np.where(finite[:, None, None], m, np.eye(4))), 0.0)
+    scale = np.abs(m[:, :3, :3]).max(axis=(1, 2)) if len(m) else np.zeros(0)
+    ok = finite & (np.abs(det) > 1e-12 * np.maximum(scale, 1e-30) ** 3)
+    out = np.tile(np.eye(4), (len(m), 1, 1))
+    if ok.any():
+        out[ok] = np.linalg.inv(m[ok])
+    ok &= np.isfinite(out).all(axis=(1, 2))
+    out[~ok] = np.eye(4)
+    return out, ok
+
+
+def guard_skeleton(skeleton: Skeleton) -> tuple[Skeleton, np.ndarray, str]:
+    """``skeleton`` safe for Blender, the world bind matrices to build the rest pose
+    from (always invertible), and a note. Bones that are their own parent, whose
+    parent is out of range, or that close a loop become roots; non-finite rest
+    transforms become identity parts; names are made valid (:func:`blender_name`).
+    The original inverse bind matrices stay in ``skeleton.inverse_bind`` (kept on
+    the bones for export)."""
+    counts: dict[str, int] = {}
+    n = len(skeleton)
+    names = [blender_name(x) for x in skeleton.names]
+    counts["bone names that are not UTF-8"] = sum(
+        a != b for a, b in zip(names, skeleton.names, strict=True)
+    )
+    parents = np.asarray(skeleton.parents, np.int64).copy()
+    bad = (parents >= n) | (parents < -1) | (parents == np.arange(n))
+    counts["bones that are their own parent or whose parent is out of range"] = int(bad.sum())
+    parents[bad] = -1
+    state = np.zeros(n, np.int8)  # 0 new, 1 on the current path, 2 done
+    loops = 0
+    for i in range(n):
+        path = []
+        j = i
+        while j >= 0 and state[j] == 0:
+            state[j] = 1
+            path.append(j)
+            j = int(parents[j])
+        if j >= 0 and state[j] == 1:  # came back onto this path: a loop; cut it at j
+            parents[j] = -1
+            loops += 1
+        state[path] = 2
+    counts["bone loops (cut)"] = loops
+    t = np.asarray(skeleton.local_translation, np.float64)
+    q = np.asarray(skeleton.local_rotation, np.float64)
+    s = np.asarray(skeleton.local_scale, np.float64)
+    bad_t, bad_q, bad_s = ~_finite_rows(t), ~_finite_rows(q), ~_finite_rows(s)
+    bad_q |= np.einsum("ij,ij->i", np.nan_to_num(q), np.nan_to_num(q)) == 0
+    bad_s |= (np.nan_to_num(s) == 0).any(axis=1)
+    counts["bones with a NaN/Inf, zero-scale or zero rotation rest transform"] = int(
+        (bad_t | bad_q | bad_s).sum()
+    )
+    t = np.where(bad_t[:, None], 0.0, t)
+    q = np.where(bad_q[:, None], np.array([1.0, 0, 0, 0]), q)
+    s = np.where(bad_s[:, None], 1.0, s)
+    safe = replace(
+        skeleton,
+        names=names,
+        parents=parents.astype(np.int32),
+        local_translation=t,
+        local_rotation=q,
+        local_scale=s,
+    )
+    world = safe.world_rest()
+    if skeleton.inverse_bind is not None:
+        bind, ok = _safe_inverse(skeleton.inverse_bind)
+        counts["singular or NaN/Inf inverse bind matrices"] = int((~ok).sum())
+        bind[~ok] = world[~ok]
+    else:
+        bind = world
+    _, ok = _safe_inverse(bind)
+    bind[~ok] = np.eye(4)
+    return safe, bind, _count_note(counts)
+
+
+def guard_track(track: BoneTrack) -> tuple[BoneTrack, int]:
+    """``track`` without keys whose time or values are NaN/Inf; how many it lost."""
+    times = np.asarray(track.times, np.float64)
+    good = np.isfinite(times)
+    for v in (track.translation, track.rotation, track.scale):
+        if v is not None:
+            good &= _finite_rows(np.asarray(v, np.float64))
+    if good.all():
+        return replace(track, bone=blender_name(track.bone)), 0
+    return (
+        BoneTrack(
+            blender_name(track.bone),
+            times[good],
+            *(
+                None if v is None else np.asarray(v)[good]
+                for v in (track.translation, track.rotation, track.scale)
+            ),
+        ),
+        int((~good).sum()),
+    )
