@@ -28,6 +28,7 @@ SCENE_KEYS = (
     "rw_stamp",
     "rw_hanim",
     "rw_clump_extension",
+    "rw_clump_extensions",
     "rw_clump_items",
     "rw_clump_counts",
     "rw_file_chunks",
@@ -177,10 +178,11 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
         skinned = armature is not None and mesh_armature(obj) is armature
         mesh = extract_mesh(obj, None)
         mesh.skin = skins.get(obj.name)
-        if skinned:
-            key, space = arm_key, _world_of(armature)
-            if key is None:  # the atomic hangs from a bone (or the root bone)
-                key = _bone_frame(entries, obj.get(PROP_FRAME), names, skeleton.parents)
+        if skinned:  # on the bone frame it hung from, else the armature's frame
+            space = _world_of(armature)
+            key = _bone_frame(entries, obj.get(PROP_FRAME)) or arm_key
+            if key is None:  # no frame above the armature: the root bone's
+                key = ("bone", names[int(np.nonzero(np.asarray(skeleton.parents) < 0)[0][0])])
         else:
             key = frame_above(obj)
             own = (
@@ -219,11 +221,11 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     return data, warnings, default
 
 
-def _bone_frame(entries: dict, frame_index, names: list[str], parents) -> tuple:
-    """The bone frame a skinned atomic was on (by its imported frame index), else the
-    root bone's."""
+def _bone_frame(entries: dict, frame_index) -> tuple | None:
+    """The bone frame a skinned atomic hung from (by its imported frame index)."""
+    if frame_index is None:
+        return None
     for key, (_, node, _, _) in entries.items():
-        if key[0] == "bone" and frame_index is not None:
-            if node.extras.get("rw_frame_index") == int(frame_index):
-                return key
-    return ("bone", names[int(np.nonzero(np.asarray(parents) < 0)[0][0])])
+        if key[0] == "bone" and node.extras.get("rw_frame_index") == int(frame_index):
+            return key
+    return None

@@ -21,7 +21,7 @@ CORPUS = ["clump.dff", "teapot.dff"]
 def _samples() -> dict:
     return {
         "ped_III.dff": samples.skinned_ped("III", uv_sets=2, prelit=True, morphs=0),
-        "ped_VC.dff": samples.skinned_ped("VC", split=True, unknown=True),
+        "ped_VC.dff": samples.skinned_ped("VC", split=True),
         "ped_SA.dff": samples.skinned_ped("SA", uv_sets=1, prelit=True, split=True),
         "ped_on_bone_SA.dff": samples.skinned_ped("SA", root_frame=False),
         "static_SA.dff": samples.static_clump("SA"),
