@@ -88,9 +88,26 @@ def _with_raw(known: list, items) -> list:
     return out
 
 
-def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, list[str]]:
+#: How shape keys become morph targets (the export option "Morph targets").
+MORPH_MODES = {
+    "AUTO": "as imported",
+    "BASE": "base mesh only",
+    "ALL": "every shape key",
+}
+
+
+def export_clump(
+    data: ExportClump, target: str | int = "SA", morph_targets: str = "AUTO"
+) -> tuple[DffFile, list[str]]:
     """A DffFile for ``target`` (a key of chunks.TARGETS, or a library ID stamp to
-    write the exact version a clump came from) and the warnings."""
+    write the exact version a clump came from) and the warnings.
+
+    ``morph_targets``: "AUTO" writes as many morph targets as the geometry had in
+    the file it came from (one for a new mesh), "BASE" one, "ALL" one more per
+    shape key. GTA's games and DragonFF read only the first morph target, and
+    rw-parser based tools fail on more: shape keys left out are warned about."""
+    if morph_targets not in MORPH_MODES:
+        raise ValueError(f"morph_targets must be one of {', '.join(MORPH_MODES)}")
     if isinstance(target, str):
         _, version, stamp = TARGETS[target]
     else:
@@ -103,7 +120,7 @@ def export_clump(data: ExportClump, target: str | int = "SA") -> tuple[DffFile, 
     geometries, atomics = [], []
     meshes = [part for em in data.meshes for part in _fit(em, warnings)]
     for k, em in enumerate(meshes):
-        geo = _geometry(em, skeleton, perm, version, stamp, warnings)
+        geo = _geometry(em, skeleton, perm, version, stamp, warnings, morph_targets)
         geometries.append(geo)
         e = em.mesh.extras
         tail = bytes.fromhex(e.get("rw_atomic_tail", "00000000"))
@@ -338,6 +355,7 @@ def _geometry(
     version: int,
     stamp: int,
     warnings: list[str],
+    morph_targets: str = "AUTO",
 ) -> Geometry:
     mesh = em.mesh
     src, first, corner_new = em.welded if em.welded is not None else weld(mesh)
@@ -378,7 +396,15 @@ def _geometry(
     flags |= TEXTURED2 if len(uvs) >= 2 else (TEXTURED if uvs else 0)
     flags |= len(uvs) << 16 if count_bits else 0
     targets = [MorphTarget(_sphere(positions), positions, normals)]
-    for m in mesh.morphs:
+    morphs = mesh.morphs[: _morph_count(mesh, stored, morph_targets)]
+    if len(morphs) < len(mesh.morphs):
+        left = len(mesh.morphs) - len(morphs)
+        warnings.append(
+            f"{mesh.name}: {left} shape key(s) left out (Morph targets: "
+            f"{MORPH_MODES[morph_targets]}, {len(morphs) + 1} written); GTA's games and "
+            "DragonFF read only the first morph target, rw-parser based tools fail on more"
+        )
+    for m in morphs:
         targets.append(MorphTarget(_sphere(positions), positions + m.position_offsets[src], None))
     spheres = stored.get("spheres")
     if same and spheres and len(spheres) == len(targets):
@@ -432,6 +458,16 @@ def _geometry(
     )
 
 
+def _morph_count(mesh: Mesh, stored: dict, mode: str) -> int:
+    """How many shape keys become morph targets (after the base mesh)."""
+    if mode == "ALL":
+        return len(mesh.morphs)
+    if mode == "BASE":
+        return 0
+    spheres = stored.get("spheres")  # one per morph target the file had
+    return max(len(spheres) - 1, 0) if spheres else 0
+
+
 def _vertex_colors(color: np.ndarray, has_face: np.ndarray, fc: np.ndarray) -> np.ndarray:
     """Per-corner colours (0..1) as one RGBA byte colour per RenderWare vertex."""
     c = np.where(has_face[:, None], color[fc], 1.0)
@@ -461,8 +497,18 @@ def _restore_normals(mesh: Mesh) -> None:
     agree = (length < 1e-6) | ((unit * mesh.normals).sum(axis=1) > 0.999)
     held = np.abs(np.linalg.norm(mesh.normals, axis=1) - 1.0) < 1e-3
     flat = np.repeat(zero_area(mesh.positions, mesh.corner_verts.reshape(-1, 3)), 3)
-    keep = agree | ~held | flat
-    mesh.normals = np.where(keep[:, None], raw, mesh.normals).astype(np.float32)
+    normals = np.where((agree | ~held)[:, None], raw, mesh.normals).astype(np.float32)
+    # a zero-area triangle shows no normal: its corners take the one their vertex has on
+    # its other triangles (so the vertex is not split), else the file's
+    cv = mesh.corner_verts.astype(np.int64)
+    shown = np.nonzero(~flat)[0][::-1]
+    first = np.full(len(mesh.positions), -1, np.int64)
+    first[cv[shown]] = shown
+    other = first[cv]
+    from_vertex = flat & (other >= 0)
+    normals[from_vertex] = normals[other[from_vertex]]
+    normals[flat & (other < 0)] = raw[flat & (other < 0)]
+    mesh.normals = normals
 
 
 def _sphere(p: np.ndarray) -> np.ndarray:

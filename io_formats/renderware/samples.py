@@ -168,7 +168,7 @@ def skinned_ped(
         MaterialInfo("cloth", (40, 60, 200, 255), None),
     ]
     data = ExportClump(frames, [ExportMesh(m, 0, materials) for m in meshes], skeleton)
-    dff, _ = export_clump(data, target)
+    dff, _ = export_clump(data, target, "ALL")
     geo = dff.clump.geometries()[0]
     if split:
         _add_split(geo.skin, n_bones)
@@ -259,7 +259,7 @@ def static_clump(target: str = "SA", atomics: int = 3, uv_sets: int = 2) -> DffF
             MaterialInfo("b", (10, 20, 30, 255), None),
         ]
         meshes.append(ExportMesh(mesh, k + 1, mats))
-    dff, _ = export_clump(ExportClump(frames, meshes), target)
+    dff, _ = export_clump(ExportClump(frames, meshes), target, "ALL")
     return dff
 
 

@@ -107,3 +107,46 @@ def test_dragonff_reads_the_round_trip_as_the_original(blank_blend, source, tmp_
     out = tmp_path / "out.dff"
     _round_trip(blank_blend, source, out)
     _same(dragonff_import(source), dragonff_import(out))
+
+
+def _delete_last_face(bpy) -> None:
+    """The simple edit: the last face of the first mesh (by atomic index) goes."""
+    import bmesh
+
+    obj = min((o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: o["rw_atomic_index"])
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    bmesh.ops.delete(bm, geom=[bm.faces[-1]], context="FACES_ONLY")
+    bm.to_mesh(obj.data)
+    bm.free()
+    obj.data.update()
+
+
+EDITED = ["teapot.dff", "gta_prop_SA.dff", "gta_ped_SA.dff", "static_SA.dff"]
+
+
+@pytest.mark.parametrize("name", EDITED)
+def test_dragonff_reads_an_edited_round_trip_as_the_edit(blank_blend, corpus_dir, tmp_path, name):
+    """After deleting one face, DragonFF sees one face less and everything else as it was:
+    vertices, UVs, colours, weights, materials, the frames and the 2d effects."""
+    if name in CORPUS:
+        source = corpus_dir / "renderware" / name
+    else:
+        source = tmp_path / name
+        source.write_bytes(dff.write(_samples()[name]))
+    out = tmp_path / "out.dff"
+    _round_trip(blank_blend, source, out, _delete_last_face)
+    a, b = dragonff_import(source), dragonff_import(out)
+    assert a["counts"] == b["counts"]
+    assert sorted(a["objects"]) == sorted(b["objects"])
+    edited = 0
+    for key, x in a["objects"].items():
+        y = b["objects"][key]
+        if x["type"] == "MESH" and x["faces"] != y["faces"]:
+            edited += 1
+            assert y["faces"] == x["faces"] - 1
+            for k in ("corners", "face_materials", "uvs", "colors", "faces"):
+                x.pop(k), y.pop(k)
+        _same(x, y, key)
+    assert edited == 1
