@@ -21,7 +21,7 @@ from ..codec import FormatError, Reader
 from ..scene import Attribute, ColorSet, Mesh, Skeleton, UVSet
 from ..scene import MorphTarget as NeutralMorph
 from ..scene import Skin as SkinSet
-from ..transforms import compose_trs, parent_first_order
+from ..transforms import compose_trs, parent_first_order, world_from_local
 from .chunks import TARGETS, RawChunk, version_of
 from .clump_import import (
     NORMAL_ATTRIBUTE,
@@ -656,4 +656,25 @@ def from_imported(imp: ImportedClump) -> ExportClump:
         ExportMesh(m, f, mats)
         for m, f, mats in zip(imp.scene.meshes, imp.mesh_frames, imp.materials, strict=True)
     ]
-    return ExportClump(imp.frames, meshes, imp.scene.skeleton, imp.scene.extras)
+    return ExportClump(
+        imp.frames, meshes, imp.scene.skeleton, imp.scene.extras, _skeleton_offset(imp)
+    )
+
+
+def _skeleton_offset(imp: ImportedClump) -> np.ndarray | None:
+    """Where the skeleton's space (the skin frame) sits on the root bone's parent frame:
+    not the identity when the skinned atomics hang from a bone that is turned or moved."""
+    skeleton = imp.scene.skeleton
+    if skeleton is None or imp.skin_frame < 0:
+        return None
+    root = next(
+        (i for i, f in enumerate(imp.frames) if f.bone >= 0 and skeleton.parents[f.bone] < 0),
+        None,
+    )
+    if root is None:
+        return None
+    local = np.array([f.matrix for f in imp.frames], np.float64).reshape(-1, 4, 4)
+    world = world_from_local(local, np.array([f.parent for f in imp.frames], np.int32))
+    up = imp.frames[root].parent
+    offset = (np.linalg.inv(world[up]) if up >= 0 else np.eye(4)) @ world[imp.skin_frame]
+    return None if np.allclose(offset, np.eye(4), atol=1e-9) else offset

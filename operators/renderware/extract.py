@@ -248,8 +248,8 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
         pending.append((mesh, key, materials))
     if not pending:
         raise FormatError(
-            f"nothing to write: {', '.join(o.name for o in ordered_meshes[:5])} hold no "
-            "triangles, and a clump holds triangles only (no line primitives)"
+            f"nothing to write: no triangles in {', '.join(o.name for o in ordered_meshes[:5])}"
+            ", and a clump holds triangles only (no line primitives)"
         )
     keys = sorted(entries, key=lambda k: entries[k][0])
     position = {k: i for i, k in enumerate(keys)}
