@@ -107,6 +107,7 @@ def test_dragonff_reads_the_round_trip_as_the_original(blank_blend, source, tmp_
     out = tmp_path / "out.dff"
     _round_trip(blank_blend, source, out)
     _same(dragonff_import(source), dragonff_import(out))
+    assert out.read_bytes() == source.read_bytes()  # in fact: the same bytes
 
 
 def _delete_last_face(bpy) -> None:
