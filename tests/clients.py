@@ -129,7 +129,7 @@ def dragonff_parent() -> Path:
 #: Run in a child interpreter: import one .dff with DragonFF into an empty scene and
 #: print a JSON summary of what it built on the last line (prefixed ``DRAGONFF ``).
 _DRAGONFF_SCRIPT = r"""
-import json, sys
+import json, os, sys
 import bpy
 import numpy as np
 
@@ -221,7 +221,8 @@ summary = {
         "materials": len(bpy.data.materials),
     },
 }
-print("DRAGONFF " + json.dumps(summary))
+print("DRAGONFF " + json.dumps(summary), flush=True)
+os._exit(0)  # bpy 4.5 can hang at interpreter exit after DragonFF ran
 """
 
 
