@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -236,3 +238,127 @@ def dragonff_img_members(path: Path, timeout: float = 300) -> list:
     )
     assert res.returncode == 0, f"DragonFF's IMG reader failed:\n{res.stderr[-3000:]}"
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+#: Run in a child interpreter: import one .dff with DragonFF into an empty scene and
+#: print a JSON summary of what it built on the last line (prefixed ``DRAGONFF ``).
+_DRAGONFF_SCRIPT = r"""
+import json, os, sys
+import bpy
+import numpy as np
+
+parent, path = sys.argv[1], sys.argv[2]
+sys.path.insert(0, parent)
+bpy.ops.wm.read_factory_settings(use_empty=True)
+import dragonff
+dragonff.register()
+bpy.ops.import_scene.dff(filepath=path, remove_doubles=False, load_images=False)
+
+
+def rounded(a, digits):
+    return np.round(np.asarray(a, np.float64), digits).ravel().tolist()
+
+
+def mesh_summary(obj):
+    me = obj.data
+    nv = len(me.vertices)
+    pos = np.empty(nv * 3, np.float32)
+    me.vertices.foreach_get("co", pos)
+    corner = np.empty(len(me.loops), np.int32)
+    me.loops.foreach_get("vertex_index", corner)
+    mats = np.empty(len(me.polygons), np.int32)
+    me.polygons.foreach_get("material_index", mats)
+    uvs = []
+    for layer in me.uv_layers:
+        uv = np.empty(len(me.loops) * 2, np.float32)
+        layer.data.foreach_get("uv", uv)
+        uvs.append(rounded(uv, 5))
+    colors = []
+    for attr in me.color_attributes:
+        c = np.empty(len(attr.data) * 4, np.float32)
+        attr.data.foreach_get("color", c)
+        colors.append([attr.name, attr.domain, rounded(c, 3)])
+    weights = {}
+    names = [g.name for g in obj.vertex_groups]
+    for v in me.vertices:
+        for g in v.groups:
+            if g.weight > 0:
+                weights.setdefault(names[g.group], []).append([v.index, round(g.weight, 5)])
+    materials = []
+    for slot in obj.material_slots:
+        m = slot.material
+        if m is None:
+            materials.append(None)
+            continue
+        textures = sorted(
+            n.label or n.name for n in (m.node_tree.nodes if m.node_tree else [])
+            if n.type == "TEX_IMAGE"
+        )
+        color = [round(c, 4) for c in m.diffuse_color]
+        materials.append({"color": color, "textures": textures})
+    return {
+        "vertices": nv,
+        "faces": len(me.polygons),
+        "positions": rounded(pos, 4),
+        "corners": corner.tolist(),
+        "face_materials": mats.tolist(),
+        "uvs": uvs,
+        "colors": colors,
+        "shape_keys": [k.name for k in me.shape_keys.key_blocks] if me.shape_keys else [],
+        "groups": names,
+        "weights": weights,
+        "materials": materials,
+    }
+
+
+objects = {}
+for obj in bpy.data.objects:
+    entry = {
+        "type": obj.type,
+        "parent": obj.parent.name if obj.parent else None,
+        "parent_bone": obj.parent_bone or None,
+        "matrix_world": rounded(obj.matrix_world, 4),
+    }
+    if obj.type == "MESH":
+        entry.update(mesh_summary(obj))
+    if obj.type == "ARMATURE":
+        entry["bones"] = [b.name for b in obj.data.bones]
+        entry["bone_parents"] = [b.parent.name if b.parent else None for b in obj.data.bones]
+        entry["bone_heads"] = [rounded(b.head_local, 4) for b in obj.data.bones]
+    objects[obj.name] = entry
+summary = {
+    "objects": objects,
+    "counts": {
+        "objects": len(bpy.data.objects),
+        "meshes": len(bpy.data.meshes),
+        "armatures": len(bpy.data.armatures),
+        "materials": len(bpy.data.materials),
+    },
+}
+print("DRAGONFF " + json.dumps(summary), flush=True)
+os._exit(0)  # bpy 4.5 can hang at interpreter exit after DragonFF ran
+"""
+
+
+def dragonff_import(path: str | os.PathLike, timeout: float = 300) -> dict:
+    """What DragonFF builds from the .dff at ``path``, as a JSON summary: counts, then
+    per object (by name) its type, parent, world matrix and for meshes the vertex and
+    face counts, positions, corners, face materials, UVs, colour attributes, shape
+    keys, vertex groups and weights, materials (colour, texture names); for armatures
+    the bone names, parents and heads.
+
+    DragonFF registers operators, properties and handlers that must not reach the
+    test process, so it runs in a child interpreter with the same bpy."""
+    parent = dragonff_parent()
+    res = subprocess.run(
+        [sys.executable, "-c", _DRAGONFF_SCRIPT, str(parent), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    line = next((x for x in reversed(res.stdout.splitlines()) if x.startswith("DRAGONFF ")), None)
+    if line is None:
+        if "No module named 'bpy'" in res.stderr:
+            pytest.skip(f"DragonFF needs bpy in {sys.executable}")
+        pytest.fail(f"DragonFF failed on {path} ({res.returncode}):\n{res.stderr[-4000:]}")
+    return json.loads(line[len("DRAGONFF ") :])

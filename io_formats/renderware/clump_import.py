@@ -23,11 +23,16 @@ from .dff import Atomic, Clump, DffFile
 from .extension import Extension
 from .frames import FrameName, HAnimPLG, frame_matrices, hanim_parents
 from .geometry import BinMesh, Geometry, bin_mesh_lists, strip_triangles
-from .materials import Material
+from .gta import NIGHT_ATTRIBUTE, NIGHT_COLORS, read_night_colors
+from .materials import Material, Text
 from .skin import Skin as SkinPLG
 
 #: A point attribute with the normals as the file has them.
 NORMAL_ATTRIBUTE = "rw:normal"
+#: A point attribute with the Skin PLG's four bone indices per vertex as stored
+#: (byte k = slot k): the slot order of equal weights and the bones named in
+#: zero-weight slots, which Blender's vertex groups cannot hold.
+SKIN_SLOTS_ATTRIBUTE = "rw:skin_slots"
 #: Agreement between the inverse bind matrices and the frame hierarchy.
 BIND_TOLERANCE = 1e-3
 
@@ -68,6 +73,18 @@ def raw_list(items: list) -> list[list]:
         for i, c in enumerate(items)
         if isinstance(c, RawChunk)
     ]
+
+
+def zero_area(positions: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Per triangle: True where its corners lie on a line or a point (no normal)."""
+    p = np.asarray(positions, np.float64)
+    t = np.asarray(triangles, np.int64).reshape(-1, 3)
+    if not len(t):
+        return np.zeros(0, bool)
+    a, b, c = p[t[:, 0]], p[t[:, 1]], p[t[:, 2]]
+    cross = np.linalg.norm(np.cross(b - a, c - a), axis=1)
+    size = np.maximum(np.linalg.norm(b - a, axis=1), np.linalg.norm(c - a, axis=1))
+    return cross <= 1e-6 * np.maximum(size * size, 1e-12)
 
 
 def geometry_fingerprint(num_vertices: int, triangles: np.ndarray, materials: np.ndarray) -> str:
@@ -175,9 +192,13 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
     version = clump.version
     result.scene.extras["rw_version"] = version
     result.scene.extras["rw_stamp"] = clump.stamp
-    clump_ext = next((i for i in clump.items if isinstance(i, Extension)), None)
-    if clump_ext is not None and raw_list(clump_ext.items):
-        result.scene.extras["rw_clump_extension"] = raw_list(clump_ext.items)
+    # every clump extension as it is: its place, stamp and plugins (a file may have
+    # none, or a second, empty one at the end)
+    result.scene.extras["rw_clump_extensions"] = [
+        [i, item.stamp, raw_list(item.items)]
+        for i, item in enumerate(clump.items)
+        if isinstance(item, Extension)
+    ]
     if any(isinstance(i, RawChunk) for i in clump.items):
         kinds = sorted({f"0x{i.type:X}" for i in clump.items if isinstance(i, RawChunk)})
         result.scene.extras["rw_clump_items"] = raw_list(clump.items)
@@ -362,16 +383,35 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
         mesh.normals = n.astype(np.float32)
         # as stored (Blender's custom normals are unit length and never zero)
         mesh.attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", mt0.normals))
+        flat = int(zero_area(positions, tris).sum())
+        if flat:
+            result.warnings.append(
+                f"{name}: {flat} zero-area triangles, where Blender cannot hold custom "
+                "normals; the file's normals are kept and written back"
+            )
     for i, uv in enumerate(geo.uvs):
         c = uv[corners].astype(np.float32)
         c[:, 1] = 1.0 - c[:, 1]
         mesh.uv_sets.append(UVSet("UVMap" if i == 0 else f"UVMap{i}", c))
     if geo.colors is not None:
         mesh.colors.append(ColorSet("prelit", geo.colors[corners].astype(np.float32) / 255.0))
+    geo_items = list(geo.extension.items)
+    night_at = next(
+        (i for i, c in enumerate(geo_items) if isinstance(c, RawChunk) and c.type == NIGHT_COLORS),
+        None,
+    )
+    night = None if night_at is None else read_night_colors(geo_items[night_at].payload, nv)
+    if night is not None:  # per-vertex colours Blender holds: a second colour attribute
+        mesh.colors.append(ColorSet(NIGHT_ATTRIBUTE, night[corners].astype(np.float32) / 255.0))
+        night_chunk = geo_items[night_at]
+        geo_items[night_at] = None  # written from the attribute; its place is kept
     skin = geo.skin
     skin_extras: dict[str, Any] = {}
     if skin is not None:
         mesh.skin = Skin(skin.indices.astype(np.int32), skin.weights.astype(np.float32))
+        packed = skin.indices.astype(np.uint32) << np.array([0, 8, 16, 24], np.uint32)
+        packed = np.bitwise_or.reduce(packed, axis=1).view(np.int32)
+        mesh.attributes.append(Attribute(SKIN_SLOTS_ATTRIBUTE, "POINT", "INT", packed))
         skin_extras = {
             "layout": "old" if skin.old_layout else "new",
             "padding": skin.padding,
@@ -399,6 +439,18 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
             "version": version_of(geo.stamp),
         },
     }
+    if source == "triangles" and len(tris) and not np.array_equal(geo.tri_materials, mats):
+        # the file's own triangle material IDs (often all 0: the Bin Mesh decides)
+        stored_ids = geo.tri_materials
+        mesh.extras["rw_geometry"]["tri_materials"] = (
+            0 if not stored_ids.any() else np.asarray(stored_ids, "<u2").tobytes().hex()
+        )
+    if night is not None:
+        mesh.extras["rw_geometry"]["night_colors"] = {
+            "place": night_at,
+            "stamp": night_chunk.stamp,
+            "flag": int.from_bytes(night_chunk.payload[:4], "little"),
+        }
     bm = geo.bin_mesh
     if bm is not None and source == "triangles":
         regen = bin_mesh_lists(tris, mats, max(len(slots), 1), bm.stamp)
@@ -407,7 +459,7 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
     if skin_extras:
         mesh.extras["rw_skin"] = skin_extras
     for key, items in (
-        ("rw_geometry_extension", geo.extension.items),
+        ("rw_geometry_extension", geo_items),
         ("rw_atomic_extension", _atomic_ext_items(atomic)),
     ):
         raw = raw_list(items)
@@ -440,5 +492,8 @@ def _material(m: Material, clump_name: str, slot: int) -> MaterialInfo:
             "mask": tex.mask.text,
             "extension": raw_list(tex.extension.items),
         }
+        for key, text in (("name_raw", tex.name), ("mask_raw", tex.mask)):
+            if text.raw != Text.make(text.stamp, text.text).raw:  # bytes after the NUL
+                extras["rw_texture"][key] = text.raw.hex()
     name = tex.name.text if tex is not None and tex.name.text else f"{clump_name}_material{slot}"
     return MaterialInfo(name, tuple(m.color), None if tex is None else tex.name.text, extras)

@@ -11,6 +11,12 @@ per-vertex loops):
   targets, triangle strips in the Bin Mesh PLG and unknown plugin chunks in
   every extension.
 - :func:`static_clump`: several atomics on a frame hierarchy, no skin.
+- :func:`gta_ped` and :func:`gta_map_prop`: what real GTA files have and the
+  generic builders do not: a skinned atomic on a bone frame (not the clump's
+  root), triangle material IDs all 0 while the Bin Mesh splits the materials,
+  zero-area triangles at a seam, equal weights and zero-weight slots with
+  non-zero bone indices, texture names with bytes after the NUL; a map prop
+  with 2d effects, night vertex colours and a breakable model.
 """
 
 from __future__ import annotations
@@ -24,6 +30,15 @@ from .clump_export import ExportClump, ExportMesh, export_clump
 from .clump_import import FrameNode, MaterialInfo
 from .dff import DffFile
 from .geometry import TRISTRIP, BinMesh, strip_triangles
+from .gta import (
+    BREAKABLE,
+    NIGHT_COLORS,
+    TWO_DFX,
+    breakable_payload,
+    night_colors_payload,
+    two_dfx_payload,
+)
+from .materials import Text
 from .skin import SplitData
 
 UNKNOWN_PLUGIN = 0x0253F2F0  # a vendor ID no reader here knows
@@ -153,7 +168,7 @@ def skinned_ped(
         MaterialInfo("cloth", (40, 60, 200, 255), None),
     ]
     data = ExportClump(frames, [ExportMesh(m, 0, materials) for m in meshes], skeleton)
-    dff, _ = export_clump(data, target)
+    dff, _ = export_clump(data, target, "ALL")
     geo = dff.clump.geometries()[0]
     if split:
         _add_split(geo.skin, n_bones)
@@ -244,5 +259,108 @@ def static_clump(target: str = "SA", atomics: int = 3, uv_sets: int = 2) -> DffF
             MaterialInfo("b", (10, 20, 30, 255), None),
         ]
         meshes.append(ExportMesh(mesh, k + 1, mats))
-    dff, _ = export_clump(ExportClump(frames, meshes), target)
+    dff, _ = export_clump(ExportClump(frames, meshes), target, "ALL")
+    return dff
+
+
+def _rotation_z(angle: float, translation: tuple[float, float, float]) -> np.ndarray:
+    m = np.eye(4)
+    c, s = np.cos(angle), np.sin(angle)
+    m[:2, :2] = [[c, -s], [s, c]]
+    m[:3, 3] = translation
+    return m
+
+
+def gta_ped(target: str = "SA", n_bones: int = 16) -> DffFile:
+    """A ped as GTA's files have them (see the module's text): frame 0 is the clump's
+    root, frame 1 the root bone (turned and lifted), and the atomic hangs on frame 1."""
+    skeleton = ped_skeleton(n_bones, identity_root=True)
+    rings, segments = 12, 10
+    mesh = ped_mesh(skeleton, rings, segments, 1, False, 0)
+    row = segments + 1
+    seam = np.arange(rings) * row
+    mesh.positions[seam + segments] = mesh.positions[seam]  # the seam's two columns meet
+    # zero-area triangles along the seam (two of their corners at one position)
+    degenerate = np.stack([seam[:-1], seam[1:], seam[:-1] + segments], axis=1).reshape(-1)
+    per_vertex = [np.zeros((len(mesh.positions), 3), np.float32)]
+    per_vertex += [np.zeros((len(mesh.positions), 2), np.float32) for _ in mesh.uv_sets]
+    for a, corner in zip(per_vertex, [mesh.normals, *(u.uv for u in mesh.uv_sets)], strict=True):
+        a[mesh.corner_verts] = corner
+    mesh.corner_verts = np.concatenate([mesh.corner_verts, degenerate]).astype(np.int32)
+    mesh.face_starts = np.arange(0, len(mesh.corner_verts), 3, dtype=np.int32)
+    mesh.face_materials = np.concatenate(
+        [mesh.face_materials, np.zeros(len(degenerate) // 3, np.int32)]
+    )
+    mesh.normals = per_vertex[0][mesh.corner_verts]
+    for u, a in zip(mesh.uv_sets, per_vertex[1:], strict=True):
+        u.uv = a[mesh.corner_verts]
+    frames = [FrameNode("gta_ped", -1, np.eye(4))]
+    local = compose_trs(skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale)
+    for i, name in enumerate(skeleton.names):
+        p = int(skeleton.parents[i])
+        frames.append(FrameNode(name, 0 if p < 0 else p + 1, local[i], bone=i))
+    materials = [
+        MaterialInfo("ped_skin", (255, 255, 255, 255), "ped_skin"),
+        MaterialInfo("ped_cloth", (128, 128, 128, 255), "ped_cloth"),
+    ]
+    data = ExportClump(
+        frames,
+        [ExportMesh(mesh, 1, materials)],
+        skeleton,
+        skeleton_offset=_rotation_z(np.pi / 2, (0.0, 0.0, 0.1)),
+    )
+    dff, _ = export_clump(data, target)
+    geo = dff.clump.geometries()[0]
+    geo.tri_materials[:] = 0  # the Bin Mesh alone says which material a triangle has
+    skin = geo.skin
+    hi, lo = skin.indices[:, :2].max(axis=1), skin.indices[:, :2].min(axis=1)
+    few = slice(0, 12)  # equal weights, the higher bone first; bone indices in empty slots
+    skin.indices[few] = np.stack([hi[few], lo[few], np.full(12, 5), np.full(12, 9)], 1)
+    skin.weights[few] = (0.5, 0.5, 0.0, 0.0)
+    skin.used_bones = np.unique(skin.indices[skin.weights > 0]).astype(np.uint8)
+    tex = geo.material_list.materials[0].texture
+    tex.name = Text(tex.stamp, b"ped_skin\0\xcd\xcd\xcd")
+    tex.mask = Text(tex.stamp, b"m\0\x12\x34")
+    return dff
+
+
+def gta_map_prop(target: str = "SA") -> DffFile:
+    """A static map prop with GTA's geometry plugins: night vertex colours, 2d effects
+    (two particle emitters) and a breakable model."""
+    mesh = ped_mesh(ped_skeleton(2), 6, 8, 1, True, 0)
+    mesh.skin = None
+    mesh.name = "lamppost"
+    mats = [
+        MaterialInfo("pole", (200, 200, 200, 255), "pole_tex"),
+        MaterialInfo("lamp", (255, 255, 200, 255), "lamp_tex"),
+    ]
+    dff, _ = export_clump(
+        ExportClump([FrameNode("lamppost", -1, np.eye(4))], [ExportMesh(mesh, 0, mats)]), target
+    )
+    clump = dff.clump
+    geo = clump.geometries()[0]
+    stamp, nv = geo.stamp, geo.num_vertices
+    k = np.arange(nv)
+    night = np.stack([k * 7 % 256, k * 13 % 256, 255 - k % 256, np.full(nv, 255)], 1)
+    fx = two_dfx_payload(
+        [
+            ((0.0, 0.0, 1.2), 1, b"lamp_glow".ljust(24, b"\0")),
+            ((0.1, 0.0, 1.25), 1, b"smoke30m".ljust(24, b"\0")),
+        ]
+    )
+    bpos = np.array([[0, 0, 0], [0.2, 0, 0], [0, 0.2, 0], [0, 0, 0.2]], np.float32)
+    breakable = breakable_payload(
+        bpos,
+        bpos[:, :2] * 5.0,
+        np.full((4, 4), 200, np.uint8),
+        np.array([[0, 1, 2], [0, 2, 3]], np.uint16),
+        np.array([0, 0], np.uint16),
+        [("glass", "")],
+        np.ones((1, 3), np.float32),
+    )
+    geo.extension.items += [
+        RawChunk(NIGHT_COLORS, stamp, night_colors_payload(night.astype(np.uint8))),
+        RawChunk(TWO_DFX, stamp, fx),
+        RawChunk(BREAKABLE, stamp, breakable),
+    ]
     return dff

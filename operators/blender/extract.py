@@ -163,27 +163,16 @@ def extract_mesh(
     pos = np.empty(nv * 3, np.float32)
     if nv:  # a mesh without vertices has no position attribute (5.0+)
         me.attributes["position"].data.foreach_get("vector", pos)
-    kept = me.get(guard.KEPT)
-    restore = guard.Restorer(
-        guard.loads(kept) if isinstance(kept, str) else None, nv, len(me.loops), len(me.polygons)
-    )
+    restore = _restorer(me)
     pos = restore.positions(pos.reshape(nv, 3))
-    me.calc_loop_triangles()
-    nt = len(me.loop_triangles)
-    tri_loops = np.empty(nt * 3, np.int32)
-    me.loop_triangles.foreach_get("loops", tri_loops)
+    tri_loops, tri_mat = _triangles(me, restore)
+    nt = len(tri_mat)
     nl = len(me.loops)
     ne = len(me.edges)
     # The topology attributes, not the loops/edges RNA (an emulation, 50-100x slower).
     loop_vert = _int_attribute(me, ".corner_vert", nl)
     loop_edge = _int_attribute(me, ".corner_edge", nl)
     edges = _int_attribute(me, ".edge_verts", ne, 2)
-    tri_poly = np.empty(nt, np.int32)
-    me.loop_triangle_polygons.foreach_get("value", tri_poly)
-    face_mat = _int_attribute(me, "material_index", len(me.polygons))
-    tri_mat = face_mat[tri_poly] if len(face_mat) else np.zeros(nt, np.int32)
-    tri_loops, tri_mat = restore.triangles(tri_loops, tri_poly, tri_mat)
-    nt = len(tri_mat)
     loop_vert = restore.corners("verts", loop_vert)
     loose = np.ones(ne, bool)
     loose[loop_edge] = False
@@ -264,6 +253,40 @@ def extract_mesh(
         if not key.startswith(_OWN):  # RigPort's own kept data, not the file's
             mesh.extras[key] = read_prop(obj, key)
     return mesh
+
+
+def _restorer(me) -> guard.Restorer:
+    """What the import guard left out of ``me``, to put back while it is unedited."""
+    kept = me.get(guard.KEPT)
+    return guard.Restorer(
+        guard.loads(kept) if isinstance(kept, str) else None,
+        len(me.vertices),
+        len(me.loops),
+        len(me.polygons),
+    )
+
+
+def _triangles(me, restore: guard.Restorer) -> tuple[np.ndarray, np.ndarray]:
+    """Corner indices (3 per triangle) and material of every triangle, in the order
+    :func:`extract_mesh` writes them (the guard's dropped faces back in place)."""
+    me.calc_loop_triangles()
+    nt = len(me.loop_triangles)
+    tri_loops = np.empty(nt * 3, np.int32)
+    me.loop_triangles.foreach_get("loops", tri_loops)
+    tri_poly = np.empty(nt, np.int32)
+    me.loop_triangle_polygons.foreach_get("value", tri_poly)
+    face_mat = _int_attribute(me, "material_index", len(me.polygons))
+    tri_mat = face_mat[tri_poly] if len(face_mat) else np.zeros(nt, np.int32)
+    return restore.triangles(tri_loops, tri_poly, tri_mat)
+
+
+def triangle_tangents(obj: bpy.types.Object) -> np.ndarray:
+    """Blender's tangents (xyz, bitangent sign) per triangle corner, in the corner
+    order of :func:`extract_mesh` (so also for faces the import guard left out)."""
+    me = obj.data
+    restore = _restorer(me)
+    tri_loops, _ = _triangles(me, restore)
+    return restore.corners("tangent", _tangents(me, len(me.loops)))[tri_loops]
 
 
 def _tangents(me, nl: int) -> np.ndarray:

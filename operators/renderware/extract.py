@@ -10,6 +10,8 @@ of its own gets one.
 
 from __future__ import annotations
 
+import re
+
 import bpy
 import numpy as np
 
@@ -23,11 +25,13 @@ from ..blender.weights import reader_groups_kept
 from ..common import mesh_armature, one_armature
 from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
 
+LOD_NAME = re.compile(r"[_.\- ]lod_?(\d+)$", re.IGNORECASE)
 SCENE_KEYS = (
     "rw_version",
     "rw_stamp",
     "rw_hanim",
     "rw_clump_extension",
+    "rw_clump_extensions",
     "rw_clump_items",
     "rw_clump_counts",
     "rw_file_chunks",
@@ -95,6 +99,43 @@ def _drop_unstored(mesh: Mesh) -> None:
     mesh.colors.sort(key=lambda c: c.name != "prelit")
 
 
+def lod_level(obj) -> int:
+    """The object's level of detail: a model format's LOD property (``urho_lod``), else
+    a name ending in ``_LOD<n>`` (any case), else 0."""
+    level = obj.get("urho_lod")
+    if isinstance(level, int):
+        return level
+    m = LOD_NAME.search(obj.name)
+    return int(m.group(1)) if m else 0
+
+
+def _most_detailed(meshes: list, warnings: list[str]) -> list:
+    """Only the most detailed LOD level: GTA keeps each LOD as a model (.dff) of its own,
+    and a clump drawing them all would show every level on top of each other."""
+    levels = {o.name: lod_level(o) for o in meshes}
+    best = min(levels.values())
+    left = sorted(n for n, lv in levels.items() if lv != best)
+    if left:
+        warnings.append(
+            f"{len(left)} mesh(es) of other LOD levels left out ({', '.join(left[:5])}): "
+            "GTA keeps each LOD as a .dff of its own; export each level with Selected Only"
+        )
+    return [o for o in meshes if levels[o.name] == best]
+
+
+def _triangles_only(obj, mesh: Mesh, warnings: list[str]) -> bool:
+    """False for a mesh without triangles; loose edges (line primitives) are left out."""
+    if len(mesh.loose_edges):
+        warnings.append(
+            f"{obj.name}: {len(mesh.loose_edges)} loose edges (line primitives) left out: "
+            "a clump holds triangles only"
+        )
+    if not len(mesh.face_starts):
+        warnings.append(f"{obj.name}: no triangles, left out")
+        return False
+    return True
+
+
 def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str | int]:
     """The exportable clump, warnings, and the default target: the stamp the clump
     was imported with, else San Andreas."""
@@ -102,6 +143,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     if not meshes:
         raise FormatError("no mesh objects to export")
     warnings: list[str] = []
+    meshes = _most_detailed(meshes, warnings)
     armature = one_armature(meshes, "a clump (one HAnim hierarchy)")
     roots = {}
     for obj in meshes + ([armature] if armature else []):
@@ -171,11 +213,14 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     for obj in ordered_meshes:
         skinned = armature is not None and mesh_armature(obj) is armature
         mesh = extract_mesh(obj, None)
+        if not _triangles_only(obj, mesh, warnings):
+            continue
         mesh.skin = skins.get(obj.name)
-        if skinned:
-            key, space = arm_key, _world_of(armature)
-            if key is None:  # the atomic hangs from a bone (or the root bone)
-                key = _bone_frame(entries, obj.get(PROP_FRAME), names, skeleton.parents)
+        if skinned:  # on the bone frame it hung from, else the armature's frame
+            space = _world_of(armature)
+            key = _bone_frame(entries, obj.get(PROP_FRAME)) or arm_key
+            if key is None:  # no frame above the armature: the root bone's
+                key = ("bone", names[int(np.nonzero(np.asarray(skeleton.parents) < 0)[0][0])])
         else:
             key = frame_above(obj)
             own = (
@@ -196,6 +241,11 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
         _drop_unstored(mesh)
         materials = [material_info(s.material, j) for j, s in enumerate(obj.material_slots)]
         pending.append((mesh, key, materials))
+    if not pending:
+        raise FormatError(
+            f"nothing to write: no triangles in {', '.join(o.name for o in ordered_meshes[:5])}"
+            ", and a clump holds triangles only (no line primitives)"
+        )
     keys = sorted(entries, key=lambda k: entries[k][0])
     position = {k: i for i, k in enumerate(keys)}
     nodes = []
@@ -214,11 +264,11 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     return data, warnings, default
 
 
-def _bone_frame(entries: dict, frame_index, names: list[str], parents) -> tuple:
-    """The bone frame a skinned atomic was on (by its imported frame index), else the
-    root bone's."""
+def _bone_frame(entries: dict, frame_index) -> tuple | None:
+    """The bone frame a skinned atomic hung from (by its imported frame index)."""
+    if frame_index is None:
+        return None
     for key, (_, node, _, _) in entries.items():
-        if key[0] == "bone" and frame_index is not None:
-            if node.extras.get("rw_frame_index") == int(frame_index):
-                return key
-    return ("bone", names[int(np.nonzero(np.asarray(parents) < 0)[0][0])])
+        if key[0] == "bone" and node.extras.get("rw_frame_index") == int(frame_index):
+            return key
+    return None

@@ -67,11 +67,30 @@ def export_objects(context, use_selection: bool) -> list:
     return [o for o in pool if o.type == "MESH"]
 
 
-def export_dff_file(context, path: str, objects: list, target: str = "AUTO") -> list[str]:
+MORPH_ITEMS = (
+    (
+        "AUTO",
+        "As imported",
+        "As many morph targets as the geometry had in its .dff (one for a new mesh: "
+        "GTA reads only the first); shape keys left out are warned about",
+    ),
+    ("BASE", "Base mesh only", "One morph target, the base mesh; shape keys are left out"),
+    (
+        "ALL",
+        "Every shape key",
+        "One morph target per shape key. DragonFF and GTA read only the first, "
+        "rw-parser based tools fail on more than one",
+    ),
+)
+
+
+def export_dff_file(
+    context, path: str, objects: list, target: str = "AUTO", morph_targets: str = "AUTO"
+) -> list[str]:
     """Write ``objects`` (meshes, with their armature and frames) as one clump."""
     context.view_layer.update()  # world matrices of objects parented by a script just now
     data, warnings, imported = extract_clump(context, objects)
-    out, more = export_clump(data, imported if target == "AUTO" else target)
+    out, more = export_clump(data, imported if target == "AUTO" else target, morph_targets)
     write_atomic(path, lambda: dff.write(out))
     return warnings + more
 
@@ -106,11 +125,15 @@ class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper):
     filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
     target: EnumProperty(name="Version", items=TARGET_ITEMS, default="AUTO")
     use_selection: BoolProperty(name="Selected Only", default=False)
+    morph_targets: EnumProperty(name="Morph targets", items=MORPH_ITEMS, default="AUTO")
 
     def execute(self, context):
         objects = export_objects(context, self.use_selection)
         return report_export(
-            self, lambda: export_dff_file(context, self.filepath, objects, self.target)
+            self,
+            lambda: export_dff_file(
+                context, self.filepath, objects, self.target, self.morph_targets
+            ),
         )
 
 

@@ -28,8 +28,13 @@ from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
 from ..blender import compat
 from ..blender.actions import keep_actions
 from ..blender.build import Built, build_action, build_scene
-from ..blender.extract import _tangents as blender_tangents
-from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
+from ..blender.extract import (
+    extract_animation,
+    extract_mesh,
+    extract_skeleton,
+    read_prop,
+    triangle_tangents,
+)
 from ..common import (
     BatchFormat,
     ImportFiles,
@@ -135,11 +140,7 @@ def _blender_tangents(obj, mat: np.ndarray) -> np.ndarray:
     """Blender's tangents (xyz, bitangent sign) per triangle corner, as extract_mesh
     orders corners, in the export space; computed only when the exporter needs new
     tangent quaternions."""
-    me = obj.data
-    me.calc_loop_triangles()
-    tri = np.empty(len(me.loop_triangles) * 3, np.int32)
-    me.loop_triangles.foreach_get("loops", tri)
-    out = blender_tangents(me, len(me.loops))[tri]
+    out = triangle_tangents(obj)
     out[:, :3] = out[:, :3] @ mat[:3, :3].T.astype(np.float32)
     return out
 

@@ -241,13 +241,6 @@ def _corpus() -> dict[str, list[dict]]:
     return jobs
 
 
-#: Cells another change fixes (issue 11: line primitives into a clump). They are
-#: printed, not failed, until it is merged; then this is emptied.
-PENDING = {
-    ("urho3d/LinePrimitives_Basis.mdl", "dff"),
-    ("urho3d/LinePrimitives_CubicBezier.mdl", "dff"),
-}
-
 SOURCES = ["urho3d", "unigine", "renderware", "mrtk", "bonespro"]
 
 
@@ -290,9 +283,6 @@ def test_convert_every_file_to_every_format(tmp_path, source):
         if line.startswith("ROW"):
             rows.update(json.loads(line[3:]))
     _print_matrix(rows)
-    for name, target in sorted(PENDING):
-        if name in rows and target in rows[name]:
-            print(f"  pending (fixed elsewhere): {name} -> {target}: {rows[name][target][0]}")
     assert proc.returncode == 0 and len(rows) == len(jobs), (
         f"the child ended with {proc.returncode} after {len(rows)} of {len(jobs)} sources "
         f"(a crash converting the next one?)\n{proc.stderr[-3000:]}"
@@ -301,6 +291,6 @@ def test_convert_every_file_to_every_format(tmp_path, source):
         f"{name} -> {target}": text
         for name, row in rows.items()
         for target, (outcome, text) in row.items()
-        if outcome not in ("ok", "refused") and (name, target) not in PENDING
+        if outcome not in ("ok", "refused")
     }
     assert not bad, "\n\n".join(f"{k}:\n{v}" for k, v in bad.items())

@@ -198,16 +198,9 @@ SCENES = {
 }
 
 
-#: Cells another change fixes (issue 11: line primitives, that is a mesh with UVs
-#: and no faces, into a clump); expected to fail until it is merged.
-PENDING = {("character_without_faces", "rw_dff")}
-
-
 @pytest.mark.parametrize("scene", sorted(SCENES))
 @pytest.mark.parametrize("exporter", sorted(EXPORTERS))
-def test_export_is_a_file_or_a_sentence(blank_blend, tmp_path, scene, exporter, request):
-    if (scene, exporter) in PENDING:
-        request.applymarker(pytest.mark.xfail(reason="fixed by the line-primitives change"))
+def test_export_is_a_file_or_a_sentence(blank_blend, tmp_path, scene, exporter):
     bpy = blank_blend
     SCENES[scene](bpy)
     idname, ext = EXPORTERS[exporter]
