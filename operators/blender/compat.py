@@ -174,3 +174,19 @@ def get_corner_normals(me, out: np.ndarray) -> None:
         attr.data.foreach_get("vector", out)
     else:
         me.corner_normals.foreach_get("vector", out)
+
+
+# Material node trees: 4.2 and 4.5 have ``Material.use_nodes`` (off for a new
+# material, whose node_tree then exists but is not used); 5.0 and later always
+# use the node tree and deprecate the flag.
+NODES_ALWAYS_ON = bpy.app.version >= (5, 0, 0)
+
+
+def use_material_nodes(mat: bpy.types.Material) -> None:
+    """Make ``mat`` render with its node tree (4.2/4.5 need the flag set)."""
+    if not NODES_ALWAYS_ON:
+        mat.use_nodes = True
+
+
+def material_uses_nodes(mat: bpy.types.Material) -> bool:
+    return NODES_ALWAYS_ON or bool(mat.use_nodes)

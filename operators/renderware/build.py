@@ -18,6 +18,7 @@ from mathutils import Matrix
 
 from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
+from ..blender import compat
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
 from ..blender.weights import assign_vertex_groups
 from .txd import bind_clump
@@ -56,8 +57,7 @@ def find_image(directory: str, texture: str) -> str | None:
 def _material(info: MaterialInfo, directory: str, built: Built, images: list) -> bpy.types.Material:
     mat = bpy.data.materials.new(info.name)
     built.materials.append(mat)
-    if bpy.app.version < (5, 0, 0):  # node trees are always on from 5.0
-        mat.use_nodes = True
+    compat.use_material_nodes(mat)
     nodes = mat.node_tree.nodes
     bsdf = next((n for n in nodes if n.type == "BSDF_PRINCIPLED"), None)
     rgba = np.array(info.color, np.float64) / 255.0

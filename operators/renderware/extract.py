@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 
-import bpy
 import numpy as np
 
 from ...io_formats.codec import FormatError
@@ -20,6 +19,7 @@ from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
 from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
 from ...io_formats.scene import Mesh
+from ..blender import compat
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
 from ..common import mesh_armature, one_armature
@@ -51,8 +51,7 @@ def material_info(mat, slot: int) -> MaterialInfo:
     rgba = np.array(mat.diffuse_color, np.float64)
     bsdf = None
     texture = mat.get(PROP_TEXTURE)
-    uses_nodes = bpy.app.version >= (5, 0, 0) or mat.use_nodes
-    if uses_nodes and mat.node_tree is not None:
+    if compat.material_uses_nodes(mat) and mat.node_tree is not None:
         bsdf = next((n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED"), None)
         image = next((n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"), None)
         if texture is None and image is not None:
