@@ -268,6 +268,40 @@ def targets() -> dict[str, Target]:
         out.append(("gen/euler.txt", bp_samples.decorate(bp_anim.write(euler), 1)))
         return out
 
+    def rw_anims(small: bool):
+        from rigport.io_formats.renderware import ifp, ifp_samples
+
+        games = ("III", "SA") if small else ("III", "VC", "SA")
+        return [
+            (f"gen/{g}.ifp", ifp.write(ifp_samples.walk_package(g, animations=2))) for g in games
+        ]
+
+    def rw_anm(small: bool):
+        from rigport.io_formats.renderware import anm
+        from rigport.io_formats.renderware.chunks import TARGETS
+
+        rng = np.random.default_rng(3)
+        tracks = []
+        for k in (2, 3, 4):
+            times = np.concatenate([[0.0], np.sort(rng.uniform(0.1, 1.0, k - 1))])
+            q = rng.normal(size=(k, 4))
+            q /= np.linalg.norm(q, axis=1, keepdims=True)
+            tracks.append((times, q, rng.normal(size=(k, 3))))
+        return [("gen/walk.anm", anm.write(anm.from_tracks(tracks, TARGETS["SA"][2])))]
+
+    def rw_txd(small: bool):
+        from rigport.io_formats.renderware import txd_samples
+
+        return [("gen/every_layout.txd", txd_samples.every_layout("SA", 8 if small else 16))]
+
+    def rw_img(small: bool):
+        from rigport.io_formats.renderware import ifp, ifp_samples, img
+
+        a = img.new_archive(2)
+        a.put("ped.dff", dff.write(rw_samples.skinned_ped(n_bones=4, rings=3, segments=4)))
+        a.put("ped.ifp", ifp.write(ifp_samples.walk_package("SA", animations=1)))
+        return [("gen/gta3.img", img.write_image(a))]
+
     found = [
         Target("urho3d.mdl", ".mdl", urho_models, run_mdl),
         Target("urho3d.ani", ".ani", urho_anims, run_ani),
@@ -279,6 +313,10 @@ def targets() -> dict[str, Target]:
         Target("mrtk.input", ".bin", recordings, run_mrtk),
         Target("bonespro.structure", ".txt", structures, run_structure, text=True),
         Target("bonespro.animation", ".txt", bp_anims, run_bp_anim, text=True),
+        Target("renderware.ifp", ".ifp", rw_anims, lambda d: codec("renderware.ifp", d)),
+        Target("renderware.anm", ".anm", rw_anm, lambda d: codec("renderware.anm", d)),
+        Target("renderware.txd", ".txd", rw_txd, lambda d: codec("renderware.txd", d)),
+        Target("renderware.img", ".img", rw_img, lambda d: codec("renderware.img", d)),
     ]
     out = {t.key: t for t in found}
     missing = [f.key for f in registry.all_formats() if f.key not in out]
