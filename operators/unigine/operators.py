@@ -26,7 +26,13 @@ from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
 from ..blender import compat
 from ..blender.build import Built, build_action, build_scene
 from ..blender.extract import _tangents as blender_tangents
-from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
+from ..blender.extract import (
+    extract_animation,
+    extract_mesh,
+    extract_skeleton,
+    read_prop,
+    triangle_corners,
+)
 from ..common import (
     BatchFormat,
     ImportFiles,
@@ -119,9 +125,7 @@ def _blender_tangents(obj, mat: np.ndarray) -> np.ndarray:
     orders corners, in the export space; computed only when the exporter needs new
     tangent quaternions."""
     me = obj.data
-    me.calc_loop_triangles()
-    tri = np.empty(len(me.loop_triangles) * 3, np.int32)
-    me.loop_triangles.foreach_get("loops", tri)
+    tri, _ = triangle_corners(me)
     out = blender_tangents(me, len(me.loops))[tri]
     out[:, :3] = out[:, :3] @ mat[:3, :3].T.astype(np.float32)
     return out
