@@ -137,9 +137,9 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.n
         key = e.key + f"_t{e.type}"
         if e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
             if mesh.normals is not None:
-                cols[key] = axes.vectors(_kept_normals(mesh), conv).astype(np.float32)
+                cols[key] = axes.vectors(_kept_normals(mesh), conv).astype(np.float32, copy=False)
         elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and e.index < len(mesh.uv_sets):
-            held = mesh.uv_sets[e.index].uv.astype(np.float32)
+            held = mesh.uv_sets[e.index].uv.astype(np.float32, copy=False)
             uv = held.copy()
             uv[:, 1] = 1.0 - uv[:, 1]
             kept = _attr(mesh, UV_ATTRIBUTE.format(e.index))
@@ -636,14 +636,20 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
         recs = np.concatenate([d.candidates for d in mine])
         srcs = np.concatenate([d.sources for d in mine])
         morphed = np.concatenate([_morphed(d) for d in mine])
-        raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
-        # Copies of one source vertex (one per LOD object) share the first copy's data.
-        _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
-        raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
-        keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
-        void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
-        _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        if _distinct_sources(srcs):
+            # Every candidate is its own source vertex (an unedited single-object
+            # model): no two can merge. Which group comes first never matters below
+            # (the sort keys are distinct), so this is the grouping unique() gives.
+            first = inverse = np.arange(len(recs))
+        else:
+            raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
+            # Copies of one source vertex (one per LOD object) share the first copy's data.
+            _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
+            raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
+            keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
+            void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
+            _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+            inverse = inverse.reshape(-1)
         usrc = srcs[first]
         # A source index taken twice (edited copies) keeps its place only once.
         # New vertices follow the kept ones, those shape keys move first: the
@@ -675,6 +681,13 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
             mask = mask_from_elements(els)
         out.append(VertexBuffer(els, data, morph_start, morph_count, mask))
     return out
+
+
+def _distinct_sources(srcs: np.ndarray) -> bool:
+    """Every candidate names a source vertex, and no two the same one."""
+    if not len(srcs) or srcs.min() < 0:
+        return False
+    return int(np.bincount(srcs).max()) == 1
 
 
 def _morphed(d: _Draw) -> np.ndarray:
