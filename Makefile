@@ -76,7 +76,8 @@ $(VENV)/lint/.stamp: requirements/lint.txt
 lint: $(VENV)/lint/.stamp
 	$(RUFF) check .
 
-test%: $(VENV)/bpy%/.stamp
+# A static pattern rule: GNU make skips implicit rules for .PHONY targets.
+$(addprefix test,$(VERSIONS)): test%: $(VENV)/bpy%/.stamp
 	@echo "== pytest on bpy $*"
 	@start=$$(date +%s); rc=0; $(VENV)/bpy$*/bin/python $(PYTEST) $(PYTEST_ARGS) tests/ || rc=$$?; \
 	echo "== pytest on bpy $* took $$(( $$(date +%s) - start )) s (exit $$rc)"; exit $$rc
@@ -110,6 +111,8 @@ bench: venv
 	$(call bench_all,bench_renderware.py --repeat 2,renderware,RenderWare DFF (bench/bench_renderware.py))
 	$(call bench_all,mrtk_bench.py,mrtk,MRTK input recordings (bench/mrtk_bench.py))
 	$(call bench_all,bonespro_bench.py,bonespro,BonesPro text exports (bench/bonespro_bench.py))
+	set -o pipefail; $(PY50) bench/batch_bench.py --files 1000 --jobs 2 \
+	  | $(SECTION) batch "batch.py on a library (bench/batch_bench.py)"
 
 # Built with the CLI of the oldest supported Blender (4.2): one zip for every
 # platform (Install from Disk) and one per platform (the extensions platform);

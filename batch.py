@@ -3,22 +3,32 @@
     blender -b --python-exit-code 1 --python batch.py -- COMMAND ARGS...
     python batch.py COMMAND ARGS...          (with the bpy module installed)
 
-Commands:
-    import FILE... [--save OUT.blend] [--all-lods]   models first, then animations
-    convert IN OUT [--model M.mdl]                   import IN, export by OUT's extension
-    roundtrip IN OUT [--model M.mdl]                 import, export in the same format
-    check FILE...                                    codec only: parse, re-encode, compare
-                                                     (a package: itself, then every file in it)
-    inspect FILE...                                  codec only: JSON summary on stdout
-    pack DIR OUT.pak [--lz4] [--rbfx]                codec only: a package of DIR's files
+Commands (FILE may be a folder: its files with a known extension, sorted):
+    check FILE...                  codec only: parse, re-encode, compare
+                                   (a package: itself, then every file in it)
+    inspect FILE...                codec only: JSON summary on stdout
+    roundtrip IN... OUT [--model M]            import, export in the same format
+    convert IN... OUT [--to EXT...] [--model M]  import, export as OUT's (or --to's) format
+    import FILE... [--save OUT.blend] [--all-lods]   one scene: models, then animations
+    pack DIR OUT.pak [--lz4] [--rbfx]          codec only: a package of DIR's files
 
-A file inside a package is named ``PACKAGE.pak:path/inside.mdl`` anywhere a
-FILE, IN, OUT or --model is expected; writing to one replaces (or adds) that
-file in the existing package.
+With several inputs (or a folder) OUT is an existing folder, where each output
+keeps the input's path relative to its folder. A file inside a package is
+named ``PACKAGE.pak:path/inside.mdl`` or ``gta3.img:ped.dff`` anywhere a file
+is expected; writing to one replaces (or adds) that file in the existing
+archive (atomically). Archive kinds come from ``io_formats/containers.py``.
 
-Global option ``--keep-going`` goes on after a file fails; the exit status is
-then 1 if any file failed. Without it the first failure stops the run with
-status 1. Usage errors exit with 2. ``check`` and ``inspect`` never import bpy.
+Options (before or after the command):
+    --recursive        walk folders into their subfolders
+    --keep-going       go on after a failed file
+    --jobs N           check, inspect, roundtrip and convert run N worker
+                       processes (default: the number of cores; 1: this one)
+    --shard K/N        only the K-th of N slices of the file list
+    --report R.json    per file: status, seconds, detail, warnings, counts
+
+Exit status: 0 every file ok (or skipped), 1 a file failed, 2 usage (also an
+output that cannot be written, found before any work). ``check``, ``inspect``
+and ``pack`` never import bpy.
 """
 
 from __future__ import annotations
@@ -37,9 +47,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PACKAGE = "rigport"
 MIN_BLENDER = (4, 2, 0)  # blender_manifest.toml's blender_version_min
-
-class UsageError(Exception):
-    """Bad command line: exit status 2."""
+CODEC_COMMANDS = ("check", "inspect", "pack")
+PER_FILE_COMMANDS = ("check", "inspect", "roundtrip", "convert")  # these run in parallel
+SIGPIPE_STATUS = 141  # what a shell reports for a program ended by a closed pipe
 
 
 # --------------------------------------------------------------------------
@@ -75,41 +85,24 @@ def submodule(name: str) -> types.ModuleType:
     return importlib.import_module(f"{package().__name__}.{name}")
 
 
-def _format_error_class():
-    return submodule("io_formats.codec").FormatError
-
-
 def registry() -> types.ModuleType:
     return submodule("io_formats.registry")
 
 
-PACKAGE_SEPARATOR = ".pak:"
+def _cli(name: str) -> types.ModuleType:
+    return submodule(f"cli.{name}")
+
+
+UsageError = submodule("cli").UsageError  # a bad command line: exit status 2
 
 
 def split_member(path: str) -> tuple[str, str | None]:
-    """``("a/b.pak", "Models/x.mdl")`` for ``a/b.pak:Models/x.mdl``; ``(path, None)``
-    for a plain path."""
-    at = path.lower().find(PACKAGE_SEPARATOR)
-    if at < 0:
-        return path, None
-    return path[: at + 4], path[at + len(PACKAGE_SEPARATOR) :]
+    """``(container, member)`` of ``PACKAGE.pak:member``: see ``cli/members.py``."""
+    return _cli("members").split_member(path)
 
 
-def _ext(path: str) -> str:
-    _pak, member = split_member(path)
-    return os.path.splitext(member if member is not None else path)[1].lower()
-
-
-def _check_exts(paths: list[str], kinds: tuple[str, ...] | None = None) -> None:
-    """Usage error for a path whose extension no format (of these kinds) has."""
-    reg = registry()
-    allowed = {e for k in kinds for e in reg.extensions(k)} if kinds else set(reg.extensions())
-    for p in paths:
-        if _ext(p) not in allowed:
-            raise UsageError(
-                f"{p}: unknown extension {_ext(p) or '(none)'!r} "
-                f"(expected {', '.join(sorted(allowed))})"
-            )
+def read_input(path: str) -> bytes:
+    return _cli("members").read_input(path)
 
 
 def format_of(path: str, kind: str | None = None):
@@ -117,121 +110,45 @@ def format_of(path: str, kind: str | None = None):
     return registry().format_of(path, kind=kind)
 
 
+def _has_bpy() -> bool:
+    return "bpy" in sys.modules or importlib.util.find_spec("bpy") is not None
+
+
 # --------------------------------------------------------------------------
-# Codec-only commands (no bpy)
+# Codec-only work (no bpy)
 
 
-def _read_file(path: str) -> bytes:
-    FormatError = _format_error_class()
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
-
-
-_PACKAGE_CACHE: dict[tuple, tuple] = {}
-
-
-def _read_package(pak: str):
-    """(format, parsed package) of a package file. The last package read is kept
-    while the file is unchanged, so checking its files one by one parses it once."""
-    FormatError = _format_error_class()
-    try:
-        st = os.stat(pak)
-        key = (os.path.abspath(pak), st.st_mtime_ns, st.st_size)
-    except OSError:
-        key = None
-    if key is not None and key in _PACKAGE_CACHE:
-        return _PACKAGE_CACHE[key]
-    data = _read_file(pak)
-    fmt = registry().format_of(pak, data[: registry().SNIFF_BYTES])
-    if fmt.kind != "package":
-        raise UsageError(f"{pak}: a {fmt.label} file is not a package")
-    try:
-        result = fmt, fmt.read(data)
-    except FormatError as err:
-        raise err.with_path(pak) from None
-    _PACKAGE_CACHE.clear()
-    if key is not None:
-        _PACKAGE_CACHE[key] = result
-    return result
-
-
-def read_input(path: str) -> bytes:
-    """The bytes of a file, or of a file inside a package (``PACKAGE.pak:name``)."""
-    FormatError = _format_error_class()
-    pak, member = split_member(path)
-    if member is None:
-        return _read_file(path)
-    _fmt, pkg = _read_package(pak)
-    entry = pkg.find(member)
-    if entry is None:
-        raise FormatError(f"the package has no file {member!r}", None, pak)
-    return entry.data
-
-
-def write_into_package(path: str, data: bytes) -> None:
-    """Put ``data`` into the existing package as the member ``path`` names."""
-    pak, member = split_member(path)
-    fmt, pkg = _read_package(pak)
-    _PACKAGE_CACHE.clear()  # pkg changes below
-    pkg.put(member, data)
-    out = fmt.write(pkg)
-    tmp = f"{pak}.rigport-tmp"  # the package is replaced only once it is complete
-    with open(tmp, "wb") as fh:
-        fh.write(out)
-    os.replace(tmp, pak)
-
-
-def package_members(path: str) -> list[str]:
-    """``path`` and, for a package, ``path:name`` for each file in it RigPort reads.
-    A package that does not parse is returned alone (its check reports why)."""
-    if split_member(path)[1] is not None or _ext(path) != ".pak":
-        return [path]
-    try:
-        _fmt, pkg = _read_package(path)
-    except Exception:  # FormatError or unreadable: the check of the package says why
-        return [path]
-    return [path] + [f"{path}:{name}" for name in pkg.names() if _readable(name, pkg)]
-
-
-def _readable(name: str, pkg) -> bool:
-    """A member RigPort reads: a known extension, and content its format's sniff
-    accepts (a ``.txt`` that is no BonesPro file, a ``.bin`` that is no MRTK
-    recording are skipped)."""
-    reg = registry()
-    if os.path.splitext(name)[1].lower() not in set(reg.extensions()):
-        return False
-    head = pkg.find(name).data[: reg.SNIFF_BYTES]
-    try:
-        fmt = reg.format_of(name, head)
-    except _format_error_class():
-        return False
-    return fmt.sniff is None or fmt.sniff(head)
+def _copy_companions(pak: str, member: str, folder: str) -> None:
+    """Write the archive's other members whose name (without extension) is
+    ``member``'s into ``folder``."""
+    container, archive = _cli("members").read_container(pak)
+    write_atomic = submodule("io_formats.codec.files").write_atomic
+    stem = os.path.splitext(os.path.basename(member))[0].lower()
+    for name in container.names(archive):
+        base = os.path.basename(name)
+        if name != member and os.path.splitext(base)[0].lower() == stem:
+            write_atomic(os.path.join(folder, base), container.read(archive, name))
 
 
 def _parse(path: str):
     """(format, parsed object, bytes) of one file; FormatError names the path."""
-    FormatError = _format_error_class()
-    data = read_input(path)
-    name = split_member(path)[1] or path
-    fmt = registry().format_of(name, data[: registry().SNIFF_BYTES])
+    members = _cli("members")
+    data = members.read_input(path)
+    fmt = registry().format_of(members.file_name(path), data[: registry().SNIFF_BYTES])
     try:
         return fmt, fmt.read(data), data
-    except FormatError as err:
+    except submodule("io_formats.codec").FormatError as err:
         raise err.with_path(path) from None
 
 
 def check_file(path: str) -> str:
     """Parse, re-encode and compare; returns the detail text, raises on failure."""
-    FormatError = _format_error_class()
-    _fmt, obj, data = _parse(path)
-    out = _fmt.write(obj)
+    fmt, obj, data = _parse(path)
+    out = fmt.write(obj)
     if out != data:
         n = min(len(out), len(data))
         diff = next((i for i in range(n) if out[i] != data[i]), n)
-        raise FormatError(
+        raise submodule("io_formats.codec").FormatError(
             f"re-encoded bytes differ ({len(out)} bytes written, {len(data)} read)", diff, path
         )
     return f"lossless ({len(data)} bytes)"
@@ -249,8 +166,7 @@ def pack_folder(folder: str, out: str, lz4: bool = False, rbfx: bool = False) ->
     package_module = submodule("io_formats.urho3d.package")
     pkg = package_module.pack_directory(folder, compressed=lz4, rbfx=rbfx)
     data = package_module.write(pkg)
-    with open(out, "wb") as fh:
-        fh.write(data)
+    submodule("io_formats.codec.files").write_atomic(out, data, "package")
     size = sum(len(e.data) for e in pkg.entries)
     return (
         f"wrote {out}: {pkg.magic.decode()}, {len(pkg.entries)} files, "
@@ -259,7 +175,7 @@ def pack_folder(folder: str, out: str, lz4: bool = False, rbfx: bool = False) ->
 
 
 # --------------------------------------------------------------------------
-# Blender commands
+# Blender work
 
 
 class _Blender:
@@ -311,17 +227,18 @@ class _Blender:
         return fmt, entry
 
     def import_file(self, path: str, state: dict, options: dict) -> str:
-        pak, member = split_member(path)
+        container, member = split_member(path)
         if member is None:
             _fmt, entry = self.handler(path)
             return entry.import_file(self.context, path, state, options)
-        # A file in a package: imported from a temporary copy under its own name.
+        # A file in an archive: imported from a temporary copy under its own name,
+        # with the members named like it beside it (a .dff's .txd), as on disk.
         data = read_input(path)
         _fmt, entry = self.handler(member)
         with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
             copy = os.path.join(tmp, os.path.basename(member))
-            with open(copy, "wb") as fh:
-                fh.write(data)
+            submodule("io_formats.codec.files").write_atomic(copy, data)
+            _copy_companions(container, member, tmp)
             try:
                 return entry.import_file(self.context, copy, state, options)
             except Exception as exc:
@@ -331,7 +248,7 @@ class _Blender:
 
     def export_file(self, path: str, state: dict, options: dict, kind: str) -> str:
         self.context.view_layer.update()  # as between two operators: world matrices current
-        pak, member = split_member(path)
+        _container, member = split_member(path)
         if member is None:
             _fmt, entry = self.handler(path, exporting=True, kind=kind)
             return entry.export_file(self.context, path, state, options)
@@ -339,9 +256,23 @@ class _Blender:
         with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
             out = os.path.join(tmp, os.path.basename(member))
             notes = entry.export_file(self.context, out, state, options)
-            with open(out, "rb") as fh:
-                write_into_package(path, fh.read())
+            _cli("members").write_member(path, Path(out).read_bytes())
         return notes
+
+    def counts(self, state: dict) -> dict:
+        """What an import built: objects, mesh vertices and faces, bones, keys."""
+        fcurves = submodule("operators.blender.compat").fcurves
+        objects = [o for o in state.get("objects", []) if o.name in self.bpy.data.objects]
+        meshes = [o.data for o in objects if o.type == "MESH"]
+        arm = state.get("armature")
+        action = state.get("action")
+        return {
+            "objects": len(objects),
+            "vertices": sum(len(m.vertices) for m in meshes),
+            "faces": sum(len(m.polygons) for m in meshes),
+            "bones": len(arm.data.bones) if arm is not None else 0,
+            "keys": sum(len(fc.keyframe_points) for fc in fcurves(action)) if action else 0,
+        }
 
 
 _BLENDER: list[_Blender] = []
@@ -353,60 +284,67 @@ def blender() -> _Blender:
     return _BLENDER[0]
 
 
-def _export_like(in_path: str, out_path: str, options: dict) -> str:
-    """Import ``in_path`` (after ``--model`` for an animation) into an empty file; export."""
+def _export_like(in_path: str, out_path: str, options: dict) -> tuple[str, dict]:
+    """Import ``in_path`` (after ``--model`` for an animation) into an empty file and
+    export it to ``out_path``: the summary and the counts."""
     bl = blender()
     bl.reset()
     state: dict = {}
     options = {**options, "all_lods": True}  # keep every LOD level
-    kind = format_of(in_path).kind
-    if kind == "animation":
-        if not options.get("model"):
-            raise UsageError(f"{in_path}: an animation needs --model MODEL for its skeleton")
+    if format_of(in_path).kind == "animation":
         bl.import_file(options["model"], state, options)
     bl.import_file(in_path, state, options)
+    kind = format_of(in_path).kind
     notes = bl.export_file(out_path, state, options, kind)
     size = len(read_input(out_path))
-    return f"wrote {out_path} ({size} bytes){notes}"
+    counts = {**bl.counts(state), "bytes_written": size}
+    return f"wrote {out_path} ({size} bytes){notes}", counts
 
 
 # --------------------------------------------------------------------------
-# Running
+# One file: the same in this process and in a worker
 
 
-class Runner:
-    def __init__(self, keep_going: bool, progress=None) -> None:
-        self.keep_going = keep_going
-        self.failed = 0
-        self.progress = progress or sys.stdout
+def _attempt(item: str, work, output: str | None = None):
+    """``work() -> Result``, timed; an exception other than a usage error becomes a
+    failed Result that says what went wrong."""
+    progress = _cli("progress")
+    t0 = time.perf_counter()
+    try:
+        result = work()
+    except UsageError:
+        raise
+    except Exception as exc:  # FormatError, and anything a damaged file provokes
+        result = progress.Result(
+            item,
+            progress.FAILED,
+            detail=_describe(exc, item),
+            error=_error_text(exc, item),
+            output=output,
+        )
+    result.seconds = time.perf_counter() - t0
+    return result
 
-    def run(self, items: list[str], work) -> bool:
-        """``work(item) -> detail``; one progress line per item. False: stop now."""
-        n = len(items)
-        for i, item in enumerate(items, 1):
-            t0 = time.perf_counter()
-            try:
-                detail = work(item)
-            except UsageError:
-                raise
-            except Exception as exc:  # FormatError and anything a damaged file provokes
-                self.failed += 1
-                print(f"[{i}/{n}] {item}: {_describe(exc, item)}", file=self.progress, flush=True)
-                if not self.keep_going:
-                    print(f"error: {_error_text(exc, item)}", file=sys.stderr, flush=True)
-                    return False
-                continue
-            dt = time.perf_counter() - t0
-            if detail.startswith("lossless"):  # check: FILE: lossless (N bytes)
-                line = f"{item}: {detail}, {dt:.2f} s"
-            else:
-                line = f"{item}: ok ({detail}, {dt:.2f} s)"
-            print(f"[{i}/{n}] {line}", file=self.progress, flush=True)
-        return True
 
-    @property
-    def status(self) -> int:
-        return 1 if self.failed else 0
+def run_task(command: str, task, options: dict):
+    """The Result of ``command`` on one Task; a failure is a result, not an exception."""
+    progress = _cli("progress")
+    if task.skip:
+        return progress.Result(task.item, progress.SKIPPED, detail=task.skip, output=task.output)
+
+    def work():
+        if command == "check":
+            return progress.Result.ok(task.item, check_file(task.item))
+        if command == "inspect":
+            data = inspect_file(task.item)
+            return progress.Result.ok(task.item, data["format"], data=data)
+        detail, counts = _export_like(task.item, task.output, options)
+        return progress.Result.ok(task.item, detail, counts=counts, output=task.output)
+
+    try:
+        return _attempt(task.item, work, task.output)
+    except UsageError as exc:  # "... files cannot be imported in Blender"
+        return progress.Result(task.item, progress.SKIPPED, detail=str(exc), output=task.output)
 
 
 def _is_format_error(exc: BaseException) -> bool:
@@ -414,17 +352,22 @@ def _is_format_error(exc: BaseException) -> bool:
 
 
 def _describe(exc: BaseException, path: str) -> str:
+    """The progress line's text for a failure; names the file when it is not the
+    input (an output that could not be written, the --model file)."""
     if _is_format_error(exc):
         msg = exc.message
+        if exc.path and str(exc.path) != path:
+            msg = f"{exc.path}: {msg}"
         if exc.offset is None:
             return f"error: {msg}"
-        if msg.startswith("re-encoded bytes differ"):
+        if exc.message.startswith("re-encoded bytes differ"):
             return f"re-encoded bytes differ at offset {exc.offset}: {msg}"
         return f"error at offset {exc.offset}: {msg}"
     return f"error: {type(exc).__name__}: {exc}"
 
 
 def _error_text(exc: BaseException, path: str) -> str:
+    """The sentence on stderr: the file, (the offset,) what is wrong."""
     if _is_format_error(exc):
         if not exc.path:
             exc.with_path(path)
@@ -432,42 +375,104 @@ def _error_text(exc: BaseException, path: str) -> str:
     return f"{path}: {type(exc).__name__}: {exc}"
 
 
+# --------------------------------------------------------------------------
+# The command line
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="batch.py",
         description="RigPort command line: import, export, convert and check game assets.",
+        epilog="Exit status: 0 ok, 1 a file failed, 2 usage.",
     )
-    p.add_argument(
-        "--keep-going", action="store_true", help="go on after a failed file; exit 1 at the end"
-    )
+    _global_options(p)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    after = argparse.ArgumentParser(add_help=False)
+    _global_options(after)  # also after the command
 
-    s = sub.add_parser("import", help="import files (models first, then animations)")
+    def add(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, parents=[after])
+
+    s = add("check", "codec round trip: parse, re-encode, compare bytes")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    s = add("inspect", "JSON summary of files (codec only)")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    for name, text in (
+        ("roundtrip", "import IN, export it in the same format to OUT"),
+        ("convert", "import IN, export OUT by its extension (or --to)"),
+    ):
+        s = add(name, text)
+        s.add_argument("inputs", nargs="+", metavar="IN")
+        s.add_argument("output", metavar="OUT")
+        s.add_argument("--model", metavar="MODEL", help="the skeleton for animations")
+        if name == "convert":
+            s.add_argument(
+                "--to",
+                action="append",
+                metavar="EXT",
+                help="output extension(s) when OUT is a folder, e.g. --to .dff "
+                "(one per kind: --to .mdl --to .ani)",
+            )
+    s = add("import", "import files into one scene (models first, then animations)")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.add_argument("--save", metavar="OUT.blend", help="save the result as a .blend file")
     s.add_argument("--all-lods", action="store_true", help="import every LOD level")
-
-    for name, text in (
-        ("convert", "import IN, export OUT by its extension"),
-        ("roundtrip", "import IN, export it in the same format to OUT"),
-    ):
-        s = sub.add_parser(name, help=text)
-        s.add_argument("input", metavar="IN")
-        s.add_argument("output", metavar="OUT")
-        s.add_argument("--model", metavar="M.mdl", help="the skeleton for an animation")
-
-    s = sub.add_parser("check", help="codec round trip: parse, re-encode, compare bytes")
-    s.add_argument("files", nargs="+", metavar="FILE")
-    s = sub.add_parser("inspect", help="JSON summary of files (codec only)")
-    s.add_argument("files", nargs="+", metavar="FILE")
-    s = sub.add_parser("pack", help="write a folder's files into a package (codec only)")
+    s = add("pack", "write a folder's files into a package (codec only)")
     s.add_argument("folder", metavar="DIR")
     s.add_argument("output", metavar="OUT.pak")
     s.add_argument("--lz4", action="store_true", help="LZ4-compress (ULZ4, or RLZ4 with --rbfx)")
     s.add_argument("--rbfx", action="store_true", help="rbfx layout (RPAK/RLZ4)")
-    for sp in sub.choices.values():  # accepted after the command too
-        sp.add_argument("--keep-going", action="store_true", default=argparse.SUPPRESS)
     return p
+
+
+def _global_options(p: argparse.ArgumentParser) -> None:
+    """The options accepted before and after the command. They default to
+    ``SUPPRESS``, so that the subcommand's parser does not reset a value given
+    before the command; ``GLOBAL_DEFAULTS`` fills in what neither gave."""
+    default = argparse.SUPPRESS
+    p.add_argument(
+        "--keep-going",
+        action="store_true",
+        default=default,
+        help="go on after a failed file; exit 1 at the end",
+    )
+    p.add_argument(
+        "--recursive",
+        "-r",
+        action="store_true",
+        default=default,
+        help="walk folders into their subfolders",
+    )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        metavar="N",
+        default=default,
+        help="worker processes for check, inspect, roundtrip and convert "
+        "(default: the number of cores; 1: run in this process)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        default=default,
+        help="process only the K-th of N slices of the file list (for farm array jobs)",
+    )
+    p.add_argument(
+        "--report",
+        metavar="REPORT.json",
+        default=default,
+        help="write per-file status, seconds, warnings and counts as JSON",
+    )
+
+
+GLOBAL_DEFAULTS = {
+    "keep_going": False,
+    "recursive": False,
+    "jobs": None,
+    "shard": None,
+    "report": None,
+}
 
 
 def _argv(argv: list[str] | None) -> list[str]:
@@ -479,11 +484,28 @@ def _argv(argv: list[str] | None) -> list[str]:
 
 
 def run(argv: list[str] | None = None) -> int:
+    """Run the command line; the exit status."""
+    args_list = _argv(argv)
+    if args_list[:1] == ["--worker"]:
+        return _worker()
     parser = _parser()
     try:
-        args = parser.parse_args(_argv(argv))
+        args = parser.parse_args(args_list)
     except SystemExit as exc:
         return int(exc.code or 0)
+    for name, value in GLOBAL_DEFAULTS.items():
+        if not hasattr(args, name):
+            setattr(args, name, value)
+    args.argv = args_list
+    if args.command not in CODEC_COMMANDS and not _has_bpy():
+        print(
+            f"batch.py: error: {args.command} needs Blender: run it with a Python that has "
+            "the bpy module (pip install bpy), or as "
+            f"blender -b --python-exit-code 1 --python batch.py -- {args.command} ...",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 2
     try:
         return _dispatch(args)
     except UsageError as exc:
@@ -491,94 +513,281 @@ def run(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _dispatch(args) -> int:
-    runner = Runner(args.keep_going)
-    cmd = args.command
-    if cmd == "check":
-        _check_exts(args.files)
-        items = [item for path in args.files for item in package_members(path)]
-        runner.run(items, check_file)
-        return runner.status
-
-    if cmd == "pack":
-        if _ext(args.output) != ".pak":
-            raise UsageError(f"{args.output}: expected a .pak path")
-        pack = args.output, args.lz4, args.rbfx
-        runner.run([args.folder], lambda folder: pack_folder(folder, *pack))
-        return runner.status
-
-    if cmd == "inspect":
-        _check_exts(args.files)
-        results: list[dict] = []
-
-        def work(path: str) -> str:
-            results.append(inspect_file(path))
-            return results[-1]["format"]
-
-        runner.progress = sys.stderr  # stdout is the JSON document
-        runner.run(args.files, work)
-        doc = results[0] if len(args.files) == 1 and results else results
-        if results:
-            json.dump(doc, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        return runner.status
-
-    options = vars(args)
-    if cmd == "import":
-        _check_exts(args.files)
-        order = {"package": 0, "model": 1, "animation": 2, "other": 3}
-        files = sorted(args.files, key=lambda f: order[_kind_or_other(f)])
-        if args.save and _ext(args.save) != ".blend":
-            raise UsageError(f"--save {args.save}: expected a .blend path")
-        blender().reset()
-        state: dict = {}
-        ok = runner.run(files, lambda p: blender().import_file(p, state, options))
-        if ok and args.save:
-            bpy = blender().bpy
-            bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.save))
-            print(f"saved {args.save}", flush=True)
-        return runner.status
-
-    # convert / roundtrip
-    _check_exts([args.input, args.output])
-    if args.model:
-        _check_exts([args.model], ("model",))
-    in_kind, out_kind = _kind_or_other(args.input), _kind_or_other(args.output)
-    if "other" not in (in_kind, out_kind) and in_kind != out_kind:
-        raise UsageError(f"{args.input}: a {in_kind} cannot be written as {_ext(args.output)}")
-    if cmd == "roundtrip" and _ext(args.input) != _ext(args.output):
-        raise UsageError(
-            f"roundtrip writes the same format: {args.input} and {args.output} "
-            "have different extensions (use convert)"
-        )
-    runner.run([args.input], lambda p: _export_like(p, args.output, options))
-    return runner.status
+CODEC_BYTES_PER_WORKER = 32 << 20  # a worker starts in about 0.5 s; the codec reads ~40 MB/s
 
 
-def _kind_or_other(path: str) -> str:
-    """The kind of the file's format: by content for an existing file whose extension
-    several formats share, else by extension; ``"other"`` when it cannot tell."""
-    kinds = {f.kind for f in registry().all_formats() if _ext(path) in f.extensions}
-    if len(kinds) == 1:
-        return kinds.pop()
+def _default_jobs(command: str, tasks: list) -> int:
+    """The number of cores; for the codec commands only as many workers as there are
+    32 MiB of input to share (starting one costs more than checking a small file)."""
     try:
-        return format_of(path).kind
-    except Exception:  # unreadable or not yet written: the command itself will say why
-        return "other"
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    if command not in CODEC_COMMANDS:
+        return cores
+    size = 0
+    for task in tasks:
+        path = _cli("members").split_member(task.item)[0]
+        try:
+            size += os.path.getsize(path)
+        except OSError:
+            pass
+    return max(1, min(cores, size // CODEC_BYTES_PER_WORKER))
+
+
+def _dispatch(args) -> int:
+    cmd = args.command
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: expected 1 or more")
+    if cmd not in PER_FILE_COMMANDS:
+        for flag, value in (("--jobs", args.jobs), ("--shard", args.shard)):
+            if value is not None and not (flag == "--jobs" and value == 1):
+                raise UsageError(
+                    f"{flag} applies to check, inspect, roundtrip and convert; "
+                    f"{cmd} works in one process"
+                )
+    if args.report:
+        _cli("inputs").check_output_file(args.report)
+    if cmd == "pack":
+        return _pack(args)
+    if cmd == "import":
+        return _import(args)
+    return _per_file(args)
+
+
+def _run_list(args, tasks: list, work, stream=None) -> object:
+    """Run ``work(task) -> Result`` over ``tasks`` in this process with progress
+    lines; stops after the first failure unless --keep-going. The Progress."""
+    progress = _cli("progress")
+    prog = progress.Progress(len(tasks), stream)
+    stopped = False
+    for i, task in enumerate(tasks):
+        if stopped:
+            prog.add(i, progress.Result(task.item, progress.NOT_RUN, detail="after a failure"))
+            continue
+        result = work(task)
+        prog.add(i, result)
+        if result.status == progress.FAILED and not args.keep_going:
+            print(f"error: {result.error}", file=sys.stderr, flush=True)
+            stopped = True
+    return prog
+
+
+def _finish(args, prog, jobs: int = 1) -> int:
+    """The summary line, the report, the exit status."""
+    progress = _cli("progress")
+    print(prog.summary(), file=prog.stream, flush=True)
+    if args.report:
+        prog.write_report(
+            args.report,
+            {
+                "command": args.command,
+                "arguments": args.argv,
+                "jobs": jobs,
+                "shard": args.shard,
+                "bpy": prog.bpy or _bpy_version(),
+            },
+        )
+    return 1 if prog.count(progress.FAILED) else 0
+
+
+def _bpy_version() -> str | None:
+    bpy = sys.modules.get("bpy")
+    return bpy.app.version_string if bpy is not None else None
+
+
+def _pack(args) -> int:
+    inputs, progress = _cli("inputs"), _cli("progress")
+    if _cli("members").ext(args.output) != ".pak":
+        raise UsageError(f"{args.output}: expected a .pak path")
+    inputs.check_output_file(args.output)
+    task = inputs.Task(args.folder)
+
+    def work(t):
+        detail = pack_folder(t.item, args.output, args.lz4, args.rbfx)
+        return progress.Result.ok(t.item, detail, output=args.output)
+
+    return _finish(args, _run_list(args, [task], lambda t: _attempt(t.item, lambda: work(t))))
+
+
+def _import(args) -> int:
+    inputs, progress = _cli("inputs"), _cli("progress")
+    if args.save:
+        if _cli("members").ext(args.save) != ".blend":
+            raise UsageError(f"--save {args.save}: expected a .blend path")
+        inputs.check_output_file(args.save)
+    tasks = inputs.expand(args.files, args.recursive)
+    order = {"package": 0, "model": 1, "animation": 2, "other": 3}
+    kind_of = _cli("outputs").kind_of
+    tasks.sort(key=lambda t: order[kind_of(t.item)])  # stable: the list order stays
+    bl = blender()
+    bl.reset()
+    state: dict = {}
+    options = vars(args)
+
+    def work(task):
+        if task.skip:
+            return progress.Result(task.item, progress.SKIPPED, detail=task.skip)
+        return _attempt(
+            task.item,
+            lambda: progress.Result.ok(task.item, bl.import_file(task.item, state, options)),
+        )
+
+    prog = _run_list(args, tasks, work)
+    if args.save and not prog.count(progress.FAILED):
+        path = os.path.abspath(args.save)
+        # Blender writes the .blend itself (to a temporary name it renames at the end)
+        bl.bpy.ops.wm.save_as_mainfile(filepath=path)
+        print(f"saved {args.save}", file=prog.stream, flush=True)
+    return _finish(args, prog)
+
+
+def _per_file(args) -> int:
+    """check, inspect, roundtrip, convert: the file list, sharded, run in this
+    process or on worker processes."""
+    inputs = _cli("inputs")
+    cmd = args.command
+    if cmd in ("check", "inspect"):
+        tasks = inputs.expand(args.files, args.recursive, open_containers=cmd == "check")
+    else:
+        tasks = _cli("outputs").plan(
+            cmd, args.inputs, args.output, args.recursive, args.model, getattr(args, "to", None)
+        )
+    if args.shard:
+        tasks = inputs.shard(tasks, *inputs.parse_shard(args.shard))
+    stream = sys.stderr if cmd == "inspect" else sys.stdout  # stdout is the JSON document
+    options = {k: v for k, v in vars(args).items() if k in ("model", "to", "all_lods")}
+    jobs = min(args.jobs or _default_jobs(cmd, tasks), sum(1 for t in tasks if not t.skip))
+    if jobs <= 1:
+        prog = _run_list(args, tasks, lambda t: run_task(cmd, t, options), stream)
+        jobs = 1
+    else:
+        prog = _run_pool(args, tasks, options, jobs, stream)
+    named_skips = [
+        r
+        for t, r in zip(tasks, prog.slots, strict=True)
+        if t.named and r is not None and r.status == _cli("progress").SKIPPED
+    ]
+    if cmd == "inspect":
+        docs = [r.data for r in prog.slots if r is not None and r.data is not None]
+        if docs:
+            named_one = len(args.files) == 1 and not os.path.isdir(args.files[0])
+            json.dump(docs[0] if named_one else docs, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+    status = _finish(args, prog, jobs)
+    if named_skips and not status:  # a file the command line names must be processed
+        print(f"batch.py: error: {named_skips[0].detail}", file=sys.stderr, flush=True)
+        return 2
+    return status
+
+
+def _run_pool(args, tasks: list, options: dict, jobs: int, stream) -> object:
+    """The tasks on ``jobs`` worker processes; progress lines as results come in."""
+    progress, pool = _cli("progress"), _cli("pool")
+    prog = progress.Progress(len(tasks), stream)
+    header = {"command": args.command, "options": options}
+    work = []
+    for i, task in enumerate(tasks):
+        if task.skip:
+            prog.add(i, run_task(args.command, task, options))
+        else:
+            work.append((i, task.to_json()))
+    first_error: list[str] = []
+
+    def on_result(index: int, doc: dict | None, why: str) -> bool:
+        task = tasks[index]
+        if doc is None:
+            result = progress.Result(
+                task.item,
+                progress.FAILED,
+                detail=f"error: {why}",
+                error=f"{task.item}: {why}",
+                output=task.output,
+            )
+        else:
+            result = progress.Result.from_json(doc)
+        prog.add(index, result)
+        if result.status == progress.FAILED and not first_error:
+            first_error.append(result.error)
+        return args.keep_going or not first_error
+
+    ready = pool.run(_worker_argv(args.command), header, work, jobs, on_result)
+    prog.bpy = ready.get("bpy")
+    for i, task in enumerate(tasks):
+        if prog.slots[i] is None:
+            prog.add(i, progress.Result(task.item, progress.NOT_RUN, detail="after a failure"))
+    if first_error and not args.keep_going:
+        print(f"error: {first_error[0]}", file=sys.stderr, flush=True)
+    return prog
+
+
+def _worker_argv(command: str) -> list[str]:
+    """How to start a worker: the Blender program for Blender work inside Blender,
+    else this Python (which has the bpy module, or needs none)."""
+    bpy = sys.modules.get("bpy")
+    binary = getattr(getattr(bpy, "app", None), "binary_path", "") if bpy else ""
+    if binary and command not in CODEC_COMMANDS:
+        return [
+            binary,
+            "-b",
+            "--python-exit-code",
+            "1",
+            "--python",
+            str(Path(__file__).resolve()),
+            "--",
+            "--worker",
+        ]
+    return [sys.executable, str(Path(__file__).resolve()), "--worker"]
+
+
+def _worker() -> int:
+    """A worker process: tasks in on stdin, results out on stdout (see cli/pool.py).
+    Everything else printed (by Blender, by an operator) goes to stderr."""
+    results = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    header = json.loads(sys.stdin.readline())
+    command, options = header["command"], header["options"]
+    if command not in CODEC_COMMANDS:
+        blender()  # bpy and the add-on, once
+    results.write(json.dumps({"ready": True, "bpy": _bpy_version()}) + "\n")
+    task_class = _cli("inputs").Task
+    for line in sys.stdin:
+        task = task_class(**json.loads(line))
+        results.write(json.dumps(run_task(command, task, options).to_json()) + "\n")
+    results.close()
+    return 0
+
+
+def _quiet_closed_pipe() -> None:
+    """stdout's reader went away (``batch.py inspect ... | head``): send what is
+    left to /dev/null, so the interpreter's final flush does not complain."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def main(argv: list[str] | None = None) -> None:
-    code = run(argv)
-    if "bpy" in sys.modules:
-        # bpy 4.2 (the module) can crash at interpreter exit: leave before it.
-        bpy = sys.modules["bpy"]
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        if not getattr(bpy.app, "binary_path", ""):
-            os._exit(code)
+    try:
+        code = run(argv)
+    except BrokenPipeError:
+        _quiet_closed_pipe()
+        code = SIGPIPE_STATUS
+    except KeyboardInterrupt:
+        print("batch.py: interrupted", file=sys.stderr, flush=True)
+        code = 130
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            _quiet_closed_pipe()
+    bpy = sys.modules.get("bpy")
+    if bpy is not None and not getattr(bpy.app, "binary_path", ""):
+        os._exit(code)  # bpy 4.2 (the module) can crash at interpreter exit: leave before it
     sys.exit(code)
 
 

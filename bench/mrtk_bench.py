@@ -1,45 +1,106 @@
-"""MRTK input recording benchmark: a long recording through the codec and Blender.
+"""MRTK input recording benchmark: 10-minute 60 Hz recordings through the codec and Blender.
 
-Run with a Python that has the ``bpy`` module::
+Run with a Python that has the ``bpy`` module; it prints a Markdown section::
 
-    .venv/bpy50/bin/python bench/mrtk_bench.py [--minutes 10] [--rate 60]
+    .venv/bpy50/bin/python bench/mrtk_bench.py [--minutes 10] [--rate 60] \\
+        | python bench/sections.py BENCHMARKS.md mrtk-50 "MRTK input recordings, bpy 5.0"
 
-It builds a recording with the camera, both hands (27 joints each) and eye
-gaze at ``--rate`` keys per second for ``--minutes`` (10 min at 60 Hz: 395
-float curves of 36,000 keys), in the simple 1.1 layout (what MRTK writes) and
-the full-keyframe layout, and times: codec read and write, import into
-Blender (``import_anim.mrtk_input``), export in the same layout (byte-exact),
-and export of the full-keyframe import to the simple layout (sampling).
-Benchmarks are not tests: nothing here runs under pytest.
+Recordings (camera, both hands with 27 joints, eye gaze in 1.1; 385 to 391
+float curves of 36,000 keys, 14 million keys):
+- ``1.0 recorder``: what MRTK's recorder writes (linear keys: weighted mode
+  Both, tangents and weights 0), the issue's 10-minute case;
+- ``1.1 simple``: what MRTK 2.x writes (time and value per key);
+- ``1.1 full``: the documented layout (tangents and weights).
+
+For each: codec read and write, Blender import (``import_anim.mrtk_input``)
+and export with default options (byte-exact is checked), wall and CPU time,
+and the floor: Blender's own calls alone (actions, F-curves,
+``keyframe_points.add`` and the ``foreach_set`` calls) on the same arrays,
+and ``foreach_get`` of the same properties for export. The machine may be
+shared: CPU time is the steadier number there. Not a test.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import gc
+import importlib
 import os
+import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from sections import quiet_stdout  # noqa: E402
 
 
 def _package():
-    spec = importlib.util.spec_from_file_location(
-        "rigport", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rigport"] = module
-    spec.loader.exec_module(module)
-    return module
+    """The repository as the package ``rigport`` (its folder may have any name)."""
+    link = Path(tempfile.mkdtemp(prefix="rigport-bench-")) / "rigport"
+    link.symlink_to(ROOT, target_is_directory=True)
+    sys.path.insert(0, str(link.parent))
+    return importlib.import_module("rigport")
 
 
 def _timed(fn, *args, **kwargs):
-    t0 = time.perf_counter()
+    """(result, wall seconds, CPU seconds)."""
+    gc.collect()
+    t0, c0 = time.perf_counter(), time.process_time()
     out = fn(*args, **kwargs)
-    return out, time.perf_counter() - t0
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def _floor(bpy, plan, fps: float):
+    """Blender's own calls alone for the import's F-curves, then foreach_get of them."""
+    from rigport.operators.blender import compat
+    from rigport.operators.mrtk.build import _enum, interpolation_codes
+
+    codes = interpolation_codes()
+    free_code = _enum("FREE", "handle_left_type")
+    arrays = []
+    for c in plan.curves:
+        co, hl, hr, interp = c.frames(fps)
+        arrays.append((c, co.ravel(), hl.ravel(), hr.ravel(), codes[interp]))
+
+    def build():
+        fcurves, actions = [], {}
+        for c, co, hl, hr, ic in arrays:
+            action = actions.get(c.target)
+            if action is None:
+                action = actions[c.target] = bpy.data.actions.new("floor")
+            fc = compat.new_fcurve(action, c.data_path, c.index, c.target)
+            kp = fc.keyframe_points
+            kp.add(len(ic))
+            kp.foreach_set("co", co)
+            kp.foreach_set("handle_left", hl)
+            kp.foreach_set("handle_right", hr)
+            kp.foreach_set("interpolation", ic)
+            free = np.full(len(ic), free_code, np.uint8)
+            kp.foreach_set("handle_left_type", free)
+            kp.foreach_set("handle_right_type", free)
+            fcurves.append(fc)
+        return fcurves, actions
+
+    (fcurves, actions), wall_set, cpu_set = _timed(build)
+
+    def read():
+        for fc in fcurves:
+            kp = fc.keyframe_points
+            k = len(kp)
+            for prop in ("co", "handle_left", "handle_right"):
+                kp.foreach_get(prop, np.empty(2 * k, np.float32))
+            kp.foreach_get("interpolation", np.empty(k, np.uint8))
+
+    _, wall_get, cpu_get = _timed(read)
+    for action in actions.values():
+        bpy.data.actions.remove(action)
+    return wall_set, cpu_set, wall_get, cpu_get
 
 
 def main() -> None:
@@ -52,43 +113,54 @@ def main() -> None:
 
     rigport = _package()
     rigport.register()
-    from rigport.io_formats.mrtk import recording, samples
+    from rigport.io_formats.mrtk import convert, recording, samples
 
     tmp = Path(tempfile.mkdtemp(prefix="rigport-mrtk-"))
-    print(f"bpy {bpy.app.version_string}, {args.minutes} min at {args.rate} Hz")
-    for layout in (recording.SIMPLE, recording.FULL):
-        rec, dt = _timed(samples.long_recording, args.minutes, args.rate, layout)
+    cases = (
+        ("1.0 recorder", lambda: samples.recorder_recording(args.minutes, args.rate)),
+        ("1.1 simple", lambda: samples.long_recording(args.minutes, args.rate, recording.SIMPLE)),
+        ("1.1 full", lambda: samples.long_recording(args.minutes, args.rate, recording.FULL)),
+    )
+    rows = []
+    for name, make in cases:
+        rec = make()
         n_curves = len(list(rec.float_curves()))
         n_keys = sum(len(c.keys) for _, c in rec.float_curves())
-        data, t_write = _timed(recording.write, rec)
-        _, t_read = _timed(recording.read, data)
-        src = tmp / f"{layout}.bin"
+        data, _, t_write = _timed(recording.write, rec)
+        del rec
+        back, _, t_read = _timed(recording.read, data)
+        plan = convert.import_recording(back)
+        del back
+        src = tmp / "take.bin"
         src.write_bytes(data)
         bpy.ops.wm.read_factory_settings(use_empty=True)
         bpy.context.scene.render.fps = int(args.rate)
-        _, t_import = _timed(bpy.ops.import_anim.mrtk_input, filepath=str(src))
-        out = tmp / f"{layout}_out.bin"
-        _, t_export = _timed(bpy.ops.export_anim.mrtk_input, filepath=str(out))
+        with quiet_stdout():
+            floor = _floor(bpy, plan, float(args.rate))
+            del plan
+            _, wi, ci = _timed(bpy.ops.import_anim.mrtk_input, filepath=str(src))
+            out = tmp / "out.bin"
+            _, we, ce = _timed(bpy.ops.export_anim.mrtk_input, filepath=str(out))
         same = out.read_bytes() == data
-        print(
-            f"{layout}: {n_curves} float curves, {n_keys} keys, {len(data) / 1e6:.1f} MB; "
-            f"generate {dt:.2f} s, codec read {t_read:.2f} s, write {t_write:.2f} s; "
-            f"Blender import {t_import:.2f} s, export {t_export:.2f} s, bytes equal: {same}"
+        rows.append(
+            f"| {name} | {n_curves} | {n_keys / 1e6:.1f} M | {len(data) / 1e6:.0f} MB "
+            f"| {t_read:.2f} / {t_write:.2f} | {wi:.2f} ({ci:.2f}) "
+            f"| {floor[0]:.2f} ({floor[1]:.2f}) | {we:.2f} ({ce:.2f}) "
+            f"| {floor[2]:.2f} ({floor[3]:.2f}) | {'yes' if same else 'NO'} |"
         )
-        if layout == recording.FULL:
-            simple = tmp / "sampled.bin"
-            _, t_sample = _timed(
-                bpy.ops.export_anim.mrtk_input,
-                filepath=str(simple),
-                version="V11_SIMPLE",
-                tolerance=1e-4,
-            )
-            back = recording.read(simple.read_bytes())
-            n_out = sum(len(c.keys) for _, c in back.float_curves())
-            print(
-                f"full -> simple export (tolerance 1e-4): {t_sample:.2f} s, "
-                f"{n_out} keys ({n_out / n_keys:.2f} per original key)"
-            )
+        del data
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"bpy {bpy.app.version_string}, Python {platform.python_version()}, "
+        f"{platform.machine()} {os.cpu_count()} CPUs, load average {load:.1f} at the end; "
+        f"{args.minutes:g} min at {args.rate:g} Hz. Seconds, wall (CPU); codec CPU.\n"
+    )
+    print(
+        "| recording | float curves | keys | file | codec read / write | import "
+        "| import floor (Blender calls) | export | export floor (foreach_get) | bytes equal |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
 
 
 if __name__ == "__main__":

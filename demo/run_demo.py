@@ -1,16 +1,18 @@
-"""RigPort demo: build Urho3D assets in code, take them through Blender and back.
+"""RigPort demo: one asset of each format, made by our writers, through Blender and back.
 
-    make demo      (= .venv/bpy50/bin/python demo/run_demo.py)
+    make demo      (= .venv/bpy50/bin/python demo/run_demo.py [OUT])
 
-1. Writes a skinned, morphing Urho3D model with two UV sets and a walk
-   animation for its skeleton (``io_formats/urho3d/samples.py``) to ``demo/out/``.
-2. Imports both into an empty Blender file, exports them back to
-   ``demo/out/*_roundtrip.*`` and saves ``demo/out/demo.blend``.
-3. Compares the files at the codec level: vertex and index counts, positions,
-   bone names, parents and bind (offset) matrices, morph names, and key times
-   and values (quaternions up to sign), within 1e-5.
+For Urho3D, Unigine, RenderWare, MRTK and BonesPro, one sample file built by
+the format's own writer (``io_formats/<format>/samples.py``) is written to
+``demo/out/samples/``, imported into an empty Blender file, exported back to
+``demo/out/export/`` and checked: the exported file must re-encode byte for
+byte, and its codec summary (counts, names, layout) must equal the source's.
+Each imported asset is rendered (Workbench; Cycles at a few samples where
+Workbench cannot render headless) into one contact sheet,
+``demo/out/contact_sheet.png``.
 
-Prints a summary and exits 1 if any check failed.
+Prints one table (format, file, import, export, check, seconds, detail), a
+FAIL line for every step that failed, and exits 1 if any did.
 """
 
 from __future__ import annotations
@@ -18,147 +20,262 @@ from __future__ import annotations
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "demo" / "out"
-TOL = 1e-5
+TILE = (400, 300)
+COLUMNS = 3
 
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "demo"))
+import sample_library  # noqa: E402
+
 import batch  # noqa: E402  (the repository's command line: loads the add-on by path)
 
 
-class Checks:
-    def __init__(self) -> None:
-        self.results: list[tuple[str, bool, str]] = []
+class Row:
+    def __init__(self, fmt: str, path: Path) -> None:
+        self.fmt, self.path = fmt, path
+        self.steps: dict[str, str] = {}
+        self.details: list[str] = []
+        self.failures: list[str] = []
+        self.seconds = 0.0
 
-    def add(self, name: str, ok: bool, detail: str = "") -> None:
-        self.results.append((name, bool(ok), detail))
-        print(f"  {'ok  ' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-
-    def close(self, name: str, a, b, tol: float = TOL) -> None:
-        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-        if a.shape != b.shape:
-            self.add(name, False, f"shapes {a.shape} != {b.shape}")
-            return
-        err = float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b)))) if a.size else 0.0
-        self.add(name, err <= tol, f"max error {err:.2e}")
-
-    def equal(self, name: str, a, b) -> None:
-        self.add(name, a == b, "" if a == b else f"{a!r} != {b!r}")
-
-    @property
-    def failed(self) -> int:
-        return sum(1 for _, ok, _ in self.results if not ok)
-
-
-def compare_models(checks: Checks, src, got) -> None:
-    checks.equal("vertex counts", [v.count for v in got.vertex_buffers],
-                 [v.count for v in src.vertex_buffers])
-    checks.equal("index counts", [len(i.indices) for i in got.index_buffers],
-                 [len(i.indices) for i in src.index_buffers])
-    checks.equal("vertex elements", [[e.key for e in v.elements] for v in got.vertex_buffers],
-                 [[e.key for e in v.elements] for v in src.vertex_buffers])
-    same_counts = [v.count for v in got.vertex_buffers] == [v.count for v in src.vertex_buffers]
-    if same_counts:
-        for i, (a, b) in enumerate(zip(got.vertex_buffers, src.vertex_buffers, strict=True)):
-            checks.close(f"positions (buffer {i})", a.data["position0"], b.data["position0"])
-    checks.equal("geometries", len(got.geometries), len(src.geometries))
-    checks.equal("morph names", [m.name for m in got.morphs], [m.name for m in src.morphs])
-    checks.equal("bone names", [b.name for b in got.bones], [b.name for b in src.bones])
-    checks.equal("bone parents", [b.parent for b in got.bones], [b.parent for b in src.bones])
-    if len(got.bones) == len(src.bones):
-        checks.close("bind offset matrices", np.stack([b.offset_matrix for b in got.bones]),
-                     np.stack([b.offset_matrix for b in src.bones]))
+    def step(self, name: str, fn, *args):
+        """Run ``fn(*args)``; its status goes in the table, its failure in a FAIL line."""
+        t0 = time.perf_counter()
+        try:
+            out = fn(*args)
+        except Exception as exc:  # every failure is reported, none stops the others
+            self.steps[name] = "FAIL"
+            self.failures.append(f"{name}: {type(exc).__name__}: {exc}")
+            traceback.print_exc(file=sys.stderr)
+            out = None
+        else:
+            self.steps[name] = "ok"
+        self.seconds += time.perf_counter() - t0
+        return out
 
 
-def compare_animations(checks: Checks, src, got) -> None:
-    checks.equal("track names", [t.name for t in got.tracks], [t.name for t in src.tracks])
-    checks.close("length", got.length, src.length)
-    by_name = {t.name: t for t in got.tracks}
-    worst = {"time": 0.0, "position": 0.0, "rotation": 0.0, "scale": 0.0}
-    problems = []
-    for t in src.tracks:
-        g = by_name.get(t.name)
-        if g is None:
+def check_export(src: Path, out: Path) -> str:
+    """The exported file re-encodes losslessly and has the source's summary."""
+    batch.check_file(str(out))
+    fmt = batch.format_of(str(src))
+    want = fmt.summary(fmt.read(src.read_bytes()))
+    got = fmt.summary(fmt.read(out.read_bytes()))
+    differ = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
+    if differ:
+        raise AssertionError(f"the exported summary differs in {', '.join(differ)}")
+    same = "byte-identical" if src.read_bytes() == out.read_bytes() else "same summary"
+    return f"{same}, {out.stat().st_size} bytes"
+
+
+def _markers(bpy) -> None:
+    """Small spheres where an asset has no surface of its own: on the animated
+    empties (MRTK joints, camera, gaze) and on the vertices of a mesh without
+    faces (a BonesPro structure's points), so that every asset renders."""
+    import bmesh
+
+    def sphere(radius: float):
+        mesh = bpy.data.meshes.new("demo_marker")
+        bm = bmesh.new()
+        bmesh.ops.create_icosphere(bm, subdivisions=2, radius=radius)
+        bm.to_mesh(mesh)
+        bm.free()
+        return mesh
+
+    dot = None
+    for obj in list(bpy.context.scene.objects):
+        if obj.type == "EMPTY" and obj.animation_data is not None:
+            dot = dot or sphere(0.012)
+            marker = bpy.data.objects.new(f"dot_{obj.name}", dot)
+            bpy.context.scene.collection.objects.link(marker)
+            marker.parent = obj
+        elif obj.type == "MESH" and len(obj.data.vertices) and not len(obj.data.polygons):
+            size = max(obj.dimensions) or 1.0
+            marker = bpy.data.objects.new(f"dots_{obj.name}", sphere(size * 0.03))
+            bpy.context.scene.collection.objects.link(marker)
+            marker.parent = obj
+            obj.instance_type = "VERTS"  # the sphere on every vertex
+
+
+def _world_points(bpy):
+    """Every evaluated (deformed, instanced) mesh vertex in world space."""
+    import numpy as np
+
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    chunks = []
+    for inst in depsgraph.object_instances:
+        obj = inst.object
+        if obj.type != "MESH":
             continue
-        if len(g.keys) != len(t.keys):
-            problems.append(f"{t.name}: {len(g.keys)} keys, expected {len(t.keys)}")
-            continue
-        for field in worst:
-            if field not in t.keys.dtype.names:
-                continue
-            if field not in g.keys.dtype.names:
-                problems.append(f"{t.name}: no {field} channel")
-                continue
-            a = g.keys[field].astype(np.float64)
-            b = t.keys[field].astype(np.float64)
-            if field == "rotation":  # q and -q are the same rotation
-                sign = np.where(np.sum(a * b, axis=-1, keepdims=True) < 0, -1.0, 1.0)
-                a = a * sign
-            err = float(np.max(np.abs(a - b))) if a.size else 0.0
-            worst[field] = max(worst[field], err)
-    checks.add("key counts and channels", not problems, "; ".join(problems[:3]))
-    for field, err in worst.items():
-        checks.add(f"key {field}s", err <= TOL, f"max error {err:.2e}")
+        mesh = obj.to_mesh()
+        co = np.empty(len(mesh.vertices) * 3, np.float64)
+        mesh.vertices.foreach_get("co", co)
+        obj.to_mesh_clear()
+        m = np.array(inst.matrix_world, np.float64)
+        chunks.append(co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3])
+    return np.concatenate(chunks) if chunks else np.empty((0, 3))
 
 
-def main() -> int:
+def render_tile(bpy, label: str, path: Path) -> str:
+    """Render what the scene holds, framed by an orthographic camera, with a label."""
+    from mathutils import Vector
+
+    scene = bpy.context.scene
+    _markers(bpy)
+    bpy.context.view_layer.update()
+    points = _world_points(bpy)
+    if not len(points):
+        raise RuntimeError("nothing to render: the import made no geometry")
+    lo, hi = Vector(points.min(axis=0)), Vector(points.max(axis=0))
+    centre, size = (lo + hi) / 2, max((hi - lo).length, 1e-3)
+    aspect = TILE[1] / TILE[0]
+    cam_data = bpy.data.cameras.new("demo_camera")
+    cam_data.type = "ORTHO"
+    cam_data.ortho_scale = scale = size * 1.05 / aspect  # the whole diagonal fits the height
+    cam_data.clip_end = size * 10
+    cam = bpy.data.objects.new("demo_camera", cam_data)
+    scene.collection.objects.link(cam)
+    direction = Vector((1.0, -1.4, 0.8)).normalized()
+    cam.location = centre + direction * size * 3
+    cam.rotation_euler = direction.to_track_quat("Z", "Y").to_euler()
+    scene.camera = cam
+    text = bpy.data.curves.new("demo_label", type="FONT")
+    text.body = label
+    text.size = scale * 0.045
+    label_obj = bpy.data.objects.new("demo_label", text)
+    scene.collection.objects.link(label_obj)
+    label_obj.parent = cam
+    label_obj.location = (-scale * 0.48, -scale * aspect * 0.46, -size)
+    if scene.world is None:
+        scene.world = bpy.data.worlds.new("demo_world")
+    scene.world.color = (0.05, 0.06, 0.08)
+    r = scene.render
+    r.resolution_x, r.resolution_y = TILE
+    r.resolution_percentage = 100
+    r.image_settings.file_format = "PNG"
+    r.filepath = str(path)
+    scene.display.shading.light = "STUDIO"
+    scene.display.shading.color_type = "RANDOM"
+    try:
+        r.engine = "BLENDER_WORKBENCH"
+        bpy.ops.render.render(write_still=True)
+        return "Workbench"
+    except RuntimeError:  # no GPU context: Cycles on the CPU renders anywhere
+        r.engine = "CYCLES"
+        scene.cycles.device = "CPU"
+        scene.cycles.samples = 8
+        bpy.ops.render.render(write_still=True)
+        return "Cycles"
+
+
+def contact_sheet(bpy, tiles: list[Path], out: Path) -> None:
+    """The tiles in a grid of COLUMNS, saved as one PNG."""
+    import numpy as np
+
+    w, h = TILE
+    rows = (len(tiles) + COLUMNS - 1) // COLUMNS
+    sheet = np.zeros((rows * h, COLUMNS * w, 4), np.float32)
+    for i, tile in enumerate(tiles):
+        img = bpy.data.images.load(str(tile))
+        px = np.empty(w * h * 4, np.float32)
+        img.pixels.foreach_get(px)
+        if i == 0:
+            sheet[:] = px[:4]  # the background of the free cells: a corner of the first tile
+        r, c = rows - 1 - i // COLUMNS, i % COLUMNS  # Blender's rows start at the bottom
+        sheet[r * h : (r + 1) * h, c * w : (c + 1) * w] = px.reshape(h, w, 4)
+        bpy.data.images.remove(img)
+    img = bpy.data.images.new("contact_sheet", COLUMNS * w, rows * h, alpha=False)
+    img.pixels.foreach_set(sheet.ravel())
+    img.filepath_raw = str(out)
+    img.file_format = "PNG"
+    img.save()
+
+
+def _table_stream():
+    """stdout for the table alone: Blender logs to file descriptor 1 whenever it
+    likes (colour management, renders), so that descriptor goes to stderr."""
+    sys.stdout.flush()
+    table = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    return table
+
+
+def main(out_dir: Path) -> int:
     t0 = time.perf_counter()
-    OUT.mkdir(parents=True, exist_ok=True)
-    pkg = batch.package()
-    from importlib import import_module
-
-    mdl = import_module(f"{pkg.__name__}.io_formats.urho3d.mdl")
-    ani = import_module(f"{pkg.__name__}.io_formats.urho3d.ani")
-    samples = import_module(f"{pkg.__name__}.io_formats.urho3d.samples")
-
-    print("== 1. building sample assets")
-    model = samples.skinned_model(n_bones=8, grid=(32, 12), morphs=2, uv_sets=2)
-    anim = samples.walk_animation(model, n_keys=25, length=1.0)
-    model_path, anim_path = OUT / "tentacle.mdl", OUT / "tentacle_walk.ani"
-    model_path.write_bytes(mdl.write(model))
-    anim_path.write_bytes(ani.write(anim))
-    print(f"  {model_path.relative_to(ROOT)}: {model_path.stat().st_size} bytes, "
-          f"{model.vertex_buffers[0].count} vertices, {len(model.bones)} bones, "
-          f"morphs {[m.name for m in model.morphs]}")
-    print(f"  {anim_path.relative_to(ROOT)}: {anim_path.stat().st_size} bytes, "
-          f"{len(anim.tracks)} tracks")
-
-    print("== 2. Blender: import, export, save")
+    table_out = _table_stream()
+    samples, exports, tiles_dir = out_dir / "samples", out_dir / "export", out_dir / "tiles"
+    for d in (samples, exports, tiles_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    pkg = batch.package().__name__
+    library = sample_library.write_library(samples, len(sample_library.FORMATS), pkg)
     bl = batch.blender()
-    bl.reset()
-    built = bl.import_model(str(model_path), all_lods=True)
-    arm, action, how = bl.import_animation(str(anim_path), built.armature)
-    meshes = [o for o in built.objects if o.type == "MESH"]
-    print(f"  imported {len(meshes)} mesh object(s), armature {arm.name}, "
-          f"action {action.name} ({how})")
-    model_out, anim_out = OUT / "tentacle_roundtrip.mdl", OUT / "tentacle_walk_roundtrip.ani"
-    for w in bl.export_model(str(model_out), meshes):
-        print(f"  warning: {w}")
-    bl.export_animation(str(anim_out), arm, action)
-    blend = OUT / "demo.blend"
-    bl.bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-    print(f"  exported {model_out.relative_to(ROOT)} and {anim_out.relative_to(ROOT)}; "
-          f"saved {blend.relative_to(ROOT)}")
+    rows, tiles, engines = [], [], set()
+    for fmt, src in library:
+        row = Row(fmt, src)
+        rows.append(row)
+        out = exports / src.name
+        kind = batch.format_of(str(src)).kind
+        state: dict = {}
+        bl.reset()
+        row.details.append(row.step("import", bl.import_file, str(src), state, {}) or "")
+        row.step("export", bl.export_file, str(out), state, {}, kind)
+        row.details.append(row.step("check", check_export, src, out) or "")
+        if row.steps["import"] == "ok":
+            tile = tiles_dir / f"{fmt.lower()}.png"
+            label = f"{fmt}  {src.name}"
+            engine = row.step("render", render_tile, bl.bpy, label, tile)
+            if engine:
+                engines.add(engine)
+                tiles.append(tile)
+    sheet = out_dir / "contact_sheet.png"
+    if sheet.exists():
+        sheet.unlink()
+    sheet_error = "no PNG was written"
+    if tiles:
+        try:
+            contact_sheet(bl.bpy, tiles, sheet)
+        except Exception as exc:  # reported in the table's FAIL lines
+            traceback.print_exc(file=sys.stderr)
+            sheet_error = f"{type(exc).__name__}: {exc}"
 
-    print("== 3. round trip checks")
-    checks = Checks()
-    checks.equal("Blender UV layers", [len(o.data.uv_layers) for o in meshes], [2] * len(meshes))
-    checks.add("shape keys", all(o.data.shape_keys is not None for o in meshes))
-    compare_models(checks, model, mdl.read(model_out.read_bytes()))
-    compare_animations(checks, anim, ani.read(anim_out.read_bytes()))
-
-    n, failed = len(checks.results), checks.failed
-    print(f"== summary: {n - failed}/{n} checks passed in {time.perf_counter() - t0:.1f} s"
-          + (f"; {failed} FAILED" if failed else ""))
-    return 1 if failed else 0
+    header = ("format", "file", "import", "export", "check", "seconds", "detail")
+    table = [header] + [
+        (
+            r.fmt,
+            r.path.name,
+            r.steps.get("import", "-"),
+            r.steps.get("export", "-"),
+            r.steps.get("check", "-"),
+            f"{r.seconds:.2f}",
+            "; ".join(d for d in r.details if d),
+        )
+        for r in rows
+    ]
+    widths = [max(len(str(line[i])) for line in table[:]) for i in range(len(header) - 1)]
+    for line in table:
+        cells = [str(c).ljust(w) for c, w in zip(line[:-1], widths, strict=True)]
+        print("  ".join(cells + [line[-1]]).rstrip(), file=table_out)
+    failures = [(r.fmt, f) for r in rows for f in r.failures]
+    if not sheet.is_file():
+        failures.append(("contact sheet", sheet_error))
+    for fmt, text in failures:
+        print(f"FAIL {fmt}: {text}", file=table_out)
+    where = sheet.relative_to(ROOT) if sheet.is_relative_to(ROOT) else sheet
+    print(
+        f"contact sheet: {where} ({len(tiles)} assets, {', '.join(sorted(engines)) or 'none'}, "
+        f"bpy {bl.bpy.app.version_string}); {len(rows) - len({f for f, _ in failures})} of "
+        f"{len(rows)} formats passed in {time.perf_counter() - t0:.1f} s",
+        file=table_out,
+    )
+    table_out.flush()
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    code = main()
+    code = main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "demo" / "out")
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # the bpy module (4.2) can crash at interpreter exit

@@ -150,7 +150,7 @@ class FloatCurve:
     co: np.ndarray  # (K, 2)
     handle_left: np.ndarray  # (K, 2)
     handle_right: np.ndarray  # (K, 2)
-    interpolation: np.ndarray  # (K,) str: 'BEZIER', 'LINEAR' or 'CONSTANT'
+    interpolation: np.ndarray  # (K,) uint8 codes: mrtk.keys.CONSTANT, LINEAR or BEZIER
     cycle_before: str = "NONE"  # Cycles modifier mode, NONE for no modifier
     cycle_after: str = "NONE"
 

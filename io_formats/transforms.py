@@ -136,7 +136,13 @@ def parent_first_order(parents: np.ndarray) -> list[int]:
         order.append(i)
         stack.extend(reversed(children[i]))
     if len(order) != n:
-        raise ValueError("the bone hierarchy has a cycle")
+        placed = np.zeros(n, bool)
+        placed[order] = True
+        first = int(np.argmin(placed))
+        raise ValueError(
+            f"the bone hierarchy has a cycle: bone {first} (parent {int(parents[first])}) "
+            f"and {n - len(order) - 1} more bones reach no root"
+        )
     return order
 
 

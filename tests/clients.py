@@ -122,3 +122,117 @@ def dragonff_parent() -> Path:
     if not (DRAGONFF / "__init__.py").is_file():
         pytest.skip(f"DragonFF is not in {CLIENTS}")
     return DRAGONFF.parent
+
+
+def rwanim() -> Path:
+    """RigPort's own librw harness (``tests/clients/rwanim.cpp``: reads and writes
+    ``.anm`` with librw's Animation API), linked against the librw that
+    :func:`rwinfo` builds."""
+    base = rwinfo().parent
+    src = Path(__file__).resolve().parent / "clients" / "rwanim.cpp"
+    libs = sorted(base.glob("librw/**/librw*.a"))
+    if not libs:
+        pytest.skip(f"no librw library under {base}")
+    out = base / f"rwanim-{_digest(src.parent)}"
+    with _locked("rwanim"):
+        if not out.is_file():
+            res = subprocess.run(
+                [
+                    "g++",
+                    "-O1",
+                    "-std=c++11",
+                    "-DRW_NULL",
+                    f"-I{CLIENTS / 'librw'}",
+                    "-o",
+                    str(out),
+                    str(src),
+                    str(libs[0]),
+                ],
+                capture_output=True,
+                text=True,
+            )
+            if res.returncode != 0 or not out.is_file():
+                pytest.fail(f"building the librw harness failed:\n{res.stderr}")
+    return out
+
+
+def run_rwanim(*args: object, timeout: float = 120) -> str:
+    """``rwanim ARGS``'s standard output; a non-zero exit fails the test."""
+    res = subprocess.run(
+        [str(rwanim()), *map(str, args)], capture_output=True, text=True, timeout=timeout
+    )
+    assert res.returncode == 0, f"rwanim {args} failed ({res.returncode}):\n{res.stderr}"
+    return res.stdout
+
+
+_DRAGONFF_TXD = r"""
+import sys, numpy as np, bpy
+sys.path.insert(0, sys.argv[-3])
+import dragonff
+dragonff.register()
+from dragonff.ops import txd_importer
+txd_importer.import_txd({"file_name": sys.argv[-2], "skip_mipmaps": True, "pack": False})
+out = {}
+for image in bpy.data.images:
+    w, h = image.size
+    px = np.empty(w * h * 4, np.float32)
+    image.pixels.foreach_get(px)
+    out[image.name] = px.reshape(h, w, 4)
+np.savez(sys.argv[-1], **out)
+sys.stdout.flush()
+import os
+os._exit(0)  # bpy 4.2 can crash at interpreter exit
+"""
+
+
+def dragonff_txd_pixels(path: Path, out: Path, timeout: float = 600) -> dict:
+    """DragonFF's import of a .txd, in a child bpy process: image name
+    (``file.txd/texture/0``) -> (h, w, 4) float pixels, bottom row first."""
+    import sys
+
+    import numpy as np
+
+    parent = dragonff_parent()
+    res = subprocess.run(
+        [sys.executable, "-c", _DRAGONFF_TXD, str(parent), str(path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert res.returncode == 0, f"DragonFF's TXD import failed:\n{res.stderr[-3000:]}"
+    with np.load(out) as data:
+        return {k: data[k] for k in data.files}
+
+
+_DRAGONFF_IMG = r"""
+import hashlib, json, sys
+sys.path.insert(0, sys.argv[-2])
+from dragonff.gtaLib import img
+archive = img.img.open(sys.argv[-1])
+rows = []
+for i in range(len(archive.directory_entries)):
+    name, data = archive.read_entry(i)
+    rows.append([name, len(data), hashlib.sha256(data).hexdigest()])
+archive.close()
+print(json.dumps(rows))
+sys.stdout.flush()
+import os
+os._exit(0)  # bpy 4.2 can crash at interpreter exit
+"""
+
+
+def dragonff_img_members(path: Path, timeout: float = 300) -> list:
+    """DragonFF's reading of an IMG archive, in a child process:
+    ``[name, size, sha256 of the member's sectors]`` per member."""
+    import json
+    import sys
+
+    parent = dragonff_parent()
+    res = subprocess.run(
+        [sys.executable, "-c", _DRAGONFF_IMG, str(parent), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert res.returncode == 0, f"DragonFF's IMG reader failed:\n{res.stderr[-3000:]}"
+    return json.loads(res.stdout.strip().splitlines()[-1])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .euler import ORDERS
-from .text import Tokens, format_numbers
+from .text import COUNT_LIMIT, Tokens, format_numbers
 
 BONES = "Bones"
 MESH_ABSOLUTE = "Mesh (absolute)"
@@ -30,6 +30,9 @@ RADIANS = "Radians"
 UNITS = (DEGREES, RADIANS)
 # Spellings read as the canonical one (the specification's prose says "c.s." too).
 _MODE_ALIASES = {"Mesh (bones c.s.)": MESH_BONES}
+# Frames without values (no bones, or no vertices) take no bytes, so the file cannot
+# back their count; an importer still makes one key per frame.
+EMPTY_FRAME_LIMIT = 1 << 20
 
 
 @dataclass
@@ -72,9 +75,10 @@ class Animation:
 def read(data: bytes) -> Animation:
     """Parse an animation file; FormatError names the line of the first problem."""
     tok = Tokens(data)
-    nb = tok.integer("number of bones Nb")
-    nv = tok.integer("number of vertices Nv")
-    nf = tok.integer("number of frames Nf")
+    nb = tok.integer("number of bones Nb", 0, COUNT_LIMIT)
+    nv = tok.integer("number of vertices Nv", 0, COUNT_LIMIT)
+    nf = tok.integer("number of frames Nf", 0, COUNT_LIMIT)
+    nf_at = tok.last
     mode, quoted = tok.phrase((*MODES, *_MODE_ALIASES), "ExportMode")
     mode = _MODE_ALIASES.get(mode, mode)
     system, _ = tok.phrase(SYSTEMS, "TransformSystem")
@@ -86,6 +90,12 @@ def read(data: bytes) -> Animation:
     step = tok.number("Step")
     anim = Animation(nb, nv, nf, mode, system, representation, order, units, first, last, step)
     anim.quoted = quoted
+    if nf > EMPTY_FRAME_LIMIT and _values_per_frame(anim) == 0:
+        raise tok.error(
+            f"{nf} frames that hold no values: nothing in the file backs a count above "
+            f"{EMPTY_FRAME_LIMIT}",
+            nf_at,
+        )
     if mode == BONES:
         width = anim.transform_width
         per_bone = 3 + 2 * width
@@ -100,6 +110,14 @@ def read(data: bytes) -> Animation:
     else:
         _read_bone_blocks(tok, anim)
     return anim
+
+
+def _values_per_frame(a: Animation) -> int:
+    if a.mode == BONES:
+        return a.bone_count * (3 + 2 * a.transform_width)
+    if a.mode == MESH_ABSOLUTE:
+        return a.vertex_count * 3
+    return a.bone_count * 2
 
 
 def _exactly(tok: Tokens, n: int, what: str) -> np.ndarray:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..codec import FormatError
 from ..scene import Animation as NeutralAnimation
 from ..scene import BoneTrack, Mesh, Scene, Skeleton, Skin
 from ..transforms import compose_trs, decompose_trs, parent_first_order
@@ -117,6 +118,16 @@ def structure_to_scene(s: Structure, name: str) -> Scene:
     """The skeleton (bone transforms as the bind pose, file order) and a vertex-only mesh
     with the weights. Box sizes and node transforms go into the bones' extras."""
     bind = rows_to_matrix(s.bone_transforms)
+    with np.errstate(all="ignore"):
+        det = np.linalg.det(bind[:, :3, :3]) if len(bind) else np.zeros(0)
+        inverse_bind = affine_inverse(bind)
+    bad = ~np.isfinite(det) | (det == 0) | ~np.isfinite(inverse_bind).all(axis=(1, 2))
+    if bad.any():
+        b = int(np.argmax(bad))
+        raise FormatError(
+            f"bone {b} <{s.names[b]}>: its transform is singular or not finite, so it "
+            "has no inverse bind matrix"
+        )
     local = to_relative(bind, s.parents)
     t, q, sc = decompose_trs(local)
     extras = [
@@ -128,9 +139,7 @@ def structure_to_scene(s: Structure, name: str) -> Scene:
         }
         for i in range(len(s.names))
     ]
-    skeleton = Skeleton(
-        list(s.names), s.parents.astype(np.int32), t, q, sc, np.linalg.inv(bind), extras
-    )
+    skeleton = Skeleton(list(s.names), s.parents.astype(np.int32), t, q, sc, inverse_bind, extras)
     nv = len(s.positions)
     width = int(s.weight_counts.max(initial=0))
     joints = np.full((nv, width), -1, np.int32)

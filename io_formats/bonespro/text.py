@@ -20,6 +20,8 @@ from ..codec import FormatError
 _COMMENT_OR_NAME = re.compile(r"(<[^>\n]*>)|//[^\n]*")
 _TOKEN = re.compile(r"<[^>\n]*>|[^\s<]+|<")
 _NEXT = re.compile(r"\s*(<[^>\n]*>|[^\s<]+|<)")
+# Nb, Nv and Nf are C ints in the specification's loops (0 .. 2**31 - 1).
+COUNT_LIMIT = 2**31
 
 
 class Tokens:

@@ -108,6 +108,14 @@ class Reader:
     def f32(self) -> float:
         return self._unpack(_F32, "float32")
 
+    def f32_exact(self) -> np.float32:
+        """A float32 as a numpy scalar with its exact bits: a Python float would turn a
+        signalling NaN quiet (:meth:`Writer.f32` writes the scalar back unchanged)."""
+        self.need(4, "float32")
+        value = np.frombuffer(self.data, "<f4", 1, self.pos)[0]
+        self.pos += 4
+        return value
+
     def f64(self) -> float:
         return self._unpack(_F64, "float64")
 

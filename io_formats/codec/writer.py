@@ -46,7 +46,10 @@ class Writer:
         self._pack("<q", v)
 
     def f32(self, v: float) -> None:
-        self._pack("<f", v)
+        if isinstance(v, np.float32):  # its exact bits (a signalling NaN stays one)
+            self.buf += np.array(v, "<f4").tobytes()
+        else:
+            self._pack("<f", v)
 
     def f64(self, v: float) -> None:
         self._pack("<d", v)

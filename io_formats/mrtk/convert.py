@@ -10,6 +10,9 @@ over exactly (``convert=False`` keeps Unity's axes).
 Each imported curve also keeps its file bytes (:func:`pack_record`): on export
 a curve whose Blender keys are still what the import made is written back
 verbatim, so unedited full-keyframe recordings come back byte for byte.
+"Still what the import made" allows for what a Blender version itself does to
+keys (``BlenderCurve.handle_min_x``: 4.5 and later move handles shorter than
+0.001 frame to that length), so the answer is the same on every version.
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ RAY_UNITY = ((LOC, 0, 0, 1.0), (LOC, 1, 1, 1.0), (LOC, 2, 2, 1.0),
              (DIRECTION, 0, 3, 1.0), (DIRECTION, 1, 4, 1.0), (DIRECTION, 2, 5, 1.0))  # fmt: skip
 
 WRAP_TO_CYCLE = {WRAP_LOOP: "REPEAT", WRAP_PINGPONG: "MIRROR"}
+FULL_LAYOUT_WARNING = (
+    "1.1 with full keyframes is the documented layout, which MRTK 2.x cannot read (its 1.1 "
+    "reader takes every pose and ray curve as time + value); export 1.1 (MRTK) for MRTK"
+)
 
 
 def joint_role(side: str, index: int) -> str:
@@ -70,7 +77,8 @@ def hand_role(side: str) -> str:
 def pack_record(c: Curve) -> bytes:
     """A curve as bytes: layout letter, wrap modes, raw keys."""
     tag = b"F" if c.keys.dtype.names == FULL_KEY.names else b"S"
-    return tag + struct.pack("<ii", c.pre_wrap, c.post_wrap) + c.keys.tobytes()
+    keys = np.ascontiguousarray(c.keys)
+    return b"".join((tag, struct.pack("<ii", c.pre_wrap, c.post_wrap), memoryview(keys).cast("B")))
 
 
 def unpack_record(data: bytes) -> Curve | None:
@@ -81,7 +89,7 @@ def unpack_record(data: bytes) -> Curve | None:
     if (len(data) - 9) % dtype.itemsize:
         return None
     pre, post = struct.unpack_from("<ii", data, 1)
-    return Curve(pre, post, np.frombuffer(data, dtype, offset=9).copy())
+    return Curve(pre, post, np.frombuffer(data, dtype, offset=9))  # read-only view
 
 
 # --------------------------------------------------------------------------
@@ -90,8 +98,42 @@ def unpack_record(data: bytes) -> Curve | None:
 
 @dataclass
 class ImportedCurve:
-    curve: FloatCurve  # target = role
-    record: bytes  # the file curve (pack_record)
+    """One file curve and where it goes; its keys are converted when asked (14 M keys)."""
+
+    target: str  # role
+    data_path: str
+    index: int
+    source: Curve
+    sign: float = 1.0
+    boolean: bool = False
+
+    @property
+    def cycle_before(self) -> str:
+        return WRAP_TO_CYCLE.get(self.source.pre_wrap, "NONE")
+
+    @property
+    def cycle_after(self) -> str:
+        return WRAP_TO_CYCLE.get(self.source.post_wrap, "NONE")
+
+    @property
+    def wraps(self) -> tuple[int, int]:
+        return self.source.pre_wrap, self.source.post_wrap
+
+    @property
+    def record(self) -> bytes:
+        """The file curve as bytes (:func:`pack_record`)."""
+        return pack_record(self.source)
+
+    @property
+    def curve(self) -> FloatCurve:
+        """The neutral curve, in seconds."""
+        return curve_to_bezier(
+            self.source, self.target, self.data_path, self.index, self.sign, self.boolean
+        )
+
+    def frames(self, fps: float):
+        """(co, handle_left, handle_right, interpolation codes) as Blender stores them."""
+        return kc.unity_to_frames(self.source.keys, fps, self.sign, self.boolean)
 
 
 @dataclass
@@ -133,7 +175,7 @@ def _check_times(c: Curve, what: str) -> None:
 
 
 def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
-    """The Blender-side plan of a recording: roles, one FloatCurve per Unity curve."""
+    """The Blender-side plan of a recording: roles, one curve per Unity curve."""
     pose = POSE_BLENDER if convert else POSE_UNITY
     ray = RAY_BLENDER if convert else RAY_UNITY
     roles: list[str] = []
@@ -143,8 +185,7 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
         for path, index, src, sign in table:
             c = curves[src]
             _check_times(c, f"{name} curve {src}")
-            fc = curve_to_bezier(c, role, path, index, sign, False)
-            out.append(ImportedCurve(fc, pack_record(c)))
+            out.append(ImportedCurve(role, path, index, c, sign))
 
     if rec.camera is not None:
         roles.append("camera")
@@ -157,8 +198,7 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
             for path, state in ((TRACKED, "tracked"), (PINCH, "pinch")):
                 c = states[f"{state}.{side}"]
                 _check_times(c, f"{state} {side}")
-                fc = curve_to_bezier(c, role, path, 0, 1.0, True)
-                out.append(ImportedCurve(fc, pack_record(c)))
+                out.append(ImportedCurve(role, path, 0, c, 1.0, True))
             joints = rec.hands.left if side == "left" else rec.hands.right
             for i, curves in enumerate(joints):
                 roles.append(joint_role(s, i))
@@ -171,11 +211,11 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
         "layout": rec.layout,
         "axes": "BLENDER" if convert else "UNITY",
     }
-    plan = ImportPlan(roles, out, list(rec.markers), meta)
-    overlong = sum(
-        len(kc.overlong_segments(c.curve.handle_left, c.curve.handle_right, c.curve.co))
-        for c in out
-    )
+    # Marker times are float32 scalars with their exact bits (for the codec): the plan
+    # gets Python floats.
+    markers = [replace(m, time=float(m.time)) for m in rec.markers]
+    plan = ImportPlan(roles, out, markers, meta)
+    overlong = sum(kc.overlong_keys(c.source.keys) for c in out)
     if overlong:
         plan.warnings.append(
             f"{overlong} curve segments have weights adding up to more than 1: Blender "
@@ -191,15 +231,23 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
 
 @dataclass
 class BlenderCurve:
-    """An F-curve as Blender holds it: keys in frames (float32), Cycles modes, stored bytes."""
+    """An F-curve as Blender holds it: keys in frames (float32), Cycles modes, stored bytes.
+
+    ``wraps`` are the file's wrap modes, kept apart from the key bytes (Blender
+    has no place for Once or Default). ``handle_min_x`` is the shortest handle
+    x extent (frames) the Blender version keeps: a handle that the file had
+    shorter sits at about that length after Blender recalculates the curve.
+    """
 
     co: np.ndarray  # (K, 2)
     handle_left: np.ndarray
     handle_right: np.ndarray
-    interpolation: np.ndarray  # (K,) str
+    interpolation: np.ndarray  # (K,) uint8 codes (keys.CONSTANT, LINEAR, BEZIER)
     cycle_before: str = "NONE"
     cycle_after: str = "NONE"
     record: bytes | None = None
+    wraps: tuple[int, int] | None = None
+    handle_min_x: float = 0.0
 
 
 @dataclass
@@ -225,38 +273,83 @@ def _wrap(cycle: str, stored: int | None, warnings: list[str], what: str) -> int
     return WRAP_CLAMP_FOREVER
 
 
-def _unchanged(bc: BlenderCurve, stored: Curve, fps: float, sign: float, boolean: bool) -> bool:
-    co, hl, hr, interp = kc.unity_to_bezier(stored.keys, sign, boolean)
-    if len(co) != len(bc.co):
+def _handles_match(
+    expected: np.ndarray, got: np.ndarray, key_x: np.ndarray, side: float, min_x: float
+) -> np.ndarray:
+    """Per key: the handle is what the import set, allowing for the version's own nudge.
+
+    With ``min_x`` (4.5 and later), a handle the import set closer than
+    ``min_x`` frames to its key (in x) also matches when Blender has moved it
+    out to ``min_x`` or one float32 step (whichever is more), y unchanged.
+    """
+    same = (expected[:, 0] == got[:, 0]) & (expected[:, 1] == got[:, 1])
+    if not min_x or same.all():
+        return same
+    x = key_x.astype(np.float64)
+    reach = np.maximum(np.abs(key_x), np.abs(got[:, 0])).astype(np.float32)
+    step = np.spacing(reach).astype(np.float64)  # one float32 step where the handle is
+    was = (expected[:, 0] - x) * side
+    now = (got[:, 0] - x) * side
+    nudged = (
+        (was < min_x + 2 * step)
+        & (now >= min_x - 2 * step)
+        & (now <= np.maximum(min_x, step) + 2 * step)
+        & (expected[:, 1] == got[:, 1])
+    )
+    return same | nudged
+
+
+def _shaping_handles(interp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per key: whether its left and right handles shape the curve (Bezier keys and the
+    side of a Bezier segment); the handles of lines and steps shape nothing, and the
+    import sets none for curves without Bezier keys."""
+    bez = np.asarray(interp) == kc.BEZIER
+    left = bez.copy()
+    left[1:] = bez[:-1]
+    if len(bez):
+        left[0] = bez[0]
+    return left, bez
+
+
+def _expected(stored: Curve, fps: float, sign: float, boolean: bool):
+    """What the import put into Blender for ``stored``: float32 frames and codes."""
+    return kc.unity_to_frames(stored.keys, fps, sign, boolean)
+
+
+def _unchanged(bc: BlenderCurve, expected) -> bool:
+    eco, ehl, ehr, interp = expected
+    if len(eco) != len(bc.co):
         return False
-    eco, ehl, ehr = kc.to_frames(co, hl, hr, fps)
-    return (
-        np.array_equal(eco, bc.co)
-        and np.array_equal(ehl, bc.handle_left)
-        and np.array_equal(ehr, bc.handle_right)
-        and np.array_equal(interp.astype(str), np.asarray(bc.interpolation).astype(str))
+    if not (np.array_equal(eco, bc.co) and np.array_equal(interp, bc.interpolation)):
+        return False
+    left, right = _shaping_handles(interp)
+    x = eco[:, 0]
+    return bool(
+        (_handles_match(ehl, bc.handle_left, x, -1.0, bc.handle_min_x) | ~left).all()
+        and (_handles_match(ehr, bc.handle_right, x, 1.0, bc.handle_min_x) | ~right).all()
     )
 
 
-def _kept_keys(bc: BlenderCurve, stored: Curve, fps: float, sign: float, boolean: bool):
+def _kept_keys(bc: BlenderCurve, expected):
     """(current, stored) indices of keys that are still exactly what the import made.
 
     A key counts when its position, handles and interpolation, the previous key's
     interpolation and both neighbours' times are unchanged: its tangents and
     weights depend on nothing else, so the stored record is still right for it.
     """
-    co, hl, hr, interp = kc.unity_to_bezier(stored.keys, sign, boolean)
-    eco, ehl, ehr = kc.to_frames(co, hl, hr, fps)
+    eco, ehl, ehr, interp = expected
     k, n = len(bc.co), len(eco)
     none = np.zeros(0, np.int64)
     if not k or not n or np.any(np.diff(eco[:, 0]) < 0):
         return none, none
     pos = np.minimum(np.searchsorted(eco[:, 0], bc.co[:, 0]), n - 1)
-    cur_interp = np.asarray(bc.interpolation).astype(str)
+    cur_interp = np.asarray(bc.interpolation)
+    x = bc.co[:, 0]
+    left, right = _shaping_handles(cur_interp)
     same = (
         np.all(eco[pos] == bc.co, axis=1)
-        & np.all(ehl[pos] == bc.handle_left, axis=1)
-        & np.all(ehr[pos] == bc.handle_right, axis=1)
+        & (_handles_match(ehl[pos], bc.handle_left, x, -1.0, bc.handle_min_x) | ~left)
+        & (_handles_match(ehr[pos], bc.handle_right, x, 1.0, bc.handle_min_x) | ~right)
         & (interp[pos] == cur_interp)
     )
     prev_ok = np.zeros(k, bool)
@@ -305,11 +398,13 @@ def curve_from_blender(
     if bc is None:
         return Curve.empty(dtype)
     stored = unpack_record(bc.record) if bc.record else None
-    pre = _wrap(bc.cycle_before, stored.pre_wrap if stored else None, warnings, what)
-    post = _wrap(bc.cycle_after, stored.post_wrap if stored else None, warnings, what)
-    if stored is not None and _unchanged(bc, stored, opts.fps, sign, boolean):
+    kept = (stored.pre_wrap, stored.post_wrap) if stored is not None else bc.wraps
+    pre = _wrap(bc.cycle_before, kept[0] if kept else None, warnings, what)
+    post = _wrap(bc.cycle_after, kept[1] if kept else None, warnings, what)
+    expected = _expected(stored, opts.fps, sign, boolean) if stored is not None else None
+    if expected is not None and _unchanged(bc, expected):
         if stored.keys.dtype == dtype:
-            return Curve(pre, post, stored.keys.copy())
+            return Curve(pre, post, stored.keys)
         if dtype == FULL_KEY:  # a simple curve's keys as MRTK reads them: straight segments
             keys = np.zeros(len(stored.keys), FULL_KEY)
             keys["time"] = stored.keys["time"]
@@ -322,8 +417,8 @@ def curve_from_blender(
             bc.co, bc.handle_left, bc.handle_right, bc.interpolation, opts.fps, sign
         )
         keys["time"], keys["value"] = t, v
-        if stored is not None and stored.keys.dtype == FULL_KEY:
-            cur, old = _kept_keys(bc, stored, opts.fps, sign, boolean)
+        if expected is not None and stored.keys.dtype == FULL_KEY:
+            cur, old = _kept_keys(bc, expected)
             keys[cur] = stored.keys[old]
         return Curve(pre, post, keys)
     if boolean:
@@ -401,5 +496,7 @@ def export_recording(
             + ", ".join(rest[:5])
             + (" ..." if len(rest) > 5 else "")
         )
+    if (opts.major, opts.minor) == (1, 1) and opts.layout == FULL:
+        warnings.append(FULL_LAYOUT_WARNING)
     rec = Recording(opts.major, opts.minor, opts.layout, camera, hands, gaze, list(markers))
     return rec, warnings

@@ -23,7 +23,7 @@ def summarize(rec: recording.Recording) -> dict:
         "keys": int(np.sum(keys)) if keys else 0,
         "empty_curves": int(sum(k == 0 for k in keys)),
         "time_span": [round(x, 6) for x in span],
-        "markers": [{"time": round(m.time, 6), "name": m.name} for m in rec.markers],
+        "markers": [{"time": round(float(m.time), 6), "name": m.name} for m in rec.markers],
     }
 
 

@@ -11,8 +11,17 @@ last key's out side have no segment: they use the neighbouring segment's
 length (one second for a single key), both ways.
 
 Blender shortens a segment's handles when their x extents add up to more than
-the segment (``wa + wb > 1``): :func:`overlong_segments` finds those, whose
+the segment (``wa + wb > 1``): :func:`overlong_keys` counts those, whose
 shape then differs in Blender until export restores them.
+
+Interpolation is a uint8 code per key (:data:`CONSTANT`, :data:`LINEAR`,
+:data:`BEZIER`): a 10-minute recording has 14 million keys, too many for
+strings. A Unity segment whose two inner sides are weighted with weight 0
+(MRTK's recorder writes every key so) has its control points on its ends: it
+is a straight line, and becomes LINEAR, which needs no handles in Blender.
+The last key's interpolation governs no segment in Blender; a last key whose
+out tangent is infinite is CONSTANT, so that an export rebuilt from Blender's
+keys gives the infinite tangent back.
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ from .recording import FULL_KEY, SIMPLE_KEY, WEIGHTED_IN, WEIGHTED_OUT
 
 THIRD = 1.0 / 3.0
 THIRD32 = np.float32(THIRD)
-BEZIER, LINEAR, CONSTANT = "BEZIER", "LINEAR", "CONSTANT"
+CONSTANT, LINEAR, BEZIER = 0, 1, 2  # interpolation codes (uint8)
+INTERPOLATIONS = ("CONSTANT", "LINEAR", "BEZIER")  # code -> Blender's name
 
 
 def _segment_lengths(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -32,8 +42,12 @@ def _segment_lengths(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if k < 2:
         one = np.ones(k)
         return one, one
-    dt = np.diff(t)
-    return np.concatenate([dt[:1], dt]), np.concatenate([dt, dt[-1:]])
+    before, after = np.empty(k), np.empty(k)
+    np.subtract(t[1:], t[:-1], out=before[1:])
+    before[0] = before[1]
+    after[:-1] = before[1:]
+    after[-1] = before[-1]
+    return before, after
 
 
 def _weights(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -43,6 +57,75 @@ def _weights(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return win, wout
 
 
+def _pairs(x: np.ndarray, y: np.ndarray, dtype=np.float64) -> np.ndarray:
+    out = np.empty((len(x), 2), dtype)
+    out[:, 0] = x
+    out[:, 1] = y
+    return out
+
+
+def _unity_sides(keys: np.ndarray, sign: float, boolean: bool):
+    """Key times, values, handle x and y (seconds, float64) and interpolation codes."""
+    k = len(keys)
+    if keys.dtype.names == SIMPLE_KEY.names:
+        pairs = np.ascontiguousarray(keys).view("<f4").reshape(k, 2)
+        t, v = np.ascontiguousarray(pairs.T, np.float64)
+        if sign != 1.0:
+            v *= sign
+        before, after = _segment_lengths(t)
+        slope_after = np.zeros(k)
+        if k > 1 and not boolean:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.divide(v[1:] - v[:-1], before[1:], out=slope_after[:-1])
+            slope_after[-1] = slope_after[-2]
+            slope_after[~np.isfinite(slope_after)] = 0.0
+        slope_before = np.empty_like(slope_after)
+        if k:
+            slope_before[0] = slope_after[0]
+            slope_before[1:] = slope_after[:-1]
+        lx, rx = t - before * THIRD, t + after * THIRD
+        slope_before *= before
+        slope_before *= THIRD
+        slope_after *= after
+        slope_after *= THIRD
+        ly, ry = np.subtract(v, slope_before, out=slope_before), np.add(v, slope_after)
+        interp = np.full(k, CONSTANT if boolean else LINEAR, np.uint8)
+        return t, v, lx, ly, rx, ry, interp
+    # the six float fields in one pass, as contiguous float64 rows
+    fields = np.ascontiguousarray(keys).view("<f4").reshape(k, 7)[:, :6]
+    t, v, tin, tout, win, wout = np.ascontiguousarray(fields.T, np.float64)
+    mode = keys["weighted_mode"]
+    weighted_in, weighted_out = (mode & WEIGHTED_IN) != 0, (mode & WEIGHTED_OUT) != 0
+    # both inner control points on the segment's ends: a straight line (MRTK's recorder keys)
+    straight = (weighted_out[:-1] & (wout[:-1] == 0)) & (weighted_in[1:] & (win[1:] == 0))
+    win[~weighted_in] = THIRD
+    wout[~weighted_out] = THIRD
+    if sign != 1.0:
+        v *= sign
+        tin *= sign
+        tout *= sign
+    inf_in, inf_out = np.isinf(tin), np.isinf(tout)
+    tin[inf_in] = 0.0
+    tout[inf_out] = 0.0
+    before, after = _segment_lengths(t)
+    tin *= win  # (tangent * weight) * length, the order the float64 results depend on
+    tin *= before
+    tout *= wout
+    tout *= after
+    win *= before
+    wout *= after
+    lx, rx = np.subtract(t, win, out=win), np.add(t, wout, out=wout)
+    ly, ry = np.subtract(v, tin, out=tin), np.add(v, tout, out=tout)
+    interp = np.full(k, BEZIER, np.uint8)
+    if k:
+        interp[:-1][straight] = LINEAR
+        if k > 1 and straight[-1]:
+            interp[-1] = LINEAR  # the last key follows its segment: the curve is all lines
+        inf_out[:-1] |= inf_in[1:]
+        interp[inf_out] = CONSTANT
+    return t, v, lx, ly, rx, ry, interp
+
+
 def unity_to_bezier(keys: np.ndarray, sign: float = 1.0, boolean: bool = False):
     """(co, handle_left, handle_right, interpolation) in seconds for Unity keys.
 
@@ -50,52 +133,36 @@ def unity_to_bezier(keys: np.ndarray, sign: float = 1.0, boolean: bool = False):
     curve (straight segments: LINEAR keys) or of a bool curve (``boolean``:
     CONSTANT keys). ``sign`` negates the whole curve (axis conversion).
     """
-    k = len(keys)
-    t = keys["time"].astype(np.float64)
-    v = keys["value"].astype(np.float64) * sign
-    before, after = _segment_lengths(t)
-    co = np.stack([t, v], axis=1)
-    if keys.dtype.names == SIMPLE_KEY.names:
-        slope_after = np.zeros(k)
-        if k > 1 and not boolean:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                s = np.diff(v) / np.diff(t)
-            s = np.where(np.isfinite(s), s, 0.0)
-            slope_after = np.concatenate([s, s[-1:]])
-        slope_before = np.concatenate([slope_after[:1], slope_after[:-1]]) if k else slope_after
-        hl = np.stack([t - before * THIRD, v - slope_before * before * THIRD], axis=1)
-        hr = np.stack([t + after * THIRD, v + slope_after * after * THIRD], axis=1)
-        interp = np.full(k, CONSTANT if boolean else LINEAR, dtype="<U8")
-        return co, hl, hr, interp
-    win, wout = _weights(keys)
-    tin = keys["in_tangent"].astype(np.float64) * sign
-    tout = keys["out_tangent"].astype(np.float64) * sign
-    fin, fout = np.isfinite(tin), np.isfinite(tout)
-    hl = np.stack([t - win * before, v - np.where(fin, tin, 0.0) * win * before], axis=1)
-    hr = np.stack([t + wout * after, v + np.where(fout, tout, 0.0) * wout * after], axis=1)
-    interp = np.full(k, BEZIER, dtype="<U8")
-    if k > 1:
-        step = np.isinf(tout[:-1]) | np.isinf(tin[1:])
-        interp[:-1][step] = CONSTANT
-    return co, hl, hr, interp
+    t, v, lx, ly, rx, ry, interp = _unity_sides(keys, sign, boolean)
+    return _pairs(t, v), _pairs(lx, ly), _pairs(rx, ry), interp
+
+
+def unity_to_frames(keys: np.ndarray, fps: float, sign: float = 1.0, boolean: bool = False):
+    """:func:`unity_to_bezier` in frames as Blender stores them: float32 (K, 2) arrays.
+
+    The same numbers as ``to_frames(*unity_to_bezier(...)[:3], fps)``, bit for bit.
+    """
+    t, v, lx, ly, rx, ry, interp = _unity_sides(keys, sign, boolean)
+    return (
+        _pairs(t * fps, v, np.float32),
+        _pairs(lx * fps, ly, np.float32),
+        _pairs(rx * fps, ry, np.float32),
+        interp,
+    )
 
 
 def to_frames(co: np.ndarray, hl: np.ndarray, hr: np.ndarray, fps: float):
     """Seconds -> frames, as float32 (what Blender stores)."""
-    out = []
-    for a in (co, hl, hr):
-        f = np.array(a, np.float64)
-        f[:, 0] *= fps
-        out.append(f.astype(np.float32))
-    return out
+    return [_pairs(a[:, 0] * fps, a[:, 1], np.float32) for a in (co, hl, hr)]
 
 
-def overlong_segments(hl: np.ndarray, hr: np.ndarray, co: np.ndarray) -> np.ndarray:
-    """Segment indices whose handles Blender shortens (x extents longer than the segment)."""
-    if len(co) < 2:
-        return np.zeros(0, np.int64)
-    ext = (hr[:-1, 0] - co[:-1, 0]) + (co[1:, 0] - hl[1:, 0])
-    return np.flatnonzero(ext > (co[1:, 0] - co[:-1, 0]) * (1 + 1e-6))
+def overlong_keys(keys: np.ndarray) -> int:
+    """How many Bezier segments of full keys Blender shortens (weights adding up to over 1)."""
+    if keys.dtype.names != FULL_KEY.names or len(keys) < 2:
+        return 0
+    win, wout = _weights(keys)
+    step = np.isinf(keys["out_tangent"][:-1]) | np.isinf(keys["in_tangent"][1:])
+    return int(np.count_nonzero((wout[:-1] + win[1:] > 1 + 1e-6) & ~step))
 
 
 def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.ndarray:
@@ -103,13 +170,13 @@ def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.nda
 
     Weights are the handles' x extents over the segment; a side is weighted
     only where its weight differs from 1/3 by more than the float32 rounding
-    of the frame numbers. A CONSTANT key's out tangent is infinite; a LINEAR
-    segment gets the segment's slope on both sides.
+    of the frame numbers. A CONSTANT key's out tangent is +infinity (the
+    last key's too); a LINEAR segment gets the segment's slope on both sides.
     """
     co = np.asarray(co, np.float64)
     hl = np.asarray(hl, np.float64)
     hr = np.asarray(hr, np.float64)
-    interp = np.asarray(interp, dtype="<U8")
+    interp = np.asarray(interp, np.uint8)
     k = len(co)
     out = np.zeros(k, FULL_KEY)
     if not k:
@@ -130,6 +197,9 @@ def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.nda
     tol_out = 4 * spacing / np.maximum(after, 1e-30) + 1e-7
     weighted_in = np.abs(win - THIRD) > tol_in
     weighted_out = np.abs(wout - THIRD) > tol_out
+    if not np.any(interp == BEZIER):  # lines and steps only: the import set no handles
+        tin[:] = tout[:] = 0.0
+        weighted_in[:] = weighted_out[:] = False
     if k > 1:
         linear = interp[:-1] == LINEAR
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -139,13 +209,18 @@ def bezier_to_unity(co, hl, hr, interp, fps: float, sign: float = 1.0) -> np.nda
         tin[1:] = np.where(linear, slope, tin[1:])
         weighted_out[:-1] &= ~linear
         weighted_in[1:] &= ~linear
-        step = interp[:-1] == CONSTANT
-        tout[:-1] = np.where(step, np.inf, tout[:-1])
-        weighted_out[:-1] &= ~step
+        # the outer sides of a curve that starts or ends with a line continue the line
+        # (Blender keeps no handles for lines)
+        if linear[0]:
+            tin[0], weighted_in[0] = slope[0], False
+        if linear[-1]:
+            tout[-1], weighted_out[-1] = slope[-1], False
+    step = interp == CONSTANT  # the last key's too: its infinite out tangent is kept
+    weighted_out &= ~step
     out["time"] = x / fps
     out["value"] = y * sign
     out["in_tangent"] = tin * sign
-    out["out_tangent"] = tout * sign
+    out["out_tangent"] = np.where(step, np.inf, tout * sign)  # Unity's step: +inf
     out["in_weight"] = np.where(weighted_in, win, THIRD32)
     out["out_weight"] = np.where(weighted_out, wout, THIRD32)
     out["weighted_mode"] = weighted_in * WEIGHTED_IN + weighted_out * WEIGHTED_OUT
@@ -193,7 +268,7 @@ def sample_linear(co, hl, hr, interp, tolerance: float, max_depth: int = 24):
     co = np.asarray(co, np.float64)
     hl = np.asarray(hl, np.float64)
     hr = np.asarray(hr, np.float64)
-    interp = np.asarray(interp, dtype="<U8")
+    interp = np.asarray(interp, np.uint8)
     k = len(co)
     if k < 2:
         return co.copy(), np.ones(k, bool)

@@ -10,6 +10,8 @@ takes well under a second.
 - :func:`sample_recording`: camera, both hands (some joints empty), gaze and
   markers with non-ASCII names, in any version and layout, with chosen
   presence flags and wrap modes.
+- :func:`recorder_recording`: a 1.0 recording of linear keys as MRTK's
+  recorder writes them (weighted mode Both, tangents and weights 0).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .recording import (
     JOINTS,
     SIMPLE,
     SIMPLE_KEY,
+    WRAP_CLAMP_FOREVER,
     WRAP_MODES,
     Curve,
     Hands,
@@ -164,3 +167,35 @@ def long_recording(minutes: float = 10.0, rate: float = 60.0, layout: str = SIMP
             k["weighted_mode"] = 0
             k["in_weight"] = k["out_weight"] = np.float32(1.0 / 3.0)
     return rec
+
+
+def recorder_recording(minutes: float = 10.0, rate: float = 60.0) -> Recording:
+    """A version 1.0 recording as MRTK's recorder writes one: camera and both hands
+    sampled at ``rate`` Hz for ``minutes``, every float key linear (weighted mode Both,
+    tangents and weights 0: zero-length handles in Blender), tracking and pinch states
+    switching every few seconds, and 20 markers."""
+    n = int(round(minutes * 60 * rate)) + 1
+    t = (np.arange(n) / rate).astype(np.float32)
+    keys = np.zeros(n, FULL_KEY)
+    keys["time"] = t
+    keys["weighted_mode"] = 3
+
+    def curve(i: int) -> Curve:
+        k = keys.copy()
+        freq, phase = 0.05 + 0.013 * i, 0.37 * i
+        k["value"] = np.sin(2 * np.pi * freq * t + phase) * 0.3 + 0.01 * i
+        return Curve(WRAP_CLAMP_FOREVER, WRAP_CLAMP_FOREVER, k)
+
+    def state(i: int) -> Curve:
+        times = np.arange(0.0, minutes * 60, 5.0 + i, dtype=np.float32)
+        k = np.zeros(len(times), SIMPLE_KEY)
+        k["time"] = times
+        k["value"] = np.arange(len(times)) % 2 == 0
+        return Curve(WRAP_CLAMP_FOREVER, WRAP_CLAMP_FOREVER, k)
+
+    index = iter(range(1000))
+    camera = [curve(next(index)) for _ in range(7)]
+    states = [state(i) for i in range(4)]
+    sides = [[[curve(next(index)) for _ in range(7)] for _ in JOINTS] for _ in range(2)]
+    marks = [Marker(float(np.float32(m * minutes * 3.0)), f"marker {m}") for m in range(20)]
+    return Recording(1, 0, FULL, camera, Hands(*states, *sides), None, marks)

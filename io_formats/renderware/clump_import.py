@@ -111,14 +111,23 @@ def import_dff(f: DffFile, name: str) -> list[ImportedClump]:
     return out
 
 
-def _inv(m: np.ndarray, what: str) -> np.ndarray:
+def _inv(m: np.ndarray, what: str, names: list[str] | None = None) -> np.ndarray:
+    """The inverse of a matrix or a stack of them; FormatError naming ``what`` and, for a
+    stack, the first element (``names[i]``, else its index) that has none."""
     try:
         out = np.linalg.inv(m)
     except np.linalg.LinAlgError:
         out = None
-    if out is None or not np.isfinite(out).all():
-        raise FormatError(f"{what}: a matrix is singular or not finite")
-    return out
+    if out is not None and np.isfinite(out).all():
+        return out
+    if m.ndim == 3:  # only on the error path: find the element
+        det = np.linalg.det(m)
+        bad = ~np.isfinite(m).all(axis=(1, 2)) | ~np.isfinite(det) | (det == 0)
+        if out is not None:
+            bad |= ~np.isfinite(out).all(axis=(1, 2))
+        i = int(np.argmax(bad))
+        what = f"{what}, {names[i] if names else f'element {i}'}"
+    raise FormatError(f"{what}: the matrix is singular or not finite")
 
 
 def import_clump(clump: Clump, name: str) -> ImportedClump:
@@ -193,13 +202,17 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
         None,
     )
     skin: SkinPLG = clump.atomic_geometry(skinned[0]).skin
+    geometry = skinned[0].geometry
     if root is None:
-        raise FormatError("skinned geometry but no frame carries an HAnim hierarchy")
+        raise FormatError(
+            f"geometry {geometry} is skinned, but no frame carries an HAnim hierarchy"
+        )
     h = fl.hanim(root)
     nodes = h.nodes
     if len(nodes) != skin.num_bones:
         raise FormatError(
-            f"the HAnim hierarchy has {len(nodes)} nodes, the skin {skin.num_bones} bones"
+            f"frame {root}: the HAnim hierarchy has {len(nodes)} nodes, the skin of "
+            f"geometry {geometry} {skin.num_bones} bones"
         )
     by_id = {}
     for i in range(len(fl)):
@@ -207,9 +220,11 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
         if fh is not None:
             by_id.setdefault(int(fh.node_id), i)
     bone_frames = []
-    for node in nodes.tolist():
+    for k, node in enumerate(nodes.tolist()):
         if node[0] not in by_id:
-            raise FormatError(f"HAnim node ID {node[0]} belongs to no frame")
+            raise FormatError(
+                f"frame {root}: HAnim hierarchy node {k} has ID {node[0]}, which no frame carries"
+            )
         bone_frames.append(by_id[node[0]])
     bone_parents = hanim_parents(nodes["flags"])
     frame_parents = [result.frames[f].parent for f in bone_frames]
@@ -223,17 +238,20 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
             f"the HAnim push/pop flags disagree with the frame hierarchy for {len(mismatch)} "
             f"bones ({', '.join(mismatch[:5])}); the HAnim hierarchy is used"
         )
-    space = _inv(world[result.skin_frame], "skin frame")
+    space = _inv(world[result.skin_frame], f"frame {result.skin_frame} (the skinned atomic's)")
     bworld = space @ world[bone_frames]
     pworld = np.where(
         (bone_parents >= 0)[:, None, None], bworld[np.maximum(bone_parents, 0)], np.eye(4)
     )
-    blocal = _inv(pworld, "bone frames") @ bworld
+    bone_names = [
+        f"bone {i} ({result.frames[f].name}, frame {f})" for i, f in enumerate(bone_frames)
+    ]
+    blocal = _inv(pworld, "the parent frame", bone_names) @ bworld
     t, q, s = decompose_trs(blocal)
     stored = skin.matrices.astype(np.float64)
     inv_bind = np.transpose(stored, (0, 2, 1)).copy()
     inv_bind[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
-    bind = _inv(inv_bind, "Skin PLG inverse bind matrices")
+    bind = _inv(inv_bind, f"geometry {geometry}: Skin PLG inverse bind matrix", bone_names)
     off = np.abs(bind - bworld).max(axis=(1, 2))
     bad = np.nonzero(off > BIND_TOLERANCE * np.maximum(1.0, np.abs(bworld).max(axis=(1, 2))))[0]
     if len(bad):
@@ -262,7 +280,7 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
     }
 
 
-def _corner_faces(geo: Geometry) -> tuple[np.ndarray, np.ndarray, str]:
+def _corner_faces(geo: Geometry, g: int) -> tuple[np.ndarray, np.ndarray, str]:
     """Triangles and their material slots; the Bin Mesh decides materials (FORMAT-NOTES)."""
     tris = geo.triangles.astype(np.int64)
     mats = geo.tri_materials.astype(np.int64)
@@ -270,16 +288,25 @@ def _corner_faces(geo: Geometry) -> tuple[np.ndarray, np.ndarray, str]:
     if bm is None or not bm.meshes:
         return tris, mats, "triangles"
     parts, pmats = [], []
-    for mat, ix in bm.meshes:
+    for j, (mat, ix) in enumerate(bm.meshes):
         if not bm.strips and len(ix) % 3:
-            raise FormatError(f"bin mesh triangle list of {len(ix)} indices (not triangles)")
+            raise FormatError(
+                f"geometry {g}: bin mesh split {j} is a triangle list of {len(ix)} indices "
+                "(not triangles)"
+            )
         t = strip_triangles(ix) if bm.strips else np.asarray(ix, np.int64).reshape(-1, 3)
         parts.append(t)
         pmats.append(np.full(len(t), mat, np.int64))
     btris = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
     bmats = np.concatenate(pmats) if pmats else np.zeros(0, np.int64)
     if len(btris) and btris.max() >= geo.num_vertices:
-        raise FormatError(f"bin mesh index {int(btris.max())} of {geo.num_vertices} vertices")
+        split = int(
+            np.searchsorted(np.cumsum([len(p) for p in parts]), np.argmax(btris.max(1)), "right")
+        )
+        raise FormatError(
+            f"geometry {g}: bin mesh split {split} has index {int(btris.max())} of "
+            f"{geo.num_vertices} vertices"
+        )
     if not len(tris):
         return btris, bmats, "bin mesh"
     key_b = _tri_keys(btris)
@@ -300,8 +327,8 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
     geo = clump.atomic_geometry(atomic)
     if geo.native:
         raise FormatError(
-            "platform-native geometry (PS2/Xbox/GameCube) is not supported: "
-            "convert the file to PC geometry first"
+            f"geometry {atomic.geometry}: platform-native geometry (PS2/Xbox/GameCube) is "
+            "not supported: convert the file to PC geometry first"
         )
     frame = result.frames[atomic.frame]
     name = (
@@ -314,10 +341,13 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
     positions = (
         mt0.positions if mt0 is not None and mt0.positions is not None else np.zeros((nv, 3))
     ).astype(np.float32)
-    tris, mats, source = _corner_faces(geo)
+    tris, mats, source = _corner_faces(geo, atomic.geometry)
     slots = geo.material_list.slot_materials()
     if len(mats) and (mats.max() >= max(len(slots), 1) or mats.min() < 0):
-        raise FormatError(f"geometry {atomic.geometry}: material {int(mats.max())} of {len(slots)}")
+        t = int(np.argmax((mats >= max(len(slots), 1)) | (mats < 0)))
+        raise FormatError(
+            f"geometry {atomic.geometry}, triangle {t}: material {int(mats[t])} of {len(slots)}"
+        )
     corners = tris.reshape(-1).astype(np.int32)
     mesh = Mesh(
         name,
@@ -361,7 +391,7 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
         "rw_atomic_tail": atomic.struct_tail.hex(),
         "rw_geometry": {
             "flags": int(geo.flags),
-            "surface": None if geo.surface is None else list(geo.surface),
+            "surface": None if geo.surface is None else [float(v) for v in geo.surface],
             "spheres": [mt.sphere.tolist() for mt in geo.morph_targets],
             "fingerprint": geometry_fingerprint(nv, tris, mats),
             "bin_mesh_flags": None if geo.bin_mesh is None else geo.bin_mesh.flags,
@@ -400,7 +430,7 @@ def _material(m: Material, clump_name: str, slot: int) -> MaterialInfo:
         "rw_material": {
             "flags": m.flags,
             "unused": m.unused,
-            "surface": None if m.surface is None else list(m.surface),
+            "surface": None if m.surface is None else [float(v) for v in m.surface],
             "extension": raw_list(m.extension.items),
         }
     }

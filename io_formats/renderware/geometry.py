@@ -190,7 +190,7 @@ def read_geometry(r: Reader, stamp: int) -> Geometry:
     for value, what in ((nt, "triangle"), (nv, "vertex"), (nm, "morph target")):
         if value < 0:
             raise FormatError(f"geometry: negative {what} count {value}", start)
-    surface = s.floats(3) if version_of(sstamp) < 0x34000 else None
+    surface = tuple(s.f32_exact() for _ in range(3)) if version_of(sstamp) < 0x34000 else None
     geo_fields: dict = {}
     if flags & NATIVE:
         s.pos = start

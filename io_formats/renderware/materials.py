@@ -135,7 +135,7 @@ def read_material(r: Reader, stamp: int) -> Material:
     unused, textured = s.i32(), s.i32()
     surface = None
     if s.remaining == 12:
-        surface = s.floats(3)
+        surface = tuple(s.f32_exact() for _ in range(3))  # exact bits
     finish(s, "material struct")
     texture = None
     if textured:

@@ -131,7 +131,7 @@ def read(data: bytes) -> Animation:
             raise r.error(f"unsupported UAN2 version {version}, expected 1, 2 or 3", 4)
     weights = (version or 0) >= TRACK_WEIGHT_VERSION
     name = r.cstring()
-    length = r.f32()
+    length = r.f32_exact()
     tracks = []
     for _ in range(r.count(r.u32(), 10 if weights else 6, "track")):
         tname = r.cstring()
@@ -139,7 +139,7 @@ def read(data: bytes) -> Animation:
         mask = r.u8()
         if mask & ~7:
             raise r.error(f"track mask 0x{mask:02X} has unknown bits", mask_at)
-        weight = r.f32() if weights else 1.0
+        weight = r.f32_exact() if weights else 1.0
         dtype = keyframe_dtype(mask)
         n = r.count(r.u32(), dtype.itemsize, "keyframe")
         tracks.append(Track(tname, mask, r.array(dtype, n, "keyframes"), weight))
@@ -160,8 +160,8 @@ def read_variant_tracks(r: Reader, weights: bool) -> list[VariantTrack]:
         if vtype not in VARIANT_SIZES and vtype != VARIANT_STRING:
             raise r.error(f"variant track {name!r}: value type {vtype} is not supported", type_at)
         interpolation = r.u8()
-        tension = r.f32()
-        weight = r.f32() if weights else 1.0
+        tension = r.f32_exact()
+        weight = r.f32_exact() if weights else 1.0
         size = VARIANT_SIZES.get(vtype, 1)
         n = r.count(r.u32(), 4 + size, "variant keyframe")
         spline = interpolation == INTERPOLATION_TANGENT_SPLINE
@@ -169,7 +169,7 @@ def read_variant_tracks(r: Reader, weights: bool) -> list[VariantTrack]:
             times = np.zeros(n, np.float32)
             values: np.ndarray | list[str] = []
             for k in range(n):
-                times[k] = r.f32()
+                times[k] = r.f32_exact()
                 values.append(r.cstring())
             tangents = [r.cstring() for _ in range(2 * n)] if spline else None
         else:
@@ -194,7 +194,7 @@ def write_variant_tracks(w: Writer, tracks: list[VariantTrack], weights: bool) -
         w.u32(len(t.times))
         if t.value_type == VARIANT_STRING:
             for time, value in zip(t.times, t.values, strict=True):
-                w.f32(float(time))
+                w.f32(np.float32(time))
                 w.cstring(value)
             if t.interpolation == INTERPOLATION_TANGENT_SPLINE:
                 for value in t.tangents or []:

@@ -183,7 +183,7 @@ def read(data: bytes) -> Model:
         lods = []
         for _ in range(r.count(r.u32(), 24, "LOD level")):
             start = r.pos
-            lod = GeometryLod(r.f32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32())
+            lod = GeometryLod(r.f32_exact(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32())
             _check_lod(r, lod, vbs, ibs, start)
             lods.append(lod)
         geometries.append(Geometry(mapping, lods))
@@ -191,7 +191,7 @@ def read(data: bytes) -> Model:
     morphs = []
     for _ in range(r.count(r.u32(), 9 if weights else 5, "vertex morph")):
         name = r.cstring()
-        weight = r.f32() if weights else 0.0
+        weight = r.f32_exact() if weights else 0.0
         buffers = []
         for _ in range(r.count(r.u32(), 12, "morph buffer")):
             start = r.pos
@@ -218,7 +218,7 @@ def read(data: bytes) -> Model:
         bone = Bone(name, parent, f[0:3], f[3:7], f[7:10], f[10:22].reshape(3, 4))
         bone.collision_mask = r.u8()
         if bone.collision_mask & 1:
-            bone.radius = r.f32()
+            bone.radius = r.f32_exact()
         if bone.collision_mask & 2:
             box = r.array("<f4", 6, "bone bounding box")
             bone.bbox_min, bone.bbox_max = box[:3], box[3:]

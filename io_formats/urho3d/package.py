@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codec import FormatError, Reader, Writer
+from ..codec.files import write_atomic
 
 UPAK = b"UPAK"
 ULZ4 = b"ULZ4"
@@ -446,11 +447,4 @@ def update_file(path: str, name: str, data: bytes) -> None:
     except FormatError as err:
         raise err.with_path(path) from None
     pkg.put(name, data)
-    out = write(pkg)
-    tmp = f"{path}.rigport-tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(out)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise FormatError(f"cannot write package: {exc.strerror or exc}", None, path) from exc
+    write_atomic(path, lambda: write(pkg), "package")

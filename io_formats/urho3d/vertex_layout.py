@@ -131,14 +131,14 @@ def field_names(elements: list[VertexElement], legacy: bool) -> list[str]:
     """Unique field names: legacy names for UMDL, ``semantic+index`` otherwise."""
     if legacy:
         return [LEGACY_FIELD_NAMES[LEGACY_ELEMENTS.index(e)] for e in elements]
+    # A repeated element gets ``_1``, ``_2`` ... (never another element's key, which
+    # has no underscore): one count per key keeps this linear in the elements.
     names: list[str] = []
+    seen: dict[str, int] = {}
     for e in elements:
-        name = e.key
-        k = 1
-        while name in names:
-            name = f"{e.key}_{k}"
-            k += 1
-        names.append(name)
+        k = seen.get(e.key, 0)
+        names.append(f"{e.key}_{k}" if k else e.key)
+        seen[e.key] = k + 1
     return names
 
 

@@ -18,6 +18,7 @@ from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat
+from .actions import keep_actions
 from .weights import assign_vertex_groups
 
 BIND_SCALE = "rigport_bind_scale"
@@ -324,7 +325,7 @@ def build_scene(
             for anim in scene.animations:
                 built.actions.append(build_action(armature, anim, fps or _scene_fps(context)))
             if built.actions:
-                compat.assign_action(armature, built.actions[0])
+                keep_actions(armature, built.actions)
     except Exception:
         built.discard()
         raise

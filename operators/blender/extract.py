@@ -7,6 +7,7 @@ import json
 import bpy
 import numpy as np
 
+from ...io_formats.codec import FormatError
 from ...io_formats.posing import basis_to_local
 from ...io_formats.scene import (
     Animation,
@@ -138,6 +139,8 @@ def extract_mesh(
     """The object's mesh as triangles with per-corner data, in object space."""
     me = obj.data
     nv = len(me.vertices)
+    if nv == 0:
+        raise FormatError(f"mesh object {obj.name!r} has no vertices: nothing to export")
     pos = np.empty(nv * 3, np.float32)
     me.attributes["position"].data.foreach_get("vector", pos)
     tri_loops, tri_poly = triangle_corners(me)

@@ -22,8 +22,9 @@ from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, formats, structure
 from ...io_formats.bonespro.euler import ORDERS
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Scene
-from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import Built, build_action, build_scene
 from ..blender.extract import extract_skeleton, read_prop
 from ..common import (
@@ -36,12 +37,11 @@ from ..common import (
     read_bytes,
     report_export,
     selected_paths,
-    take_back_action,
 )
 from .rig import (
     bone_order,
     bone_parents,
-    frame_shape_keys,
+    frame_positions,
     get_weights,
     sample_frames,
     set_weights,
@@ -87,7 +87,10 @@ def import_structure_file(context, path: str, weights_to: str = "AUTO") -> tuple
     mesh. Returns what was built and messages; a failure leaves nothing behind."""
     s = _read(path, "structure")
     name = os.path.splitext(os.path.basename(path))[0]
-    scene = convert.structure_to_scene(s, name)
+    try:
+        scene = convert.structure_to_scene(s, name)
+    except FormatError as err:
+        raise err.with_path(path) from None
     target = context.view_layer.objects.active
     messages = []
     use_active = (
@@ -170,8 +173,9 @@ def _mesh_for(context, nv: int, armature=None) -> bpy.types.Object | None:
 
 
 def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
-    """Bones mode: an action on the armature. Mesh modes: a copy of the mesh with one
-    shape key per frame. Returns ``target``, ``action``, ``how`` and ``warnings``."""
+    """Bones mode: an action on the armature. Mesh modes: a copy of the mesh whose
+    Geometry Nodes modifier shows each frame's positions (``frames``; ``action`` is
+    None). Returns ``target``, ``action``, ``frames``, ``how`` and ``warnings``."""
     a = _read(path, "animation")
     if a.frame_count == 0:
         raise FormatError("the animation has no frames (Nf is 0): nothing to import", None, path)
@@ -179,7 +183,10 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     warnings: list[str] = []
     if a.mode == anim_file.MESH_ABSOLUTE:
         positions = a.positions
-        return _mesh_animation(context, a, positions, name, mesh, None, warnings)
+        try:
+            return _mesh_animation(context, a, positions, name, mesh, None, warnings)
+        except FormatError as err:
+            raise err.with_path(path) from None
     try:
         armature, how = _armature_for(context, a.bone_count, armature)
     except FormatError as err:
@@ -208,7 +215,10 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
             )
             first = np.where(missing[0][:, None], 0.0, positions[0])
             positions = np.where(missing[..., None], first[None], positions)
-        return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
+        try:
+            return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
+        except FormatError as err:
+            raise err.with_path(path) from None
     r = context.scene.render
     fps = r.fps / r.fps_base
     neutral, shear = convert.bones_to_neutral(a, names, parents, fps, name)
@@ -236,16 +246,19 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
             "box sizes change over the frames: kept per frame, written back only for "
             "the same frames"
         )
-    previous = armature.animation_data.action if armature.animation_data else None
     action = build_action(armature, neutral, fps)
-    compat.assign_action(armature, action)
-    return {
-        "target": armature,
-        "action": action,
-        "how": how,
-        "warnings": warnings,
-        "previous": previous,
-    }
+    undo = keep_actions(armature, [action])
+    if armature.name in context.view_layer.objects:
+        _make_active(context, armature)
+    return {"target": armature, "action": action, "how": how, "warnings": warnings, "undo": undo}
+
+
+def _make_active(context, obj) -> None:
+    """Select ``obj`` alone and make it active, as Blender's importers leave what they made."""
+    for other in context.view_layer.objects.selected:
+        other.select_set(False)
+    obj.select_set(True)
+    context.view_layer.objects.active = obj
 
 
 def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="") -> dict:
@@ -259,7 +272,7 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
         me.vertices.add(a.vertex_count)
         how = how or "a new vertex-only mesh"
     obj = bpy.data.objects.new(me.name, me)
-    action = None
+    frames = None
     try:
         if me.shape_keys is not None:
             obj.shape_key_clear()
@@ -271,17 +284,16 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
                 obj.vertex_groups.new(name=g.name)
             obj[SOURCE_MESH] = source.name
         context.collection.objects.link(obj)
-        action = frame_shape_keys(context, obj, positions, a.frames(), name)
-        header = convert.header(a)
-        action[HEADER] = json.dumps(header)
-        obj[HEADER] = json.dumps(header)
+        frames = frame_positions(obj, positions, a.frames(), name)
+        obj[HEADER] = json.dumps(convert.header(a))
+        _make_active(context, obj)  # what File > Export then writes by default
     except Exception:
-        if action is not None:
-            bpy.data.actions.remove(action)
+        if frames is not None:
+            frames.remove()
         bpy.data.objects.remove(obj)
         bpy.data.meshes.remove(me)
         raise
-    return {"target": obj, "action": action, "how": how, "warnings": warnings}
+    return {"target": obj, "action": None, "frames": frames, "how": how, "warnings": warnings}
 
 
 # ------------------------------------------------------------------ export
@@ -304,6 +316,15 @@ def _file_name(name: str, warnings: list[str]) -> str:
 
 def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
     """The armature's rest pose and the mesh's weights as a structure file."""
+    if armature is None:
+        raise FormatError(
+            "a BonesPro structure is a skeleton with its vertex weights: there is no "
+            "armature to export (import or select one)",
+            None,
+            path,
+        )
+    if not armature.data.bones:
+        raise FormatError(f"armature {armature.name!r} has no bones to export", None, path)
     warnings = []
     names = bone_order(armature)
     skeleton = extract_skeleton(armature)
@@ -331,8 +352,7 @@ def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
         if (counts == 0).any():
             warnings.append(f"{int((counts == 0).sum())} vertices have no bone weights")
     s = convert.scene_to_structure(skeleton, positions, counts, bones, weights, lengths)
-    with open(path, "wb") as fh:
-        fh.write(structure.write(s))
+    write_atomic(path, lambda: structure.write(s))
     return warnings
 
 
@@ -372,7 +392,8 @@ def export_anim_file(
         and mesh.data.shape_keys.animation_data
     ):
         shape_action = mesh.data.shape_keys.animation_data.action
-    stored = _stored_header(action, shape_action, mesh)
+    # A mesh animation's own settings come first: it is what the user picked.
+    stored = _stored_header(shape_action, mesh, action)
     h = {
         "mode": anim_file.BONES,
         "system": anim_file.ABSOLUTE,
@@ -457,8 +478,7 @@ def export_anim_file(
                 scale = np.linalg.norm(bones[..., :3, :3], axis=-2)
                 if np.abs(scale - 1).max() > 1e-5:
                     warnings.append("Euler angles hold no scale: the bones' scale is not written")
-    with open(path, "wb") as fh:
-        fh.write(anim_file.write(out))
+    write_atomic(path, lambda: anim_file.write(out))
     return warnings
 
 
@@ -538,20 +558,20 @@ def _import_any(context, path: str, weights_to: str = "AUTO") -> tuple[str, list
 
 
 def _anim_messages(result: dict) -> list[str]:
-    return [f"{result['action'].name} on {result['target'].name} ({result['how']})"] + [
+    made = result["action"] or result["frames"].node_group
+    return [f"{made.name} on {result['target'].name} ({result['how']})"] + [
         f"warning: {w}" for w in result["warnings"]
     ]
 
 
 def _undo_anim(result: dict) -> None:
-    action = result["action"]
     target = result["target"]
     if target.type == "ARMATURE":
-        take_back_action(target, action, result.get("previous"))
+        result["undo"]()
     else:
         me = target.data
         bpy.data.objects.remove(target)
-        bpy.data.actions.remove(action)
+        result["frames"].remove()
         bpy.data.meshes.remove(me)
 
 
@@ -585,8 +605,8 @@ class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
 
 
 class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles):
-    """Import BonesPro animation exports (.txt): an action (Bones mode) or per-frame
-    shape keys (Mesh modes)"""
+    """Import BonesPro animation exports (.txt): an action (Bones mode) or a mesh that
+    shows each frame's positions (Mesh modes)"""
 
     bl_idname = "import_anim.bonespro_anim"
     bl_label = "Import BonesPro Animation"
@@ -737,7 +757,7 @@ def _batch_import_structure(context, path: str, state: dict, options: dict) -> s
 def _batch_export_structure(context, path: str, state: dict, options: dict) -> str:
     meshes = batch_meshes(state)
     warnings = export_structure_file(
-        context, path, state["armature"], meshes[0] if meshes else None
+        context, path, state.get("armature"), meshes[0] if meshes else None
     )
     return batch_notes(warnings)
 

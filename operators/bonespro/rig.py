@@ -1,13 +1,17 @@
 """Blender side of BonesPro: bone order, weights as vertex groups, posed bone
-matrices and deformed vertex positions per frame, per-frame shape keys."""
+matrices and deformed vertex positions per frame, mesh animations (every frame's
+positions picked by a Geometry Nodes modifier)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
 
 from ...io_formats.bonespro.convert import INDEX, to_world
 from ...io_formats.bonespro.euler import euler_to_matrix
+from ...io_formats.codec import FormatError
 from ...io_formats.posing import basis_to_local
 from ...io_formats.transforms import compose_trs, matrix_to_quat
 from ..blender import compat
@@ -198,47 +202,96 @@ def sample_frames(
     return worlds, positions
 
 
-def frame_shape_keys(
-    context,
-    obj: bpy.types.Object,
-    positions: np.ndarray,
-    frames: np.ndarray,
-    name: str,
-) -> bpy.types.Action:
-    """One shape key per frame (object-space ``positions`` (Nf, V, 3)), each keyed to 1
-    on its own frame and 0 on the others, with constant interpolation: the mesh shows
-    frame f's positions exactly from frame f until the next one."""
-    if obj.data.shape_keys is None:
-        obj.shape_key_add(name="Basis", from_mix=False).value = 0.0
-    keys = []
-    for f in range(len(frames)):
-        kb = obj.shape_key_add(name=f"{name} {_frame_label(frames[f])}", from_mix=False)
-        compat.set_shape_key_coords(kb, np.ascontiguousarray(positions[f], np.float32).ravel())
-        kb.value = 0.0
-        keys.append(kb)
-    key = obj.data.shape_keys
-    action = bpy.data.actions.new(f"{name} shapes")
-    if compat.HAS_SLOTS:
-        action.slots.new(id_type="KEY", name=key.name)
-    constant = compat.enum_value(bpy.types.Keyframe, "interpolation", "CONSTANT")
-    nf = len(frames)
-    for f, kb in enumerate(keys):
-        path = f'key_blocks["{bpy.utils.escape_identifier(kb.name)}"].value'
-        fc = compat.new_fcurve(action, path, 0, "BonesPro frames")
-        pts = []
-        if f > 0:
-            pts.append((frames[f - 1], 0.0))
-        pts.append((frames[f], 1.0))
-        if f + 1 < nf:
-            pts.append((frames[f + 1], 0.0))
-        co = np.array(pts, np.float32)
-        fc.keyframe_points.add(len(co))
-        fc.keyframe_points.foreach_set("co", co.ravel())
-        fc.keyframe_points.foreach_set("interpolation", np.full(len(co), constant, np.int32))
-        fc.update()
-    compat.assign_action(key, action)
-    return action
+# Point indices of the frames mesh are computed in Geometry Nodes' float32 math:
+# exact up to 2**24.
+MAX_FRAME_POINTS = 1 << 24
 
 
-def _frame_label(frame: float) -> str:
-    return str(int(frame)) if float(frame).is_integer() else f"{frame:g}"
+@dataclass
+class FramePositions:
+    """What :func:`frame_positions` made: the node group (on the object's modifier) and
+    the hidden object whose mesh holds every frame's positions."""
+
+    node_group: bpy.types.NodeTree
+    frames_object: bpy.types.Object
+
+    def remove(self) -> None:
+        me = self.frames_object.data
+        bpy.data.objects.remove(self.frames_object)
+        bpy.data.meshes.remove(me)
+        bpy.data.node_groups.remove(self.node_group)
+
+
+def frame_positions(
+    obj: bpy.types.Object, positions: np.ndarray, frames: np.ndarray, name: str
+) -> FramePositions:
+    """Show object-space ``positions`` (Nf, V, 3) on ``obj``: frame f's positions exactly
+    from ``frames[f]`` until the next frame (the first before, the last after).
+
+    The frames go into one mesh of Nf * V points in one ``foreach_set`` (an object
+    linked to no scene, used by the modifier), and a Geometry Nodes modifier picks the
+    scene frame's V points: the cost is linear in the frames, where a shape key and an
+    F-curve per frame cost a name search over all the others each.
+    """
+    nf, nv = positions.shape[:2]
+    if nf * nv > MAX_FRAME_POINTS:
+        raise FormatError(
+            f"{nf} frames of {nv} vertices are {nf * nv} positions, more than the "
+            f"{MAX_FRAME_POINTS} a mesh animation can index"
+        )
+    first = float(frames[0]) if nf else 0.0
+    step = float(frames[1] - frames[0]) if nf > 1 else 1.0
+    if not np.isfinite(step) or step <= 0:
+        step = 1.0
+    me = bpy.data.meshes.new(f"{name} frames")
+    obj_frames = bpy.data.objects.new(me.name, me)
+    tree = bpy.data.node_groups.new(f"{name} frames", "GeometryNodeTree")
+    built = FramePositions(tree, obj_frames)
+    try:
+        me.vertices.add(nf * nv)
+        me.attributes["position"].data.foreach_set(
+            "vector", np.ascontiguousarray(positions, np.float32).ravel()
+        )
+        _frame_picker(tree, obj_frames, first, step, nf, nv)
+        obj.modifiers.new(tree.name, "NODES").node_group = tree
+    except Exception:
+        built.remove()
+        raise
+    return built
+
+
+def _frame_picker(tree, source, first: float, step: float, nf: int, nv: int) -> None:
+    """Set Position from ``source``'s point ``Index + V * clamp(floor((frame - first) /
+    step), 0, Nf - 1)``."""
+    tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes, links = tree.nodes, tree.links
+
+    def math(operation: str, a, b):
+        node = nodes.new("ShaderNodeMath")
+        node.operation = operation
+        for socket, value in zip(node.inputs, (a, b), strict=False):
+            if isinstance(value, float):
+                socket.default_value = value
+            else:
+                links.new(value, socket)
+        return node.outputs[0]
+
+    info = nodes.new("GeometryNodeObjectInfo")
+    info.inputs["Object"].default_value = source
+    frame = nodes.new("GeometryNodeInputSceneTime").outputs["Frame"]
+    f = math("ADD", math("DIVIDE", math("SUBTRACT", frame, first), step), 1e-4)
+    f = math("MINIMUM", math("MAXIMUM", math("FLOOR", f, 0.0), 0.0), float(nf - 1))
+    point = math(
+        "ADD", math("MULTIPLY", f, float(nv)), nodes.new("GeometryNodeInputIndex").outputs[0]
+    )
+    sample = nodes.new("GeometryNodeSampleIndex")
+    sample.data_type = "FLOAT_VECTOR"
+    sample.domain = "POINT"
+    links.new(info.outputs["Geometry"], sample.inputs["Geometry"])
+    links.new(nodes.new("GeometryNodeInputPosition").outputs[0], sample.inputs["Value"])
+    links.new(point, sample.inputs["Index"])
+    set_position = nodes.new("GeometryNodeSetPosition")
+    links.new(nodes.new("NodeGroupInput").outputs[0], set_position.inputs["Geometry"])
+    links.new(sample.outputs[0], set_position.inputs["Position"])
+    links.new(set_position.outputs[0], nodes.new("NodeGroupOutput").inputs[0])

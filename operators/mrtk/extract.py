@@ -5,12 +5,11 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
+from ...io_formats.mrtk import keys as kc
 from ...io_formats.mrtk.convert import BlenderCurve, hand_role, joint_role
 from ...io_formats.mrtk.recording import JOINTS, Marker
 from ..blender import compat
-from .build import CURVES, ROLE, curve_key, recording_meta
-
-_SUPPORTED = ("BEZIER", "LINEAR", "CONSTANT")
+from .build import CURVES, ROLE, WRAPS, curve_key, interpolation_codes, recording_meta
 
 
 def recording_collections(scene: bpy.types.Scene) -> list[bpy.types.Collection]:
@@ -56,12 +55,16 @@ def roles_from_mapping(
     return out
 
 
-def _interp_names() -> dict[int, str]:
-    items = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items
-    return {item.value: item.identifier for item in items}
+def _code_table() -> np.ndarray:
+    """Blender's interpolation enum value (uint8) -> our code; easings are -1."""
+    table = np.full(256, -1, np.int16)
+    table[interpolation_codes()] = np.arange(len(kc.INTERPOLATIONS))
+    return table
 
 
-def read_fcurve(fc, record: bytes | None) -> tuple[BlenderCurve, int]:
+def read_fcurve(
+    fc, record: bytes | None, wraps=None, table: np.ndarray | None = None
+) -> tuple[BlenderCurve, int]:
     """The keys of ``fc`` and how many use an interpolation MRTK cannot hold."""
     kp = fc.keyframe_points
     k = len(kp)
@@ -70,19 +73,23 @@ def read_fcurve(fc, record: bytes | None) -> tuple[BlenderCurve, int]:
         a = np.empty(k * 2, np.float32)
         kp.foreach_get(prop, a)
         arrays.append(a.reshape(k, 2))
-    codes = np.empty(k, np.int32)
-    kp.foreach_get("interpolation", codes)
-    names = _interp_names()
-    interp = np.array([names[c] for c in np.unique(codes)], dtype="<U16")
-    interp = interp[np.searchsorted(np.unique(codes), codes)] if k else np.zeros(0, "<U16")
-    odd = ~np.isin(interp, _SUPPORTED)
-    interp[odd] = "BEZIER"
+    raw = np.empty(k, np.uint8)
+    kp.foreach_get("interpolation", raw)
+    codes = (_code_table() if table is None else table)[raw]
+    odd = codes < 0
+    codes[odd] = kc.BEZIER
     before = after = "NONE"
     for mod in fc.modifiers:
         if mod.type == "CYCLES" and not mod.mute:
             before, after = mod.mode_before, mod.mode_after
             break
-    return BlenderCurve(*arrays, interp.astype("<U8"), before, after, record), int(odd.sum())
+    kept = None
+    if wraps is not None and len(wraps) == 2:
+        kept = (int(wraps[0]), int(wraps[1]))
+    bc = BlenderCurve(
+        *arrays, codes.astype(np.uint8), before, after, record, kept, compat.HANDLE_MIN_X
+    )
+    return bc, int(odd.sum())
 
 
 def extract_curves(
@@ -92,15 +99,18 @@ def extract_curves(
     curves: dict[tuple[str, str, int], BlenderCurve] = {}
     warnings: list[str] = []
     eased = 0
+    table = _code_table()
     for role, obj in objects.items():
         ad = obj.animation_data
         if ad is None or ad.action is None:
             continue
         stored = ad.action.get(CURVES)
+        kept_wraps = ad.action.get(WRAPS)
         for fc in compat.fcurves(ad.action):
             key = curve_key(fc.data_path, fc.array_index)
             record = stored.get(key) if stored is not None else None
-            bc, odd = read_fcurve(fc, record if isinstance(record, bytes) else None)
+            wraps = kept_wraps.get(key) if kept_wraps is not None else None
+            bc, odd = read_fcurve(fc, record if isinstance(record, bytes) else None, wraps, table)
             eased += odd
             curves[(role, fc.data_path, fc.array_index)] = bc
     if eased:
@@ -114,8 +124,12 @@ def extract_curves(
 def recording_markers(
     scene: bpy.types.Scene, meta: dict, fps: float, mode: str
 ) -> tuple[list[Marker], list[str]]:
-    """Markers to write: the recording's own (exact times, following timeline moves by
-    name), every timeline marker (``SCENE``) or none."""
+    """Markers to write: the recording's own (exact times and full names, following
+    timeline moves by name), every timeline marker (``SCENE``) or none.
+
+    Blender cuts marker names at 63 bytes: the metadata keeps each full name and,
+    for a long one, the name Blender holds, which is what the timeline is searched for.
+    """
     if mode == "NONE":
         return [], []
     timeline = sorted(((m.frame, m.name) for m in scene.timeline_markers), key=lambda x: x[0])
@@ -123,13 +137,14 @@ def recording_markers(
         return [Marker(frame / fps, name) for frame, name in timeline], []
     pool = list(timeline)
     out, warnings = [], []
-    for name, time in meta.get("markers", []):
-        exact = (round(time * meta.get("fps", fps)), name)
+    for name, time, *held in meta.get("markers", []):
+        shown = held[0] if held else name  # what Blender holds of a long name
+        exact = (round(time * meta.get("fps", fps)), shown)
         if exact in pool:
             pool.remove(exact)
             out.append(Marker(float(time), name))
             continue
-        moved = next((m for m in pool if m[1] == name), None)
+        moved = next((m for m in pool if m[1] == shown), None)
         if moved is None:
             warnings.append(f"marker {name!r} is no longer in the timeline: not written")
             continue

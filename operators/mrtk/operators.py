@@ -10,6 +10,7 @@ from bpy.props import EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.mrtk import recording
 from ...io_formats.mrtk.convert import ExportOptions, export_recording, import_recording
 from ..common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes, report_export
@@ -54,7 +55,13 @@ def import_mrtk_file(
         raise err.with_path(path) from None
     name = os.path.splitext(os.path.basename(path))[0]
     built = build_recording(context, plan, name, fps or _scene_fps(context), progress)
-    return built, plan.warnings
+    warnings = list(plan.warnings)
+    if built.shortened:
+        warnings.append(
+            f"{built.shortened} marker names are longer than Blender's 63 bytes: the timeline "
+            "shows them cut, the full names are kept and written back"
+        )
+    return built, warnings
 
 
 def export_mrtk_file(
@@ -85,9 +92,7 @@ def export_mrtk_file(
     opts = ExportOptions(major, minor, layout, axes == "BLENDER", fps, tolerance)
     rec, more = export_recording(curves, set(objects), marks, opts)
     warnings += more
-    data = recording.write(rec)
-    with open(path, "wb") as fh:
-        fh.write(data)
+    write_atomic(path, lambda: recording.write(rec))
     return warnings
 
 
@@ -143,14 +148,22 @@ class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper):
     version: EnumProperty(
         name="Version",
         items=(
-            ("AUTO", "As imported", "The version and layout the recording came from (else 1.1)"),
+            (
+                "AUTO",
+                "As imported",
+                "The version and layout the recording came from, else 1.1 (MRTK)",
+            ),
             (
                 "V11_SIMPLE",
                 "1.1 (MRTK)",
                 "Time and value per key, what MRTK writes and reads; "
                 "curves that are not linear are sampled",
             ),  # fmt: skip
-            ("V11_FULL", "1.1 full keyframes", "Tangents and weights, as documented"),
+            (
+                "V11_FULL",
+                "1.1 full keyframes (not MRTK 2.x)",
+                "Tangents and weights, as documented; MRTK 2.x cannot read this layout",
+            ),
             ("V10", "1.0", "Full keyframes, camera and hands only"),
         ),
         default="AUTO",

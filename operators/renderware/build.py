@@ -20,6 +20,7 @@ from ...io_formats.renderware.clump_import import NORMAL_ATTRIBUTE, ImportedClum
 from ...io_formats.transforms import world_from_local
 from ..blender.build import Built, build_armature, build_mesh_object, shape_keys
 from ..blender.weights import assign_vertex_groups
+from .txd import bind_clump
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
 #: Custom properties written on import and read on export.
@@ -95,12 +96,19 @@ def _vertex_normals(me, normals: np.ndarray) -> None:
     me.normals_split_custom_set_from_vertices(np.ascontiguousarray(n, np.float32))
 
 
-def build_clump(context, imp: ImportedClump, directory: str = "") -> Built:
-    """Create the clump in the active collection; all or nothing."""
+def build_clump(
+    context, imp: ImportedClump, directory: str = "", dictionaries: list | None = None
+) -> Built:
+    """Create the clump in the active collection; all or nothing. Textures come
+    from ``dictionaries`` (``(label, TxdFile)``) or the .txd named like the clump
+    beside it (:mod:`.txd`); what they lack is added to ``imp.warnings``."""
     built = Built()
     images: list = []
     try:
         _build(context, imp, directory, built, images)
+        made, warnings = bind_clump(built.materials, directory, imp.scene.name, dictionaries)
+        images += made
+        imp.warnings += warnings
     except Exception:
         built.discard()
         for image in images:

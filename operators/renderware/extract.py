@@ -20,7 +20,7 @@ from ...io_formats.renderware.geometry import NORMALS
 from ...io_formats.scene import Mesh
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
-from ..common import mesh_armature
+from ..common import mesh_armature, one_armature
 from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
 
 SCENE_KEYS = (
@@ -102,12 +102,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     if not meshes:
         raise FormatError("no mesh objects to export")
     warnings: list[str] = []
-    armatures = {a for a in (mesh_armature(o) for o in meshes) if a is not None}
-    if len(armatures) > 1:
-        raise FormatError(
-            f"the meshes use {len(armatures)} armatures; a clump has one HAnim hierarchy"
-        )
-    armature = next(iter(armatures), None)
+    armature = one_armature(meshes, "a clump (one HAnim hierarchy)")
     roots = {}
     for obj in meshes + ([armature] if armature else []):
         top = obj

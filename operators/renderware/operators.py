@@ -9,6 +9,7 @@ from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.renderware import dff
 from ...io_formats.renderware.chunks import TARGETS, version_text
 from ...io_formats.renderware.clump_export import export_clump
@@ -43,8 +44,8 @@ def import_dff_file(context, path: str) -> tuple[Built, list[str]]:
     warnings: list[str] = []
     try:
         for imp in import_dff(dff.read(data), name):
-            warnings += imp.warnings
             built_all.append(build_clump(context, imp, os.path.dirname(path)))
+            warnings += imp.warnings
     except FormatError as err:
         for b in reversed(built_all):
             b.discard()
@@ -71,9 +72,7 @@ def export_dff_file(context, path: str, objects: list, target: str = "AUTO") -> 
     context.view_layer.update()  # world matrices of objects parented by a script just now
     data, warnings, imported = extract_clump(context, objects)
     out, more = export_clump(data, imported if target == "AUTO" else target)
-    blob = dff.write(out)
-    with open(path, "wb") as fh:
-        fh.write(blob)
+    write_atomic(path, lambda: dff.write(out))
     return warnings + more
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from functools import partial
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -12,6 +13,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Mesh
 from ...io_formats.unigine import anim, mesh
 from ...io_formats.unigine.anim_convert import json_list
@@ -24,6 +26,7 @@ from ...io_formats.unigine.anim_file_convert import (
 from ...io_formats.unigine.mesh_export import ExportOptions, export_mesh, file_order, merge_files
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
 from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import Built, build_action, build_scene
 from ..blender.extract import _tangents as blender_tangents
 from ..blender.extract import (
@@ -37,16 +40,14 @@ from ..common import (
     BatchFormat,
     ImportFiles,
     batch_add_built,
+    batch_armature,
     batch_meshes,
     batch_notes,
-    current_action,
     file_handler,
-    find_target_armature,
-    iter_armatures,
-    mesh_armature,
+    fit_armature,
+    one_armature,
     read_bytes,
     report_export,
-    take_back_action,
 )
 
 DEFAULT_FPS = 30.0
@@ -79,16 +80,33 @@ def _action_fps(action, default: float) -> float:
     return float(action.get("rigport_fps", default))
 
 
-def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS):
+@dataclass
+class AnimImport:
+    """What one .anim import made: an action per animation on ``armature``, how the
+    armature was chosen, the fit warnings, and ``undo``, which takes it all back."""
+
+    armature: bpy.types.Object
+    actions: list
+    how: str
+    warnings: list[str]
+    undo: Callable[[], None]
+
+    def __iter__(self) -> Iterator:
+        """Unpacks as ``(armature, actions, how)``, what the import returned before."""
+        return iter((self.armature, self.actions, self.how))
+
+
+def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS) -> AnimImport:
     """Every animation of one .anim as an action on ``armature`` (or the armature that
-    fits); returns the armature, the actions and how the armature was chosen."""
+    fits), kept through a save (:func:`keep_actions`, the last one active); refused
+    when none of its animated bones is in the armature."""
     native = _parse(anim, path)
-    anims = import_anim_file(native, os.path.basename(path), fps)
-    how = "the given armature"
-    if armature is None:
-        armature, how = find_target_armature(context, [b.name for b in native.bones])
-        if armature is None:
-            raise FormatError(f"{os.path.basename(path)}: {how}")
+    try:
+        anims = import_anim_file(native, os.path.basename(path), fps)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    bones = [t.bone for a in anims for t in a.tracks] or [b.name for b in native.bones]
+    armature, how, warnings = fit_armature(context, path, bones, armature)
     actions = []
     try:
         for a in anims:
@@ -97,9 +115,8 @@ def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS
         for action in actions:
             bpy.data.actions.remove(action)
         raise
-    if actions:
-        compat.assign_action(armature, actions[0])
-    return armature, actions, how
+    undo = keep_actions(armature, actions)
+    return AnimImport(armature, actions, how, warnings, undo)
 
 
 def _apply_object_transform(m: Mesh, obj, armature) -> np.ndarray:
@@ -147,7 +164,7 @@ def export_mesh_file(
     """Write ``objects`` (their material slots as surfaces) to one .mesh; returns warnings."""
     if not objects:
         raise FormatError("no mesh objects to export")
-    armature = next((a for a in (mesh_armature(o) for o in objects) if a is not None), None)
+    armature = one_armature(objects, "a Unigine mesh")
     skeleton = file_order(extract_skeleton(armature)) if armature is not None else None
     names = skeleton.names if skeleton is not None else None
     actions = _embedded_actions(armature, animations)
@@ -163,9 +180,7 @@ def export_mesh_file(
         part, part_warnings = export_mesh(m, skeleton, anims if i == 0 else [], opts)
         parts.append(part)
         warnings += part_warnings
-    data = mesh.write(merge_files(parts))
-    with open(path, "wb") as fh:
-        fh.write(data)
+    write_atomic(path, lambda: mesh.write(merge_files(parts)))
     return warnings
 
 
@@ -190,9 +205,7 @@ def export_anim_path(
     for action in _file_actions(armature, which):
         rate = _action_fps(action, fps)
         anims.append((extract_animation(armature, action, rate), rate))
-    data = anim.write(export_anim_file(anims, skeleton))
-    with open(path, "wb") as fh:
-        fh.write(data)
+    write_atomic(path, lambda: anim.write(export_anim_file(anims, skeleton)))
     return len(anims)
 
 
@@ -265,18 +278,11 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles):
 
     def execute(self, context):
         def one(context, path, progress):
-            before = {o.name: current_action(o) for o in iter_armatures(context)}
-            arm, actions, how = import_anim_path(context, path, None, self.fps)
-            undo = [partial(take_back_action, arm, a, before.get(arm.name)) for a in actions]
-            messages = [f"{len(actions)} actions applied to {arm.name} ({how})"]
-            for action in actions:
-                missing = read_prop(action, "rigport_missing_bones")
-                if missing:
-                    messages.append(
-                        f"warning: {action.name}: {len(missing)} bones not in {arm.name}: "
-                        + ", ".join(missing[:5])
-                    )
-            return messages, undo
+            result = import_anim_path(context, path, None, self.fps)
+            messages = [
+                f"{len(result.actions)} actions applied to {result.armature.name} ({result.how})"
+            ]
+            return messages + [f"warning: {w}" for w in result.warnings], [result.undo]
 
         return self.import_files(context, one)
 
@@ -329,15 +335,16 @@ def _batch_export_mesh(context, path: str, state: dict, options: dict) -> str:
 
 
 def _batch_import_anim(context, path: str, state: dict, options: dict) -> str:
-    arm, actions, how = import_anim_path(context, path, state.get("armature"))
-    state["armature"] = arm
-    if actions:
-        state["action"] = actions[0]
-    return f"{len(actions)} actions on {arm.name} ({how})"
+    result = import_anim_path(context, path, state.get("armature"))
+    state["armature"] = result.armature
+    if result.actions:
+        state["action"] = result.actions[-1]
+    summary = f"{len(result.actions)} actions on {result.armature.name} ({result.how})"
+    return summary + batch_notes(result.warnings)
 
 
 def _batch_export_anim(context, path: str, state: dict, options: dict) -> str:
-    arm = state["armature"]
+    arm = batch_armature(state, "a Unigine animation")
     action = state.get("action")
     if action is not None:
         compat.assign_action(arm, action)

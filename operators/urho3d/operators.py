@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from functools import partial
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -16,6 +17,7 @@ from bpy.props import (
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.files import write_atomic
 from ...io_formats.merge import merge_meshes
 from ...io_formats.scene import Mesh
 from ...io_formats.urho3d import ani, engine_rules, mdl, package
@@ -44,7 +46,7 @@ from ...io_formats.urho3d.model_import import (
     TANGENT_ATTRIBUTE,
     import_model,
 )
-from ..blender import compat
+from ..blender.actions import keep_actions
 from ..blender.build import build_action, build_scene
 from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
 from ..blender.weights import reader_groups_kept
@@ -52,15 +54,13 @@ from ..common import (
     BatchFormat,
     ImportFiles,
     batch_add_built,
+    batch_armature,
     batch_meshes,
     batch_notes,
-    current_action,
     file_handler,
-    find_target_armature,
-    iter_armatures,
-    mesh_armature,
+    fit_armature,
+    one_armature,
     read_bytes,
-    take_back_action,
 )
 
 AXES_ITEMS = (
@@ -112,6 +112,27 @@ def export_axes(choice: str | bool | None, kept: object) -> bool:
     return choice != "NONE"
 
 
+@dataclass
+class AnimationImport:
+    """What one animation import made: the action on ``armature``, how the armature
+    was chosen, the fit warnings, and ``undo``, which takes it all back."""
+
+    armature: bpy.types.Object
+    action: bpy.types.Action
+    how: str
+    warnings: list[str]
+    undo: Callable[[], None]
+
+    def __iter__(self) -> Iterator:
+        """Unpacks as ``(armature, action, how)``, what the import returned before."""
+        return iter((self.armature, self.action, self.how))
+
+    def messages(self) -> list[str]:
+        """The operator's report lines (``warning: `` prefixed for warnings)."""
+        lines = [f"{self.action.name} applied to {self.armature.name} ({self.how})"]
+        return lines + [f"warning: {w}" for w in self.warnings]
+
+
 def import_mdl_file(context, path: str, all_lods: bool = False, convert: bool = True):
     """Import one .mdl: returns what was built; FormatError leaves nothing behind."""
     return import_mdl_data(context, read_bytes(path), path, all_lods, convert)
@@ -130,7 +151,10 @@ def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, co
     """Build ``model``; with every LOD, the levels after 0 are hidden in the viewport
     (they are still exported)."""
     name = os.path.splitext(os.path.basename(path))[0]
-    scene = import_model(model, name, all_lods=all_lods, convert=convert)
+    try:
+        scene = import_model(model, name, all_lods=all_lods, convert=convert)
+    except FormatError as err:
+        raise err.with_path(path) from None
     built = build_scene(context, scene)
     for obj in built.objects:
         if obj.type == "MESH" and int(obj.get("urho_lod", 0)) > 0:
@@ -163,7 +187,7 @@ def unheld_normal_warnings(built) -> list[str]:
 
 def import_ani_file(
     context, path: str, armature=None, convert: bool = True, fps: float | None = None
-):
+) -> AnimationImport:
     return import_ani_data(context, read_bytes(path), path, armature, convert, fps)
 
 
@@ -174,7 +198,7 @@ def import_ani_data(
     armature=None,
     convert: bool = True,
     fps: float | None = None,
-):
+) -> AnimationImport:
     """Import an animation from bytes onto ``armature`` (else the best match)."""
     try:
         anim = ani.read(data)
@@ -190,28 +214,33 @@ def build_animation(
     armature=None,
     convert: bool = True,
     fps: float | None = None,
-):
-    neutral = import_animation(anim, convert)
-    how = "the given armature"
-    if armature is None:
-        armature, how = find_target_armature(context, [t.bone for t in neutral.tracks])
-        if armature is None:
-            raise FormatError(f"{os.path.basename(path)}: {how}")
+) -> AnimationImport:
+    """One animation as an action on ``armature`` (else the armature that fits),
+    kept through a save (:func:`keep_actions`); refused when it fits no bone."""
+    try:
+        neutral = import_animation(anim, convert)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    armature, how, warnings = fit_armature(
+        context, path, [t.bone for t in neutral.tracks], armature
+    )
     r = context.scene.render
     action = build_action(armature, neutral, fps or r.fps / r.fps_base)
-    compat.assign_action(armature, action)
-    return armature, action, how
+    undo = keep_actions(armature, [action])
+    return AnimationImport(armature, action, how, warnings, undo)
 
 
-def write_output(path: str, data: bytes, package_path: str = "", entry: str = "") -> str:
-    """Write ``data`` to ``path``, or into the existing package ``package_path`` as
-    ``entry`` (default: ``path``'s file name); returns where it went."""
+def write_output(
+    path: str, data: Callable[[], bytes], package_path: str = "", entry: str = ""
+) -> str:
+    """Write what ``data()`` makes to ``path`` (atomically), or into the existing
+    package ``package_path`` as ``entry`` (default: ``path``'s file name); returns
+    where it went."""
     if not package_path:
-        with open(path, "wb") as fh:
-            fh.write(data)
+        write_atomic(path, data)
         return path
     name = entry or os.path.basename(path)
-    package.update_file(package_path, name, data)
+    package.update_file(package_path, name, data())
     return f"{package_path}:{name}"
 
 
@@ -240,7 +269,7 @@ def export_mdl_file(
     (default: ``path``'s file name), replacing a file of that name."""
     if not objects:
         raise FormatError("no mesh objects to export")
-    armature = next((a for a in (mesh_armature(o) for o in objects) if a is not None), None)
+    armature = one_armature(objects, "an Urho3D model")
     skeleton = file_order(extract_skeleton(armature)) if armature is not None else None
     names = skeleton.names if skeleton is not None else None
     by_lod: dict[int, list] = {}
@@ -285,10 +314,9 @@ def export_mdl_file(
         f"the engine would refuse it: {v}" for v in engine_rules.check(model, opts.bone_limit)
     ]
     if model.magic == b"UMD3":
-        _rbfx_model_fields(model, objects, layout)
-    data = mdl.write(model)
-    write_output(path, data, package_path, entry)
-    if len(lods) == 1 and layout is not None:
+        _rbfx_model_fields(model, objects, layout if isinstance(layout, dict) else None)
+    write_output(path, lambda: mdl.write(model), package_path, entry)
+    if len(lods) == 1 and isinstance(layout, dict):
         n = max((len(g["lods"]) for g in layout["geometries"]), default=1)
         if n > 1:
             warnings.append(
@@ -349,7 +377,7 @@ def export_ani_file(
     extras = read_prop(action, RBFX_EXTRA)
     if fmt == "UAN2" or (fmt == "AUTO" and extras is not None):
         apply_rbfx_extras(anim, extras if extras is not None else {"version": 3})
-    write_output(path, ani.write(anim), package_path, entry)
+    write_output(path, lambda: ani.write(anim), package_path, entry)
     return warnings
 
 
@@ -479,12 +507,8 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles):
 
     def execute(self, context):
         def one(context, path, progress):
-            before = {o.name: current_action(o) for o in iter_armatures(context)}
-            arm, action, how = import_ani_file(
-                context, path, None, self.axes == "BLENDER", self.fps or None
-            )
-            undo = partial(take_back_action, arm, action, before.get(arm.name))
-            return [f"{action.name} applied to {arm.name} ({how})", *steps_warnings(action)], [undo]
+            result = import_ani_file(context, path, None, self.axes == "BLENDER", self.fps or None)
+            return result.messages() + steps_warnings(result.action), [result.undo]
 
         return self.import_files(context, one)
 
@@ -564,14 +588,17 @@ def _batch_export_mdl(context, path: str, state: dict, options: dict) -> str:
 
 
 def _batch_import_ani(context, path: str, state: dict, options: dict) -> str:
-    arm, action, how = import_ani_file(context, path, state.get("armature"))
-    state["armature"], state["action"] = arm, action
-    notes = [m[len("warning: ") :] for m in steps_warnings(action)]
-    return f"action {action.name} on {arm.name} ({how}){batch_notes(notes)}"
+    result = import_ani_file(context, path, state.get("armature"))
+    state["armature"], state["action"] = result.armature, result.action
+    notes = result.warnings + [m[len("warning: ") :] for m in steps_warnings(result.action)]
+    return f"action {result.action.name} on {result.armature.name} ({result.how})" + batch_notes(
+        notes
+    )
 
 
 def _batch_export_ani(context, path: str, state: dict, options: dict) -> str:
-    warnings = export_ani_file(context, path, state["armature"], state.get("action"))
+    armature = batch_armature(state, "an Urho3D animation")
+    warnings = export_ani_file(context, path, armature, state.get("action"))
     return batch_notes(warnings)
 
 

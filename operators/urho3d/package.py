@@ -21,10 +21,9 @@ from ...io_formats.urho3d.formats import member_kind, member_summary
 from ..common import (
     BatchFormat,
     Progress,
-    current_action,
+    batch_notes,
     file_handler,
     read_bytes,
-    take_back_action,
 )
 from .operators import (
     AXES_ITEMS,
@@ -36,6 +35,14 @@ from .operators import (
 )
 
 IMPORTABLE = ("model", "animation")
+WARNING = "warning: "
+
+
+def _located(where: str, message: str) -> str:
+    """``message`` about the member ``where``; a warning stays a warning."""
+    if message.startswith(WARNING):
+        return f"{WARNING}{where}: {message[len(WARNING) :]}"
+    return f"{where}: {message}"
 
 
 @dataclass
@@ -43,12 +50,12 @@ class PackageImport:
     """What one package import made (for the report, and to undo it on failure)."""
 
     built: list = field(default_factory=list)  # operators.blender.build.Built per model
-    actions: list = field(default_factory=list)  # (armature, action, previous action)
+    actions: list = field(default_factory=list)  # operators.AnimationImport per animation
     lines: list[str] = field(default_factory=list)
 
     def discard(self) -> None:
-        for arm, action, previous in reversed(self.actions):
-            take_back_action(arm, action, previous)
+        for imported in reversed(self.actions):
+            imported.undo()
         for built in reversed(self.built):
             built.discard()
         self.actions.clear()
@@ -139,17 +146,20 @@ def import_package(
             built = build_model(context, model, where, all_lods, convert)
             result.built.append(built)
             result.lines.append(f"{where}: {len(built.objects)} objects")
-            result.lines += [f"{where}: {m}" for m in unheld_normal_warnings(built)]
+            result.lines += [_located(where, m) for m in unheld_normal_warnings(built)]
             if progress:
                 progress.update(i + 1)
         armatures = [b.armature for b in result.built if b.armature is not None]
         for i, (where, anim) in enumerate(anims):
             target, how = _best_armature(armatures, anim)
-            previous = current_action(target) if target is not None else None
-            arm, action, how2 = build_animation(context, anim, where, target, convert)
-            result.actions.append((arm, action, previous))
-            result.lines.append(f"{where}: {action.name} on {arm.name} ({how or how2})")
-            result.lines += [f"{where}: {m}" for m in steps_warnings(action)]
+            imported = build_animation(context, anim, where, target, convert)
+            result.actions.append(imported)
+            result.lines.append(
+                f"{where}: {imported.action.name} on {imported.armature.name} "
+                f"({how or imported.how})"
+            )
+            result.lines += [f"warning: {where}: {w}" for w in imported.warnings]
+            result.lines += [_located(where, m) for m in steps_warnings(imported.action)]
             if progress:
                 progress.update(len(models) + i + 1)
     except Exception:
@@ -280,7 +290,10 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
         for line in result.lines:
-            self.report({"INFO"}, line)
+            if line.startswith("warning: "):
+                self.report({"WARNING"}, line[len("warning: ") :])
+            else:
+                self.report({"INFO"}, line)
         return {"FINISHED"}
 
 
@@ -291,9 +304,10 @@ def _batch_import_pak(context, path: str, state: dict, options: dict) -> str:
             state["armature"] = built.armature
         state.setdefault("objects", []).extend(built.objects)
     if result.actions:
-        state["armature"], state["action"] = result.actions[-1][0], result.actions[-1][1]
+        state["armature"], state["action"] = result.actions[-1].armature, result.actions[-1].action
     models = len(result.built)
-    return f"{models} models, {len(result.actions)} animations"
+    notes = [line[len("warning: ") :] for line in result.lines if line.startswith("warning: ")]
+    return f"{models} models, {len(result.actions)} animations{batch_notes(notes)}"
 
 
 CLASSES = (

@@ -7,6 +7,7 @@ import pytest
 
 from rigport.io_formats.mrtk import recording as R
 from rigport.io_formats.mrtk import samples
+from rigport.io_formats.mrtk.convert import FULL_LAYOUT_WARNING
 
 
 def _import(bpy, tmp_path, rec: R.Recording, name: str = "take", **kw) -> bytes:
@@ -160,7 +161,8 @@ def test_fcurves_without_a_place_are_named_in_a_warning(blank_blend, tmp_path) -
     out = tmp_path / "out.bin"
     warnings = export_mrtk_file(bpy.context, str(out), roles_in(coll), recording_meta(coll))
     assert warnings == [
-        "1 F-curves have no place in a recording and are not written: camera scale[2]"
+        "1 F-curves have no place in a recording and are not written: camera scale[2]",
+        FULL_LAYOUT_WARNING,
     ]
     assert out.read_bytes() == data
 
@@ -179,3 +181,29 @@ def test_saved_blend_file_keeps_the_exact_curves(blank_blend, tmp_path) -> None:
     out = tmp_path / "out.bin"
     assert bpy.ops.export_anim.mrtk_input(filepath=str(out)) == {"FINISHED"}
     assert out.read_bytes() == data
+
+
+def test_rebuilt_keys_keep_wrap_modes_and_a_last_infinite_tangent(blank_blend, tmp_path) -> None:
+    """Without the kept file keys (every key rebuilt from Blender's), the wrap modes Once
+    and Default stay, and so does an infinite out tangent on a curve's last key."""
+    bpy = blank_blend
+    rec = samples.sample_recording((1, 0), R.FULL, keys=8)
+    curves = [c for _, c in rec.float_curves() if len(c.keys)]
+    for i, c in enumerate(curves):
+        c.pre_wrap, c.post_wrap = R.WRAP_MODES[i % 5], R.WRAP_MODES[(i + 2) % 5]
+        if i % 3 == 0:
+            c.keys["out_tangent"][-1] = np.inf
+    _import(bpy, tmp_path, rec)
+    for obj in _objects(bpy).values():
+        if obj.animation_data and obj.animation_data.action:
+            del obj.animation_data.action["mrtk_curves"]
+    back = _export(bpy, tmp_path)
+    wraps = {R.WRAP_ONCE, R.WRAP_DEFAULT}
+    assert wraps <= {c.pre_wrap for c in curves}
+    for (name, a), (_, b) in zip(rec.float_curves(), back.float_curves(), strict=True):
+        assert (a.pre_wrap, a.post_wrap) == (b.pre_wrap, b.post_wrap), name
+        if len(a.keys):
+            last_a, last_b = a.keys["out_tangent"][-1], b.keys["out_tangent"][-1]
+            assert np.isinf(last_a) == np.isinf(last_b), name
+            if np.isinf(last_a):
+                assert last_b == np.inf and not b.keys["weighted_mode"][-1] & 2, name

@@ -85,7 +85,8 @@ def test_embedded_animation_pose(blank_blend, tmp_path):
     from rigport.io_formats.transforms import compose_trs, world_from_local
     from rigport.io_formats.unigine.anim_convert import decode
 
-    a = m.animations[0]
+    a = m.animations[-1]  # the last imported animation is the active action
+    assert arm.animation_data.action.name == a.name
     t, q, s = decode(a.frames, m.bind[a.bones], a.frames.translation, a.frames.scale)
     frame = 4
     local = compose_trs(m.bind[:, 0:3], m.bind[:, [6, 3, 4, 5]], m.bind[:, 7:10])
@@ -249,7 +250,8 @@ def test_second_import_of_the_same_files(blank_blend, tmp_path):
     bpy.context.view_layer.objects.active = second.parent
     for _ in range(2):
         bpy.ops.import_anim.unigine_anim(filepath=str(tmp_path / "a.anim"))
-    assert second.parent.animation_data.action.name == "take_0.001"
+    # the second import's last clip is active (keep_actions: the last one active)
+    assert second.parent.animation_data.action.name == f"take_{len(a.animations) - 1}.001"
     bpy.ops.export_anim.unigine_anim(filepath=str(tmp_path / "b.anim"))
     assert compare.anim_differences(a, anim.read((tmp_path / "b.anim").read_bytes())) == []
 

@@ -22,8 +22,9 @@ def test_check_corpus_lossless(corpus_dir):
     )
     proc = run_batch("check", *files)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lines = proc.stdout.splitlines()
+    *lines, summary = proc.stdout.splitlines()
     assert len(lines) == len(files)
+    assert summary.startswith(f"{len(files)} ok, 0 failed, 0 skipped in ")
     for i, (line, f) in enumerate(zip(lines, files, strict=True), 1):
         assert line.startswith(f"[{i}/{len(files)}] {f}: lossless ({f.stat().st_size} bytes)")
 
@@ -59,8 +60,8 @@ def test_check_keep_going(corpus_dir, tmp_path):
     walk = corpus_dir / "urho3d" / "Jack_Walk.ani"
     proc = run_batch("--keep-going", "check", box, bad, walk)
     assert proc.returncode == 1
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 3
+    *lines, summary = proc.stdout.splitlines()
+    assert len(lines) == 3 and summary.startswith("2 ok, 1 failed, 0 skipped in ")
     assert "lossless" in lines[0] and "error at offset" in lines[1] and "lossless" in lines[2]
 
 

@@ -234,3 +234,40 @@ def test_truncation_and_token_damage_give_format_errors(name):
             read(damaged)
         except FormatError as err:
             assert str(err).startswith(f"line {err.line}:")
+
+
+# ------------------------------------------------------------------ counts without values
+def _header(nb: int, nv: int, nf: str, mode: str) -> bytes:
+    return (
+        f'{nb}\n{nv}\n{nf}\n"{mode}"\n"Absolute"\n"Matrix"\n"XYZ"\n"Degrees"\n0\n1\n1\n'
+    ).encode()
+
+
+@pytest.mark.parametrize("mode", A.MODES)
+@pytest.mark.parametrize(("nb", "nv"), [(0, 0), (0, 5), (3, 0)])
+def test_huge_frame_count_with_empty_frames(mode, nb, nv):
+    """10^30 frames of nothing once raised numpy's ValueError from a reshape."""
+    expect_line(A.read, _header(nb, nv, "1" + "0" * 30, mode), 3, "Nf", "out of range")
+
+
+@pytest.mark.parametrize("mode", A.MODES)
+def test_frames_that_hold_nothing_are_limited(mode):
+    """No bytes back the count of empty frames, and an import makes a key per frame:
+    the count is refused above a limit, and accepted (and written back) up to it."""
+    nb, nv = (0, 4) if mode != A.MESH_ABSOLUTE else (4, 0)
+    expect_line(A.read, _header(nb, nv, str(A.EMPTY_FRAME_LIMIT + 1), mode), 3, "no values")
+    data = _header(nb, nv, str(A.EMPTY_FRAME_LIMIT), mode)
+    a = A.read(data)
+    assert a.frame_count == A.EMPTY_FRAME_LIMIT
+    assert A.read(A.write(a)).frame_count == A.EMPTY_FRAME_LIMIT
+
+
+def test_singular_bone_transform_names_the_bone():
+    """A zero bone transform has no inverse bind matrix: once a LinAlgError."""
+    from rigport.io_formats.bonespro import convert
+
+    s = samples.structure(n_vertices=6, seed=1)
+    s.bone_transforms[2] = 0.0
+    s = structure.read(structure.write(s))
+    with pytest.raises(FormatError, match=f"bone 2 <{s.names[2]}>: its transform is singular"):
+        convert.structure_to_scene(s, "rig")

@@ -183,7 +183,10 @@ def test_export_of_unchanged_curves_is_byte_exact(version, layout) -> None:
     back, warnings = C.export_recording(
         _as_blender(plan, 60.0, True), set(plan.roles), rec.markers, opts
     )
-    assert R.write(back) == data and not warnings
+    assert R.write(back) == data
+    # the documented 1.1 full layout says that MRTK 2.x cannot read it; nothing else warns
+    full11 = (version, layout) == ((1, 1), R.FULL)
+    assert warnings == ([C.FULL_LAYOUT_WARNING] if full11 else [])
 
 
 def test_export_without_stored_data_is_within_float32_rounding() -> None:
@@ -253,3 +256,21 @@ def test_keys_next_to_an_edit_are_derived_the_rest_kept() -> None:
         wa = a[i][f"{side}_weight"] if a[i]["weighted_mode"] & bit else 1 / 3
         wb = b[i][f"{side}_weight"] if b[i]["weighted_mode"] & bit else 1 / 3
         assert wb < wa
+
+
+def test_lines_and_steps_need_no_handles() -> None:
+    """Recorder keys (weighted both sides, weight 0) are lines; from Blender keys of lines
+    and steps only, whatever their handles, the export writes lines, holds and no weights."""
+    keys = np.zeros(5, R.FULL_KEY)
+    keys["time"] = [0.0, 0.5, 1.0, 1.5, 2.0]
+    keys["value"] = [0.0, 1.0, 3.0, 2.0, 2.5]
+    keys["weighted_mode"] = 3
+    keys["out_tangent"][2] = np.inf  # a hold from 1.0 to 1.5
+    co, hl, hr, interp = K.unity_to_frames(keys, 60.0)
+    assert list(interp) == [K.LINEAR, K.LINEAR, K.CONSTANT, K.LINEAR, K.LINEAR]
+    junk = np.zeros_like(hl)  # the handles Blender gives keys it was not given handles for
+    back = K.bezier_to_unity(co, junk, junk, interp, 60.0)
+    assert not back["weighted_mode"].any()
+    np.testing.assert_allclose(back["out_tangent"][[0, 1, 3, 4]], [2.0, 4.0, 1.0, 1.0])
+    np.testing.assert_allclose(back["in_tangent"][[0, 1, 2, 4]], [2.0, 2.0, 4.0, 1.0])
+    assert back["out_tangent"][2] == np.inf and back["in_tangent"][3] == 0.0

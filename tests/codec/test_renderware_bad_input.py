@@ -227,5 +227,75 @@ def test_import_checks_material_ids_and_hierarchy():
     hanim = find_chunk(ped, chunks.HANIM_PLG) + 12  # the first one holds the hierarchy
     n = struct.unpack_from("<i", ped, hanim + 8)[0]
     last_id = hanim + 20 + 12 * (n - 1)
-    with pytest.raises(FormatError, match="node ID 999 belongs to no frame"):
+    with pytest.raises(FormatError, match="node [0-9]+ has ID 999, which no frame carries"):
         clump_import.import_clump(dff.read(patched(ped, last_id, 999)).clump, "x")
+
+
+SNAN = struct.pack("<I", 0x7F800001)
+SENTINEL = 1234.5678  # a float32 value no sample file holds by chance
+
+
+@pytest.mark.parametrize("component", [0, 1, 2])
+def test_signalling_nan_in_material_surface_survives(component):
+    """Ambient, specular and diffuse are float32 fields: a signalling NaN in one of them
+    must come back with its exact bits (a Python float would make it quiet)."""
+    f = samples.static_clump("SA", atomics=1)
+    material = f.clumps[0].geometries()[0].material_list.materials[0]
+    surface = [1.0, 1.0, 1.0]
+    surface[component] = SENTINEL
+    material.surface = tuple(surface)
+    data = dff.write(f)
+    mark = struct.pack("<f", SENTINEL)
+    assert data.count(mark) == 1
+    data = data.replace(mark, SNAN)
+    assert dff.write(dff.read(data)) == data
+    clump_import.import_dff(dff.read(data), "snan")  # the import keeps plain floats
+
+
+# ------------------------------------------------------------------ refusals name their element
+def _ped():
+    return dff.read(small()["ped_III"])
+
+
+def _import_error(f) -> str:
+    with pytest.raises(FormatError) as info:
+        clump_import.import_dff(f, "x")
+    assert type(info.value) is FormatError
+    return str(info.value)
+
+
+def test_singular_inverse_bind_matrix_names_the_bone():
+    f = _ped()
+    skin = f.clumps[0].geometries()[0].skin
+    skin.matrices[3] = 0.0
+    message = _import_error(f)
+    assert "geometry 0" in message and "bone 3 (" in message and "singular" in message
+
+
+def test_bin_mesh_index_names_geometry_and_split():
+    f = dff.read(small()["static_SA"])
+    geo = f.clumps[0].geometries()[1]
+    geo.triangles = geo.triangles[:0]  # the Bin Mesh alone gives the faces
+    mat, ix = geo.bin_mesh.meshes[-1]
+    ix = ix.copy()
+    ix[1] = 60000
+    geo.bin_mesh.meshes[-1] = (mat, ix)
+    split = len(geo.bin_mesh.meshes) - 1
+    message = _import_error(f)
+    assert f"geometry 1: bin mesh split {split} has index 60000" in message
+
+
+def test_triangle_material_names_geometry_and_triangle():
+    f = dff.read(small()["static_SA"])
+    geo = f.clumps[0].geometries()[0]
+    geo.extension.items = [i for i in geo.extension.items if i is not geo.bin_mesh]
+    geo.tri_materials = geo.tri_materials.copy()
+    geo.tri_materials[5] = 7
+    assert "geometry 0, triangle 5: material 7 of 2" in _import_error(f)
+
+
+def test_frame_cycle_names_a_bone():
+    from rigport.io_formats.transforms import parent_first_order
+
+    with pytest.raises(ValueError, match=r"cycle: bone 1 \(parent 2\) and 1 more"):
+        parent_first_order(np.array([-1, 2, 1]))

@@ -569,12 +569,108 @@ def test_random_damage(name):
     assert not failures, f"{len(failures)} damaged files misbehaved, first: {failures[:5]}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limitation: scalar float fields (LOD distance, bone radius, animation "
-    "length) are read into Python floats, which turn a float32 signalling NaN quiet",
-)
 def test_signalling_nan_lod_distance_survives():
     b = load("gen/legacy_all_bits.mdl")
     data = patched(b, walk_mdl(b)["LOD distance"][0], 0x7F800001)
     assert mdl.write(mdl.read(data)) == data
+
+
+# --------------------------------------------------------------------------
+# signalling NaNs in scalar fields, and repeated vertex elements
+# --------------------------------------------------------------------------
+SNAN = struct.pack("<I", 0x7F800001)
+SENTINEL = 1234.5678  # a float32 value no sample file holds by chance
+
+
+def with_snan(data: bytes) -> bytes:
+    """``data`` with the one float32 SENTINEL replaced by a signalling NaN."""
+    mark = struct.pack("<f", SENTINEL)
+    assert data.count(mark) == 1
+    return data.replace(mark, SNAN)
+
+
+def _set_lod_distance(m):
+    m.geometries[0].lods[-1].distance = SENTINEL
+
+
+def _set_bone_radius(m):
+    bone = m.bones[1]
+    bone.collision_mask |= 1
+    bone.radius = SENTINEL
+
+
+def _set_morph_weight(m):
+    m.morphs[0].weight = SENTINEL
+
+
+@pytest.mark.parametrize("setter", [_set_lod_distance, _set_bone_radius, _set_morph_weight])
+def test_signalling_nan_in_model_scalars_survives(setter):
+    from rigport.io_formats.urho3d import rbfx_samples
+
+    model = rbfx_samples.umd3_model()
+    setter(model)
+    data = with_snan(mdl.write(model))
+    assert mdl.write(mdl.read(data)) == data
+
+
+def _set_length(a):
+    a.length = SENTINEL
+
+
+def _set_track_weight(a):
+    a.tracks[1].weight = SENTINEL
+
+
+def _set_tension(a):
+    a.variant_tracks[0].tension = SENTINEL
+
+
+def _set_variant_weight(a):
+    a.variant_tracks[1].weight = SENTINEL
+
+
+def _set_string_key_time(a):
+    track = a.variant_tracks[2]
+    track.times = track.times.copy()  # the sample's tracks share one times array
+    track.times[1] = SENTINEL
+
+
+@pytest.mark.parametrize(
+    "setter",
+    [_set_length, _set_track_weight, _set_tension, _set_variant_weight, _set_string_key_time],
+)
+def test_signalling_nan_in_animation_scalars_survives(setter):
+    from rigport.io_formats.urho3d import rbfx_samples
+
+    anim = rbfx_samples.uan2_animation()
+    setter(anim)
+    data = with_snan(ani.write(anim))
+    assert ani.write(ani.read(data)) == data
+
+
+def _umd2_with_repeated_elements(n: int) -> bytes:
+    """One vertex of ``n`` identical float texcoord elements (4 bytes each)."""
+    texcoord_float = 1 | 4 << 8
+    out = b"UMD2" + struct.pack("<II", 1, 1) + struct.pack("<I", n)
+    out += struct.pack(f"<{n}I", *[texcoord_float] * n) + struct.pack("<II", 0, 0)
+    out += struct.pack(f"<{n}f", *range(n))
+    out += struct.pack("<IIII", 0, 0, 0, 0) + struct.pack("<6f", -1, -1, -1, 1, 1, 1)
+    return out
+
+
+def test_repeated_vertex_elements_read_in_linear_time():
+    """3,000 repeated elements (a 24 KB file) once took cubic time in naming the fields;
+    read, write and conversion must stay within a CPU-time budget (not wall time)."""
+    from rigport.io_formats.urho3d import model_import
+    from rigport.tools.mutate import run_one
+
+    data = _umd2_with_repeated_elements(3000)
+
+    def everything(b: bytes) -> None:
+        model = mdl.read(b)
+        assert mdl.write(model) == b
+        assert len(model.vertex_buffers[0].data.dtype.names) == 3000
+        model_import.import_model(model, "repeated")
+
+    result = run_one(everything, data, cpu_limit=10.0)
+    assert result.outcome == "parsed", result

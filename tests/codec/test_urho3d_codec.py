@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import math
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -422,14 +421,12 @@ def test_generated_index_sizes():
         samples.skinned_model(n_vertices=70_000, index_size=2)
 
 
-def test_generated_million_vertices_quickly():
-    started = time.perf_counter()
+def test_generated_million_vertices():
+    """The bench's content: speed is measured in bench/, never as a timed test."""
     m = samples.skinned_model(n_vertices=1_000_000, n_bones=120, lods=2, morphs=2)
-    elapsed = time.perf_counter() - started
     count = m.vertex_buffers[0].count
     assert abs(count - 1_000_000) < 20_000
     assert len(m.geometries) >= 2 and all(len(g.bone_mapping) <= 64 for g in m.geometries)
-    assert elapsed < 10, f"{elapsed:.1f} s for {count} vertices"
 
 
 def test_all_elements_model_covers_the_format():

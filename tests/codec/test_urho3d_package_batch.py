@@ -20,9 +20,9 @@ def test_check_walks_the_whole_package(tmp_path, layout):
     pak.write_bytes(rbfx_samples.sample_package(*layout))
     proc = run_batch("check", pak)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lines = proc.stdout.splitlines()
+    *lines, summary = proc.stdout.splitlines()
     n = 1 + len(READABLE)
-    assert len(lines) == n
+    assert len(lines) == n and summary.startswith(f"{n} ok, 0 failed, 0 skipped in ")
     assert lines[0].startswith(f"[1/{n}] {pak}: lossless ({pak.stat().st_size} bytes)")
     for i, name in enumerate(READABLE, 2):
         assert lines[i - 1].startswith(f"[{i}/{n}] {pak}:{name}: lossless (")

@@ -1,0 +1,162 @@
+"""GTA IFP animations and TXD textures: RigPort's import speed, and DragonFF's
+TXD import on the same file.
+
+Run with a Python that has the ``bpy`` module::
+
+    .venv/bpy50/bin/python bench/renderware_anim_bench.py [--animations N] [--megabytes M]
+
+Builds the sample ped (``io_formats/renderware/samples.py``, 32 bones), an
+IFP of ``--animations`` walk-cycle animations for it (San Andreas layout,
+compressed keys, 31 frames each: ``ifp_samples.py``) and a texture dictionary
+of about ``--megabytes`` of 1024x1024 32-bit textures with full mipmap chains
+(``txd_samples.py``). Times, each from a fresh scene with the ped imported:
+the IFP codec alone; importing every animation as actions; exporting them all
+back (byte-identical, checked); the TXD codec with every texture decoded;
+RigPort's TXD import (packed images); DragonFF's TXD import of the same file
+in a child process (its own timer around its importer, mipmaps skipped, not
+packed). Prints a Markdown table. Benchmarks are not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DRAGONFF = ROOT.parent / "shared" / "clients" / "dragonff"
+
+_DRAGONFF = r"""
+import sys, time
+sys.path.insert(0, sys.argv[-2])
+import bpy, dragonff
+dragonff.register()
+from dragonff.ops import txd_importer
+t = time.perf_counter()
+txd_importer.import_txd({"file_name": sys.argv[-1], "skip_mipmaps": True, "pack": False})
+print("DRAGONFF_SECONDS", time.perf_counter() - t, len(bpy.data.images), flush=True)
+import os
+os._exit(0)  # bpy 4.2 can crash at interpreter exit
+"""
+
+
+def _load_addon():
+    spec = importlib.util.spec_from_file_location(
+        "rigport", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["rigport"] = module
+    spec.loader.exec_module(module)
+    module.register()
+    return module
+
+
+def _timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def _fresh_ped(bpy, dff_path: Path):
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    _load_addon_registered()
+    assert bpy.ops.import_scene.rw_dff(filepath=str(dff_path)) == {"FINISHED"}
+    return next(o for o in bpy.data.objects if o.type == "ARMATURE")
+
+
+def _load_addon_registered() -> None:
+    import bpy
+
+    if not hasattr(bpy.types, "IMPORT_ANIM_OT_gta_ifp"):
+        sys.modules["rigport"].register()
+
+
+def dragonff_seconds(path: Path) -> tuple[float, int] | None:
+    if not (DRAGONFF / "__init__.py").is_file():
+        return None
+    res = subprocess.run(
+        [sys.executable, "-c", _DRAGONFF, str(DRAGONFF.parent), str(path)],
+        capture_output=True,
+        text=True,
+    )
+    for line in res.stdout.splitlines():
+        if line.startswith("DRAGONFF_SECONDS"):
+            _, seconds, images = line.split()
+            return float(seconds), int(images)
+    print(res.stderr[-2000:], file=sys.stderr)
+    return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--animations", type=int, default=200)
+    ap.add_argument("--megabytes", type=float, default=50.0)
+    ap.add_argument("--no-dragonff", action="store_true", help="skip DragonFF's TXD import")
+    args = ap.parse_args()
+    import bpy
+
+    _load_addon()
+    from rigport.io_formats.renderware import dff, ifp, ifp_samples, samples, txd, txd_samples
+
+    tmp = Path(tempfile.mkdtemp(prefix="rw-anim-bench-"))
+    dff_path = tmp / "ped.dff"
+    dff_path.write_bytes(dff.write(samples.skinned_ped("SA")))
+    ifp_data = ifp.write(ifp_samples.walk_package("SA", animations=args.animations))
+    ifp_path = tmp / "ped.ifp"
+    ifp_path.write_bytes(ifp_data)
+    txd_data = txd_samples.large(args.megabytes)
+    txd_path = tmp / "big.txd"
+    txd_path.write_bytes(txd_data)
+
+    rows = []
+    t_codec = _timed(lambda: ifp.read(ifp_data))
+    rows.append((f"IFP codec read ({args.animations} animations)", t_codec, ""))
+    arm = _fresh_ped(bpy, dff_path)
+    t_import = _timed(lambda: bpy.ops.import_anim.gta_ifp(filepath=str(ifp_path)))
+    n = len(bpy.data.actions)
+    rows.append(
+        (f"IFP import ({n} actions)", t_import, f"{t_import / max(n, 1) * 1000:.1f} ms each")
+    )
+    out = tmp / "out.ifp"
+    bpy.context.view_layer.objects.active = arm
+    t_export = _timed(lambda: bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False))
+    same = out.read_bytes() == ifp_data
+    rows.append((f"IFP export ({n} actions)", t_export, "byte-identical" if same else "DIFFERS"))
+
+    def decode_all():
+        f = txd.read(txd_data)
+        for tex in f.textures():
+            txd.decode(tex, 0)
+
+    mb = len(txd_data) / 1e6
+    t_decode = _timed(decode_all)
+    rows.append((f"TXD codec read + decode ({mb:.1f} MB)", t_decode, ""))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    _load_addon_registered()
+    t_txd = _timed(lambda: bpy.ops.import_scene.rw_txd(filepath=str(txd_path)))
+    images = len(bpy.data.images)
+    rows.append((f"TXD import, packed ({images} images)", t_txd, ""))
+    theirs = None if args.no_dragonff else dragonff_seconds(txd_path)
+    if theirs is not None:
+        seconds, their_images = theirs
+        rows.append(
+            (
+                f"DragonFF TXD import, not packed ({their_images} images)",
+                seconds,
+                f"RigPort is {seconds / t_txd:.1f}x faster",
+            )
+        )
+
+    print(f"\nBlender {bpy.app.version_string}, Python {sys.version.split()[0]}\n")
+    print("| step | seconds | note |")
+    print("|---|---:|---|")
+    for name, seconds, note in rows:
+        print(f"| {name} | {seconds:.3f} | {note} |")
+
+
+if __name__ == "__main__":
+    main()

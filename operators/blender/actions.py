@@ -1,0 +1,109 @@
+"""Keep every action an import creates: the one rule for every format.
+
+Blender writes only data blocks with a user into a .blend file. An action that
+an import assigns and then replaces by the next one has no user left and is
+dropped on save. So every imported action is *stashed*, as Blender's own
+"Stash" and the bundled glTF importer do: a muted, locked NLA track per action
+on the object (or shape key block) it animates, in import order, with the last
+one as the active action. Muted tracks do not change what plays; the NLA
+editor lists them, and the Action editor picks any of them as the active action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import bpy
+
+from . import compat
+
+
+def _tracks_of(ad) -> list:
+    return list(ad.nla_tracks) if ad is not None else []
+
+
+def _stashed(ad, action) -> bool:
+    return any(s.action == action for t in _tracks_of(ad) for s in t.strips)
+
+
+def _stash(ad, action: bpy.types.Action, slot=None) -> None:
+    track = ad.nla_tracks.new(prev=ad.nla_tracks[-1] if len(ad.nla_tracks) else None)
+    track.name = action.name
+    strip = track.strips.new(action.name, int(action.frame_range[0]), action)
+    compat.set_slot(strip, action, slot)
+    track.mute = True
+    track.lock = True
+
+
+def _alive(owner) -> bool:
+    try:
+        return owner.name is not None
+    except ReferenceError:
+        return False
+
+
+def keep_actions(
+    owner: bpy.types.ID,
+    actions: Sequence[bpy.types.Action],
+    active: bpy.types.Action | None = None,
+) -> Callable[[], None]:
+    """Stash ``actions`` on ``owner`` (an object, or a shape key block) as muted NLA
+    tracks, one per action in order, and make ``active`` (default: the last) its
+    active action. An action the owner played before and that would lose its last
+    user is stashed too, so an import never drops the artist's own action.
+
+    Returns the take-back: it removes the tracks this call added, gives the owner
+    back its previous action (and slot) and removes ``actions`` from the file."""
+    actions = [a for a in actions if a is not None]
+    had_data = owner.animation_data is not None
+    ad = owner.animation_data or owner.animation_data_create()
+    before = {t.as_pointer() for t in ad.nla_tracks}
+    previous = ad.action
+    previous_slot = compat.slot_of(ad)
+    # Strips are made while the owner plays no action, as Blender's own stash does.
+    if previous is not None:
+        compat.settle_action_slots()
+        ad.action = None
+    if (
+        previous is not None
+        and previous not in actions
+        and not previous.use_fake_user
+        and previous.users == 0
+        and not _stashed(ad, previous)
+    ):
+        _stash(ad, previous, previous_slot)
+    for action in actions:
+        if not _stashed(ad, action):
+            _stash(ad, action)
+    if actions:
+        chosen = active if active is not None else actions[-1]
+        ad.action = chosen
+        compat.set_slot(ad, chosen)
+    elif previous is not None:
+        ad.action = previous
+        compat.set_slot(ad, previous, previous_slot)
+
+    def take_back() -> None:
+        data = owner.animation_data if _alive(owner) else None
+        if data is not None and data.action is not None:
+            compat.settle_action_slots()
+            data.action = None
+        for action in actions:
+            try:
+                bpy.data.actions.remove(action)
+            except (ReferenceError, RuntimeError):
+                pass
+        try:
+            if data is None:
+                return
+            for track in [t for t in data.nla_tracks if t.as_pointer() not in before]:
+                data.nla_tracks.remove(track)
+            if previous is not None:
+                data.action = previous
+                compat.set_slot(data, previous, previous_slot)
+            if not had_data:
+                owner.animation_data_clear()
+        except (ReferenceError, RuntimeError):  # the owner is gone already
+            pass
+
+    return take_back
