@@ -137,9 +137,9 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.n
         key = e.key + f"_t{e.type}"
         if e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
             if mesh.normals is not None:
-                cols[key] = axes.vectors(_kept_normals(mesh), conv).astype(np.float32)
+                cols[key] = axes.vectors(_kept_normals(mesh), conv).astype(np.float32, copy=False)
         elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and e.index < len(mesh.uv_sets):
-            held = mesh.uv_sets[e.index].uv.astype(np.float32)
+            held = mesh.uv_sets[e.index].uv.astype(np.float32, copy=False)
             uv = held.copy()
             uv[:, 1] = 1.0 - uv[:, 1]
             kept = _attr(mesh, UV_ATTRIBUTE.format(e.index))
@@ -269,13 +269,9 @@ def _draw_candidates(
     if corners is not None and corner_keys:
         rep_corner, rep_vert, indices = _split_corners(verts, corners, corner_keys, corner_cols)
     else:
-        uniq, first, inverse = np.unique(verts, return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        rep_vert = uniq[order]
+        pick, indices = _first_seen(verts, int(verts.max()) + 1 if len(verts) else 0)
+        rep_vert = verts[pick]
         rep_corner = None
-        indices = rank[inverse.reshape(-1)]
     weights, joints = _kept_skin(mesh, weights, joints)
     rec = np.zeros(len(rep_vert), dtype)
     for name, e in zip(names, elements, strict=True):
@@ -297,48 +293,73 @@ def _draw_candidates(
     return draw
 
 
+def _first_seen(ids: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first position of each distinct id, in order of first appearance; each
+    position's rank in that order) for ids in ``[0, bound)``: what ``np.unique``
+    with a stable argsort of first indices gives, without sorting every id."""
+    n = len(ids)
+    first = np.full(bound, n, np.int64)
+    first[ids[::-1]] = np.arange(n - 1, -1, -1)  # the last write (smallest) wins
+    pick = np.sort(first[first < n])
+    rank = np.empty(bound, np.int64)
+    rank[ids[pick]] = np.arange(len(pick))
+    return pick, rank[ids]
+
+
+def _packed_rows(cols, keys, corners) -> np.ndarray:
+    """The corners' data of ``keys`` side by side, one row of uint64 words per
+    corner (every column is whole 4-byte words: float32, int32 or 4 x uint8)."""
+    n = len(corners)
+    whole = n > 0 and all(len(cols[k]) == n for k in keys) and corners[-1] == n - 1
+    words = [np.ascontiguousarray(cols[k]).view(np.uint32).reshape(len(cols[k]), -1) for k in keys]
+    width = sum(w.shape[1] for w in words)
+    rows = np.zeros((n, width + width % 2), np.uint32)
+    at = 0
+    for w in words:
+        rows[:, at : at + w.shape[1]] = w if whole else w[corners]
+        at += w.shape[1]
+    return rows.view(np.uint64)
+
+
 def _split_corners(verts, corners, keys, cols):
     """One vertex per Blender vertex and distinct corner data.
 
     Corners whose data is within a tolerance of the vertex's first corner (the
     small noise of Blender's custom normal encoding) count as that corner, so
-    an unchanged mesh keeps its vertex count; real seams still split.
+    an unchanged mesh keeps its vertex count; real seams still split. The
+    corners' data is packed into one row of words per corner: rows equal to
+    their vertex's first corner's are the same vertex at once (all of them in an
+    unedited mesh, whose split is then one pass over the vertex ids); only the
+    others are compared with the tolerance and grouped.
     """
     nv = int(verts.max()) + 1 if len(verts) else 0
     n = len(corners)
     first_corner = np.empty(nv, np.int64)
     first_corner[verts[::-1]] = np.arange(n - 1, -1, -1)  # the last write (smallest) wins
     ref = first_corner[verts]
-    same = np.ones(n, bool)
-    for k in keys:
-        a = cols[k][corners]
-        b = a[ref]
-        tol = 2e-4 if k.startswith(("normal", "tangent")) else 1e-6
-        if a.dtype.kind == "f":
-            same &= np.all(np.abs(a - b) <= tol, axis=1)
-        else:
-            same &= np.all(a == b, axis=1)
-    # Corners like their vertex's first corner share the vertex's id; only the
-    # others (seams) are grouped by their data.
+    rows = _packed_rows(cols, keys, corners)
+    near = np.nonzero(np.any(rows != rows[ref], axis=1))[0]
     ids = verts.astype(np.int64)
-    diff = np.nonzero(~same)[0]
-    if len(diff):
-        blocks = [
-            np.ascontiguousarray(cols[k][corners[diff]]).view(np.uint8).reshape(len(diff), -1)
-            for k in keys
-        ]
-        rows = np.concatenate(
-            [verts[diff].astype("<i8").view(np.uint8).reshape(-1, 8), *blocks], axis=1
-        )
-        void = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1]))).reshape(-1)
-        _, dinv = np.unique(void, return_inverse=True)
-        ids[diff] = nv + dinv.reshape(-1)
-    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    pick = first[order]
-    return corners[pick], verts[pick], rank[inverse.reshape(-1)]
+    if len(near):
+        same = np.ones(len(near), bool)
+        for k in keys:
+            a = cols[k][corners[near]]
+            b = cols[k][corners[ref[near]]]
+            tol = 2e-4 if k.startswith(("normal", "tangent")) else 1e-6
+            if a.dtype.kind == "f":
+                same &= np.all(np.abs(a - b) <= tol, axis=1)
+            else:
+                same &= np.all(a == b, axis=1)
+        # Corners like their vertex's first corner share the vertex's id; only the
+        # others (seams) are grouped by their data.
+        diff = near[~same]
+        if len(diff):
+            keyed = np.concatenate([verts[diff].astype(np.uint64)[:, None], rows[diff]], axis=1)
+            void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1] * 8)))
+            _, dinv = np.unique(void.reshape(-1), return_inverse=True)
+            ids[diff] = nv + dinv.reshape(-1)
+    pick, indices = _first_seen(ids, int(ids.max()) + 1 if n else 0)
+    return corners[pick], verts[pick], indices
 
 
 def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[int, np.ndarray]:
@@ -368,11 +389,16 @@ def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[i
 
 
 def _used_bones(mesh: Mesh, verts: np.ndarray) -> np.ndarray:
+    """The bones weighting ``verts``, ascending: each vertex once (not once per
+    corner), counted instead of sorted."""
     if mesh.skin is None or not len(verts):
         return np.zeros(0, np.int64)
-    j = mesh.skin.joints[verts]
-    w = mesh.skin.weights[verts]
-    return np.unique(j[w > 0])
+    on = np.zeros(len(mesh.skin.joints), bool)
+    on[verts] = True
+    j = mesh.skin.joints[on][mesh.skin.weights[on] > 0].astype(np.int64)
+    if not len(j) or j.min() < 0:
+        return np.unique(j)
+    return np.flatnonzero(np.bincount(j))
 
 
 def _geometry_plan(lods: list[tuple[int, Mesh]]) -> list[tuple[int, int, int]]:
@@ -610,14 +636,20 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
         recs = np.concatenate([d.candidates for d in mine])
         srcs = np.concatenate([d.sources for d in mine])
         morphed = np.concatenate([_morphed(d) for d in mine])
-        raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
-        # Copies of one source vertex (one per LOD object) share the first copy's data.
-        _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
-        raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
-        keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
-        void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
-        _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        if _distinct_sources(srcs):
+            # Every candidate is its own source vertex (an unedited single-object
+            # model): no two can merge. Which group comes first never matters below
+            # (the sort keys are distinct), so this is the grouping unique() gives.
+            first = inverse = np.arange(len(recs))
+        else:
+            raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
+            # Copies of one source vertex (one per LOD object) share the first copy's data.
+            _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
+            raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
+            keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
+            void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
+            _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+            inverse = inverse.reshape(-1)
         usrc = srcs[first]
         # A source index taken twice (edited copies) keeps its place only once.
         # New vertices follow the kept ones, those shape keys move first: the
@@ -632,7 +664,7 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
         order = np.argsort(sort_key, kind="stable")
         place = np.empty_like(order)
         place[order] = np.arange(len(order))
-        data = recs[first][order]
+        data = recs[first[order]]
         offset = 0
         for d in mine:
             n = len(d.candidates)
@@ -649,6 +681,13 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
             mask = mask_from_elements(els)
         out.append(VertexBuffer(els, data, morph_start, morph_count, mask))
     return out
+
+
+def _distinct_sources(srcs: np.ndarray) -> bool:
+    """Every candidate names a source vertex, and no two the same one."""
+    if not len(srcs) or srcs.min() < 0:
+        return False
+    return int(np.bincount(srcs).max()) == 1
 
 
 def _morphed(d: _Draw) -> np.ndarray:
