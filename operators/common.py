@@ -199,6 +199,58 @@ class ImportFiles(ImportHelper):
         return {"FINISHED"}
 
 
+class FileBrowserList:
+    """Mixin for importers whose file browser lists what a file holds (package
+    members, archive members, animations), refreshed when the file changes.
+
+    The operator declares ``listed`` and ``list_error`` (hidden StringProperty),
+    a CollectionProperty named by ``list_attr``, and ``list_rows(path)`` returning
+    one dict per row; ``fill_item(item, row)`` copies a row into an item (every
+    key by default)."""
+
+    list_attr = ""
+
+    def list_rows(self, path: str) -> list[dict]:
+        raise NotImplementedError
+
+    def fill_item(self, item, row: dict) -> None:
+        for key, value in row.items():
+            setattr(item, key, value)
+
+    def _list(self) -> None:
+        """Fill the browser list for the current file (or say why it cannot be read)."""
+        items = getattr(self, self.list_attr)
+        items.clear()
+        self.listed = self.filepath
+        self.list_error = ""
+        if not os.path.isfile(self.filepath):
+            return
+        try:
+            rows = self.list_rows(self.filepath)
+        except FormatError as err:
+            self.list_error = err.message
+            return
+        for row in rows:
+            self.fill_item(items.add(), row)
+
+    def check(self, context) -> bool:
+        if self.listed != self.filepath:
+            self._list()
+            return True
+        return False
+
+    def draw_list_state(self, box, nothing_selected: str, empty: str) -> bool:
+        """Draw why there is no list (an error, no file, nothing in it); True when
+        there is a list to draw."""
+        if self.list_error:
+            box.label(text=self.list_error, icon="ERROR")
+            return False
+        if not getattr(self, self.list_attr):
+            box.label(text=nothing_selected if not self.filepath else empty)
+            return False
+        return True
+
+
 def report_export(op, export: Callable[[], list[str]]) -> set[str]:
     """Run an operator's export: a FormatError is reported as an error (CANCELLED),
     the warnings it returns as warnings."""

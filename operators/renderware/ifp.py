@@ -30,6 +30,7 @@ from ..blender.build import build_action
 from ..blender.extract import extract_animation
 from ..common import (
     BatchFormat,
+    FileBrowserList,
     ImportFiles,
     current_action,
     file_handler,
@@ -256,7 +257,7 @@ class RIGPORT_PG_ifp_animation(bpy.types.PropertyGroup):
     select: BoolProperty(name="Import", default=True)
 
 
-class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ImportFiles):
+class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, FileBrowserList, ImportFiles):
     """Import GTA IFP animations (III, Vice City, San Andreas) as actions on a ped armature"""
 
     bl_idname = "import_anim.gta_ifp"
@@ -274,36 +275,19 @@ class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ImportFiles):
         description="Animations to import, ';'-separated (empty: all, or those ticked in the list)",
     )
 
-    def _list(self) -> None:
-        self.animations.clear()
-        self.listed = self.filepath
-        self.list_error = ""
-        if not os.path.isfile(self.filepath):
-            return
-        try:
-            rows = ifp_rows(self.filepath)
-        except FormatError as err:
-            self.list_error = err.message
-            return
-        for row in rows:
-            item = self.animations.add()
-            item.name, item.frames, item.objects = row["name"], row["frames"], row["objects"]
+    list_attr = "animations"
 
-    def check(self, context) -> bool:
-        if self.listed != self.filepath:
-            self._list()
-            return True
-        return False
+    def list_rows(self, path: str) -> list[dict]:
+        return ifp_rows(path)
+
+    def fill_item(self, item, row: dict) -> None:
+        item.name, item.frames, item.objects = row["name"], row["frames"], row["objects"]
 
     def draw(self, context) -> None:
         layout = self.layout
         layout.prop(self, "names")
         box = layout.box()
-        if self.list_error:
-            box.label(text=self.list_error, icon="ERROR")
-            return
-        if not self.animations:
-            box.label(text="No IFP file selected" if not self.filepath else "No animations")
+        if not self.draw_list_state(box, "No IFP file selected", "No animations"):
             return
         box.label(text=f"{len(self.animations)} animations")
         for item in self.animations:

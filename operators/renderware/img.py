@@ -19,7 +19,7 @@ from bpy_extras.io_utils import ImportHelper
 from ...io_formats.codec import FormatError
 from ...io_formats.renderware import dff, ifp, img, txd
 from ...io_formats.renderware.clump_import import import_dff
-from ..common import BatchFormat, Progress, file_handler
+from ..common import BatchFormat, FileBrowserList, Progress, file_handler
 from .build import build_clump
 from .ifp import import_ifp
 from .txd import import_txd
@@ -129,7 +129,7 @@ def _size(n: int) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
-class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, ImportHelper):
+class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper):
     """Import models, animations and textures from a GTA IMG archive"""
 
     bl_idname = "import_scene.gta_img"
@@ -148,37 +148,20 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, ImportHelper):
         "and texture file, or those ticked in the list)",
     )
 
-    def _list(self) -> None:
-        self.members_list.clear()
-        self.listed = self.filepath
-        self.list_error = ""
-        if not os.path.isfile(self.filepath):
-            return
-        try:
-            rows = archive_rows(self.filepath)
-        except FormatError as err:
-            self.list_error = err.message
-            return
-        for row in rows:
-            item = self.members_list.add()
-            item.name, item.size, item.kind = row["name"], row["size"], row["kind"]
-            item.select = row["kind"] != "other"
+    list_attr = "members_list"
 
-    def check(self, context) -> bool:
-        if self.listed != self.filepath:
-            self._list()
-            return True
-        return False
+    def list_rows(self, path: str) -> list[dict]:
+        return archive_rows(path)
+
+    def fill_item(self, item, row: dict) -> None:
+        item.name, item.size, item.kind = row["name"], row["size"], row["kind"]
+        item.select = row["kind"] != "other"
 
     def draw(self, context) -> None:
         layout = self.layout
         layout.prop(self, "members")
         box = layout.box()
-        if self.list_error:
-            box.label(text=self.list_error, icon="ERROR")
-            return
-        if not self.members_list:
-            box.label(text="No archive selected" if not self.filepath else "No members")
+        if not self.draw_list_state(box, "No archive selected", "No members"):
             return
         box.label(text=f"{len(self.members_list)} members")
         for item in self.members_list:

@@ -21,6 +21,7 @@ from ...io_formats.urho3d.formats import member_kind, member_summary
 from ..blender import guard
 from ..common import (
     BatchFormat,
+    FileBrowserList,
     Progress,
     SceneState,
     batch_notes,
@@ -198,7 +199,7 @@ def _size(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
 
 
-class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
+class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, FileBrowserList, ImportHelper):
     """Import models and animations from an Urho3D or rbfx package (.pak)"""
 
     bl_idname = "import_scene.urho3d_package"
@@ -223,39 +224,17 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, ImportHelper):
     )
     axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
 
-    def _list(self) -> None:
-        """Fill the browser list for the current file (or say why it cannot be read)."""
-        self.package_files.clear()
-        self.listed = self.filepath
-        self.list_error = ""
-        if not os.path.isfile(self.filepath):
-            return
-        try:
-            rows = package_rows(self.filepath)
-        except FormatError as err:
-            self.list_error = err.message
-            return
-        for row in rows:
-            item = self.package_files.add()
-            for key, value in row.items():
-                setattr(item, key, value)
+    list_attr = "package_files"
 
-    def check(self, context) -> bool:
-        if self.listed != self.filepath:
-            self._list()
-            return True
-        return False
+    def list_rows(self, path: str) -> list[dict]:
+        return package_rows(path)
 
     def draw(self, context) -> None:
         layout = self.layout
         layout.prop(self, "lods")
         layout.prop(self, "axes")
         box = layout.box()
-        if self.list_error:
-            box.label(text=self.list_error, icon="ERROR")
-            return
-        if not self.package_files:
-            box.label(text="No package file selected" if not self.filepath else "No files")
+        if not self.draw_list_state(box, "No package file selected", "No files"):
             return
         box.label(text=f"{len(self.package_files)} files in the package")
         for item in self.package_files:
