@@ -26,7 +26,7 @@ from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, ifp
 from ..blender import compat
 from ..blender.actions import keep_actions
-from ..blender.build import build_action
+from ..blender.build import build_action, rest_relative
 from ..blender.extract import extract_animation
 from ..common import (
     BatchFormat,
@@ -120,13 +120,14 @@ def import_ifp(
     r = context.scene.render
     fps = fps or r.fps / r.fps_base
     made: list = []
+    rest = rest_relative(armature.data)
     missing: dict[str, int] = {}
     try:
         for a in chosen:
             neutral, miss = anim_convert.ifp_to_animation(a, bones)
             for m in miss:
                 missing[m] = missing.get(m, 0) + 1
-            action = build_action(armature, neutral, fps)
+            action = build_action(armature, neutral, fps, rest)
             made.append(action)
             action[PROP_SOURCE] = json.dumps(
                 {

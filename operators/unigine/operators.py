@@ -27,7 +27,7 @@ from ...io_formats.unigine.mesh_export import ExportOptions, export_mesh, file_o
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
 from ..blender import compat
 from ..blender.actions import keep_actions
-from ..blender.build import Built, build_action, build_scene
+from ..blender.build import Built, build_action, build_scene, rest_relative
 from ..blender.extract import (
     extract_animation,
     extract_mesh,
@@ -107,9 +107,10 @@ def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS
     bones = [t.bone for a in anims for t in a.tracks] or [b.name for b in native.bones]
     armature, how, warnings = fit_armature(context, path, bones, armature)
     actions = []
+    rest = rest_relative(armature.data)
     try:
         for a in anims:
-            actions.append(build_action(armature, a, fps))
+            actions.append(build_action(armature, a, fps, rest))
     except Exception:
         for action in actions:
             bpy.data.actions.remove(action)
