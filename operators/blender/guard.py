@@ -13,12 +13,11 @@ again is returned as a plain dict (stored on the mesh datablock by
 
 from __future__ import annotations
 
-import base64
-import json
 from dataclasses import replace
 
 import numpy as np
 
+from ...io_formats.kept import dumps, loads  # noqa: F401  (guard.dumps/loads)
 from ...io_formats.scene import Attribute, BoneTrack, ColorSet, Mesh, Skeleton, Skin, UVSet
 
 #: Mesh custom property holding what the guard left out of a mesh (JSON text).
@@ -72,43 +71,6 @@ def summary(notes: list[str]) -> str:
         "Blender cannot hold some of this file's data; left out of the Blender data "
         "and kept for export: " + "; ".join(notes)
     )
-
-
-# --- storing arrays in a custom property ---------------------------------------
-
-
-def _pack(a: np.ndarray) -> dict:
-    a = np.ascontiguousarray(a)
-    return {"dtype": a.dtype.str, "shape": list(a.shape), "data": base64.b64encode(a).decode()}
-
-
-def _unpack(d: dict) -> np.ndarray:
-    raw = base64.b64decode(d["data"])
-    return np.frombuffer(raw, np.dtype(d["dtype"])).reshape(d["shape"]).copy()
-
-
-def dumps(kept: dict) -> str:
-    """``kept`` (nested dicts of arrays and plain values) as JSON text."""
-
-    def enc(v):
-        if isinstance(v, np.ndarray):
-            return {"__array__": _pack(v)}
-        if isinstance(v, dict):
-            return {k: enc(x) for k, x in v.items()}
-        return v
-
-    return json.dumps(enc(kept))
-
-
-def loads(text: str) -> dict:
-    def dec(v):
-        if isinstance(v, dict):
-            if "__array__" in v:
-                return _unpack(v["__array__"])
-            return {k: dec(x) for k, x in v.items()}
-        return v
-
-    return dec(json.loads(text))
 
 
 # --- meshes --------------------------------------------------------------------
