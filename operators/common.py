@@ -10,10 +10,11 @@ from typing import Any
 
 import bpy
 from bpy.props import CollectionProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper
+from bpy_extras.io_utils import ImportHelper, poll_file_object_drop
 
 from ..io_formats.codec import FormatError
 from .blender import compat, guard
+from .conventions import select_imported
 
 
 def selected_paths(op) -> list[str]:
@@ -94,6 +95,11 @@ class SceneState:
         self.active = context.view_layer.objects.active
         self.view_layer = context.view_layer
 
+    def added_objects(self) -> list:
+        """The objects added since, in creation order of ``bpy.data``."""
+        before = self.ids["objects"]
+        return [o for o in bpy.data.objects if o.as_pointer() not in before]
+
     def restore(self) -> None:
         """Remove what was added since, and put the selection and actions back."""
         if bpy.context.mode != "OBJECT" and bpy.context.view_layer.objects.active is not None:
@@ -159,6 +165,11 @@ class ImportFiles(ImportHelper):
     )
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
+    def invoke(self, context, event):
+        """A dropped file (its path already set) gets the options popup, as glTF's
+        and FBX's importers do; File > Import opens the file browser."""
+        return self.invoke_popup(context)
+
     def import_files(self, context, one: ImportOne, paths: list[str] | None = None) -> set[str]:
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
         selection). It returns ``(messages, undo)``: each message is reported
@@ -196,6 +207,7 @@ class ImportFiles(ImportHelper):
                     else:
                         self.report({"INFO"}, f"{name}: {m}")
                 progress.update(i + 1)
+        select_imported(context, state.added_objects())
         return {"FINISHED"}
 
 
@@ -379,7 +391,7 @@ def one_armature(objects: list, what: str) -> bpy.types.Object | None:
 
 
 def _poll_drop(cls, context) -> bool:
-    return context.area is not None and context.area.type == "VIEW_3D"
+    return poll_file_object_drop(context)
 
 
 def file_handler(

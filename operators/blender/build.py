@@ -219,14 +219,18 @@ def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
     attr.data.foreach_set(prop, data.ravel())
 
 
-def build_mesh_data(mesh: Mesh, n_bones: int | None = None) -> bpy.types.Mesh:
+def build_mesh_data(
+    mesh: Mesh, n_bones: int | None = None, reuse_materials: bool = False
+) -> bpy.types.Mesh:
     """Mesh datablock with geometry, normals, UVs, colours and attributes; what
-    Blender cannot hold left out (see ``guard.guard_mesh``) and kept on it."""
+    Blender cannot hold left out (see ``guard.guard_mesh``) and kept on it.
+    Materials are new ones unless ``reuse_materials`` (the blend file's material
+    of the same name is used then, as the FBX importer's option does)."""
     mesh, kept, note = guard.guard_mesh(mesh, n_bones)
     guard.note(f"mesh {blender_name(mesh.name)!r}", note)
     me = bpy.data.meshes.new(blender_name(mesh.name))
     try:
-        _fill_mesh(me, mesh)
+        _fill_mesh(me, mesh, reuse_materials)
         if kept is not None:
             me[guard.KEPT] = guard.dumps(kept)
     except Exception:
@@ -235,7 +239,7 @@ def build_mesh_data(mesh: Mesh, n_bones: int | None = None) -> bpy.types.Mesh:
     return me
 
 
-def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
+def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh, reuse_materials: bool = False) -> None:
     nv, nc, nf = len(mesh.positions), len(mesh.corner_verts), len(mesh.face_starts)
     me.vertices.add(nv)
     ne = len(mesh.loose_edges)
@@ -275,7 +279,8 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh) -> None:
     if mesh.normals is not None and nc:  # a new mesh's faces are smooth already
         _set_custom_normals(me, mesh)
     for mat_name in map(blender_name, mesh.materials):
-        mat = bpy.data.materials.get(mat_name) or bpy.data.materials.new(mat_name)
+        mat = bpy.data.materials.get(mat_name) if reuse_materials else None
+        mat = mat or bpy.data.materials.new(mat_name)
         me.materials.append(mat)
 
 
@@ -314,9 +319,16 @@ def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
 
 
 def build_mesh_object(
-    context, mesh: Mesh, built: Built, collection, armature=None, bone_names=None
+    context,
+    mesh: Mesh,
+    built: Built,
+    collection,
+    armature=None,
+    bone_names=None,
+    reuse_materials: bool = False,
 ) -> bpy.types.Object:
-    me = build_mesh_data(mesh, len(bone_names) if bone_names is not None else None)
+    n_bones = len(bone_names) if bone_names is not None else None
+    me = build_mesh_data(mesh, n_bones, reuse_materials)
     built.meshes.append(me)
     for mat in me.materials:
         if mat is not None and mat.users == 1 and mat not in built.materials:
@@ -341,7 +353,11 @@ def build_mesh_object(
 
 
 def build_scene(
-    context, scene: Scene, progress: Callable[[float], None] | None = None, fps: float | None = None
+    context,
+    scene: Scene,
+    progress: Callable[[float], None] | None = None,
+    fps: float | None = None,
+    reuse_materials: bool = False,
 ) -> Built:
     """Create the scene's objects in the active collection; all or nothing."""
     built = Built()
@@ -364,7 +380,7 @@ def build_scene(
                         target = bpy.data.collections.new(blender_name(mesh.collection))
                         built.collections.append(target)
                         root.children.link(target)
-            obj = build_mesh_object(context, mesh, built, target, armature, names)
+            obj = build_mesh_object(context, mesh, built, target, armature, names, reuse_materials)
             if armature is None:
                 for key, value in scene.extras.items():
                     set_prop(obj, key, value)
@@ -373,9 +389,7 @@ def build_scene(
         if armature is not None:
             rest = rest_relative(armature.data) if scene.animations else None
             for anim in scene.animations:
-                built.actions.append(
-                    build_action(armature, anim, fps or _scene_fps(context), rest)
-                )
+                built.actions.append(build_action(armature, anim, fps or _scene_fps(context), rest))
             if built.actions:
                 keep_actions(armature, built.actions)
     except Exception:

@@ -64,8 +64,10 @@ def read_prop(holder, key: str, default=None):
         except ValueError:
             return value
         return decoded if isinstance(decoded, str) and not guard.is_utf8(decoded) else value
-    if isinstance(value, float) and value.is_integer() and not (
-        guard.INT32[0] <= value <= guard.INT32[1]
+    if (
+        isinstance(value, float)
+        and value.is_integer()
+        and not (guard.INT32[0] <= value <= guard.INT32[1])
     ):
         return int(value)  # an integer beyond 32 bits (build.set_prop)
     if hasattr(value, "to_list"):

@@ -1,0 +1,134 @@
+"""A global rotation, uniform scale and offset baked into a neutral scene.
+
+Importers apply the axes and scale options to the root objects they create (the
+data stays exactly the file's); exporters bake whatever transform separates the
+exported objects from the file's space into the data with :func:`bake`. The
+transform is ``x -> s * R @ x + t``: ``R`` a rotation, ``s`` a positive scale.
+Bones carry no scale: it goes into their translations, bind matrices and
+animation translations, so a rig scaled by 0.01 is a rig whose bones are 100
+times shorter, as the engines store it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .scene import Animation, Mesh, Scene, Skeleton
+from .transforms import matrix_to_quat
+
+#: How far from a rotation times a uniform scale a matrix may be and still be baked.
+TOLERANCE = 1e-5
+
+
+def split(matrix: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """``matrix`` (4x4) as rotation, uniform scale and translation; ValueError when
+    it shears, scales unevenly or mirrors (a file then could not hold it exactly)."""
+    m = np.asarray(matrix, np.float64)
+    basis = m[:3, :3]
+    scale = float(np.cbrt(np.linalg.det(basis)))
+    if scale <= 0:
+        raise ValueError("the transform mirrors or flattens the objects")
+    rotation = basis / scale
+    if not np.allclose(rotation @ rotation.T, np.eye(3), atol=TOLERANCE):
+        raise ValueError("the transform shears or scales unevenly")
+    return rotation, scale, m[:3, 3].copy()
+
+
+def is_identity(matrix: np.ndarray) -> bool:
+    return bool(np.array_equal(np.asarray(matrix, np.float64), np.eye(4)))
+
+
+def _points(a: np.ndarray | None, r: np.ndarray, s: float, t: np.ndarray) -> np.ndarray | None:
+    if a is None:
+        return None
+    return (np.asarray(a, np.float64) @ (s * r).T + t).astype(a.dtype)
+
+
+def _directions(a: np.ndarray | None, r: np.ndarray) -> np.ndarray | None:
+    if a is None:
+        return None
+    out = np.array(a, copy=True)
+    out[:, :3] = (np.asarray(a[:, :3], np.float64) @ r.T).astype(a.dtype)
+    return out
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product, w x y z, broadcasting."""
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
+def bake_mesh(mesh: Mesh, matrix: np.ndarray, vectors: tuple[str, ...] = ()) -> None:
+    """Positions, morph offsets, normals and the named direction attributes of
+    ``mesh``, in place (``vectors``: attribute names holding directions, e.g. kept
+    file tangents; their fourth component, a sign, is left alone)."""
+    r, s, t = split(matrix)
+    mesh.positions = _points(mesh.positions, r, s, t)
+    mesh.normals = _directions(mesh.normals, r)
+    for morph in mesh.morphs:
+        morph.position_offsets = _points(morph.position_offsets, r, s, np.zeros(3))
+    for attr in mesh.attributes:
+        if attr.name in vectors:
+            attr.data = _directions(attr.data.reshape(len(attr.data), -1), r).reshape(
+                attr.data.shape
+            )
+
+
+def bake_skeleton(skeleton: Skeleton, matrix: np.ndarray) -> None:
+    """Root bones move with the transform, every bone's offset scales; the inverse
+    bind matrices follow, so the bind pose stays where the meshes are."""
+    r, s, t = split(matrix)
+    roots = np.asarray(skeleton.parents) < 0
+    tr = np.array(skeleton.local_translation, np.float64) * s
+    tr[roots] = tr[roots] @ r.T + t
+    skeleton.local_translation = tr
+    q = matrix_to_quat(r[None])[0]
+    rot = np.array(skeleton.local_rotation, np.float64)
+    rot[roots] = _quat_mul(q, rot[roots])
+    skeleton.local_rotation = rot
+    if skeleton.inverse_bind is not None:
+        g = np.eye(4)
+        g[:3, :3], g[:3, 3] = s * r, t
+        # new bone world = G @ old @ diag(1/s): bones hold no scale, so the
+        # inverse is diag(s) @ old inverse @ G^-1
+        ib = np.array(skeleton.inverse_bind, np.float64) @ np.linalg.inv(g)
+        ib[:, :3, :] *= s
+        skeleton.inverse_bind = ib
+
+
+def bake_animation(anim: Animation, skeleton: Skeleton | None, matrix: np.ndarray) -> None:
+    """Keys of the root bones move with the transform; every translation scales."""
+    r, s, t = split(matrix)
+    roots: set[str] = set()
+    if skeleton is not None:
+        roots = {n for n, p in zip(skeleton.names, skeleton.parents.tolist(), strict=True) if p < 0}
+    q = matrix_to_quat(r[None])[0]
+    for track in anim.tracks:
+        root = skeleton is None or track.bone in roots
+        if track.translation is not None:
+            tr = np.asarray(track.translation, np.float64) * s
+            track.translation = tr @ r.T + t if root else tr
+        if track.rotation is not None and root:
+            track.rotation = _quat_mul(q, np.asarray(track.rotation, np.float64))
+
+
+def bake(scene: Scene, matrix: np.ndarray, vectors: tuple[str, ...] = ()) -> None:
+    """Everything of ``scene`` through ``matrix``, in place; nothing when it is
+    the identity (the data stays bit for bit)."""
+    if is_identity(matrix):
+        return
+    for mesh in scene.meshes:
+        bake_mesh(mesh, matrix, vectors)
+    if scene.skeleton is not None:
+        bake_skeleton(scene.skeleton, matrix)
+    for anim in scene.animations:
+        bake_animation(anim, scene.skeleton, matrix)

@@ -1,0 +1,452 @@
+"""Blender's import/export conventions, once for every RigPort operator.
+
+The options an artist knows from the bundled glTF and FBX add-ons, with the same
+names and meanings: what to export (``ExportScope``: selection, visibility, the
+active collection, the Collection Exporters' ``collection``, Apply Modifiers),
+axes and scale (``transform_options``: ``orientation_helper`` with the engine's
+own axes as default and ``global_scale``), frame rate (``FrameRateOptions``),
+"Reuse Materials by Name", and the ``draw()`` panels that show them.
+
+Axes and scale never touch the imported data: an import puts the conversion on
+the root objects it creates (and records it there), so the data stays the
+file's. An export writes the exported objects in the file's space: the root's
+recorded import transform ("As Imported", the default) or the options' one,
+baked into the data with :mod:`io_formats.global_transform` only where it is
+not the identity. Default options therefore change nothing, bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import axis_conversion, orientation_helper
+
+from ..io_formats.codec import FormatError
+from .blender import guard
+
+#: Custom property on an imported root object: its import transform (16 floats,
+#: row-major), so an export can write the file's space back ("As Imported").
+IMPORT_TRANSFORM = "_rigport_import_transform"
+
+#: Two transforms closer than this (any matrix element) are the same: a matrix
+#: Blender stored as float32 against the float64 it was made from.
+SAME = 1e-6
+
+
+def section(layout, op, idname: str, label: str, closed: bool = False):
+    """A collapsible sub-panel of an operator's options (glTF's Include /
+    Transform / Geometry / Animation); the body layout, or None when closed."""
+    header, body = layout.panel(f"RIGPORT_{type(op).__name__}_{idname}", default_closed=closed)
+    header.label(text=label)
+    if body is not None:
+        body.use_property_split = True
+        body.use_property_decorate = False
+    return body
+
+
+def draw_props(layout, op, names: tuple[str, ...]) -> None:
+    for name in names:
+        layout.prop(op, name)
+
+
+# -- what an export takes -------------------------------------------------------
+
+
+class ExportScope:
+    """Mixin for exporters: which objects, and whether modifiers are applied."""
+
+    use_selection: BoolProperty(
+        name="Selected Only",
+        default=False,
+        description="Export selected objects only",
+    )
+    use_visible: BoolProperty(
+        name="Visible Only",
+        default=False,
+        description="Export visible objects only",
+    )
+    use_active_collection: BoolProperty(
+        name="Active Collection",
+        default=False,
+        description="Export only objects of the active collection (and its children)",
+    )
+    collection: StringProperty(
+        name="Source Collection",
+        default="",
+        description="Export only objects of this collection and its children "
+        "(set by the Collection Exporters panel)",
+    )
+    apply_modifiers: BoolProperty(
+        name="Apply Modifiers",
+        default=True,
+        description="Export meshes as their modifiers make them (Armature modifiers excepted: "
+        "the skin is exported). Shape keys are kept when the modifiers keep the vertex count",
+    )
+
+    def scope_objects(self, context, types: tuple[str, ...] = ("MESH",)) -> list:
+        """The objects this export takes, of ``types``: the Collection Exporter's
+        collection when set, else the scene (or the active collection) filtered by
+        selection and visibility."""
+        if self.collection:
+            coll = bpy.data.collections.get(self.collection)
+            if coll is None:
+                raise FormatError(
+                    f"collection {self.collection!r} does not exist: nothing exported"
+                )
+            pool = list(coll.all_objects)
+        elif self.use_active_collection:
+            pool = list(context.view_layer.active_layer_collection.collection.all_objects)
+        else:
+            pool = list(context.view_layer.objects)
+        if self.use_selection and not self.collection:
+            pool = [o for o in pool if o.select_get()]
+        if self.use_visible:
+            pool = [o for o in pool if o.visible_get()]
+        return [o for o in pool if o.type in types]
+
+    def draw_include(self, layout, extra: tuple[str, ...] = ()) -> None:
+        """The Include panel (hidden for a Collection Exporter, whose collection
+        decides)."""
+        if self.collection:
+            return
+        body = section(layout, self, "include", "Include")
+        if body is not None:
+            col = body.column(heading="Limit to")
+            col.prop(self, "use_selection")
+            col.prop(self, "use_visible")
+            col.prop(self, "use_active_collection")
+            draw_props(body, self, extra)
+
+
+def _live_modifiers(obj) -> list:
+    return [m for m in obj.modifiers if m.show_viewport and m.type != "ARMATURE"]
+
+
+@contextmanager
+def evaluated_meshes(
+    context, objects: list, apply_modifiers: bool = True
+) -> Iterator[tuple[list, list[str]]]:
+    """The mesh objects to read an export from, and warnings: with
+    ``apply_modifiers``, each object with modifiers other than Armature is
+    replaced for the export by a temporary copy of what those modifiers make
+    (Armature modifiers off, so the mesh is the bind pose); its shape keys are
+    carried over when the vertex count is unchanged. Objects without such
+    modifiers are read themselves, so their kept file data still applies.
+    The copies take their object's name for the export and are removed after."""
+    if not apply_modifiers or not any(_live_modifiers(o) for o in objects if o.type == "MESH"):
+        yield objects, []
+        return
+    out, warnings, temps, renamed = [], [], [], []
+    disabled = [
+        m
+        for o in objects
+        if o.type == "MESH" and _live_modifiers(o)
+        for m in o.modifiers
+        if m.type == "ARMATURE" and m.show_viewport
+    ]
+    try:
+        for m in disabled:
+            m.show_viewport = False
+        depsgraph = context.evaluated_depsgraph_get()
+        for obj in objects:
+            if obj.type != "MESH" or not _live_modifiers(obj):
+                out.append(obj)
+                continue
+            temp = _evaluated_copy(obj, depsgraph, warnings)
+            temps.append(temp)
+            name = obj.name
+            obj.name = f"{name}.rigport-source"
+            renamed.append((obj, name))
+            temp.name = name
+            out.append(temp)
+        for m in disabled:
+            m.show_viewport = True
+        disabled = []
+        yield out, warnings
+    finally:
+        for m in disabled:
+            m.show_viewport = True
+        for temp in temps:
+            me = temp.data
+            bpy.data.objects.remove(temp)
+            bpy.data.meshes.remove(me)
+        for obj, name in renamed:
+            obj.name = name
+
+
+def _evaluated_copy(obj, depsgraph, warnings: list[str]):
+    """A temporary object holding ``obj``'s evaluated mesh, vertex groups, shape
+    keys (when the vertex count allows), custom properties, transform and
+    Armature modifiers."""
+    me = bpy.data.meshes.new_from_object(
+        obj.evaluated_get(depsgraph), preserve_all_data_layers=True, depsgraph=depsgraph
+    )
+    if guard.KEPT in me:
+        del me[guard.KEPT]  # what the guard kept describes the unmodified mesh
+    temp = bpy.data.objects.new(obj.name + ".rigport-export", me)
+    temp.matrix_world = obj.matrix_world.copy()
+    for key in obj.keys():
+        temp[key] = obj[key]
+    for mod in obj.modifiers:
+        if mod.type == "ARMATURE":
+            copy = temp.modifiers.new(mod.name, "ARMATURE")
+            copy.object = mod.object
+    temp.parent = obj.parent
+    temp.matrix_world = obj.matrix_world.copy()
+    keys = obj.data.shape_keys
+    if keys is not None and len(keys.key_blocks) > 1:
+        if len(me.vertices) == len(obj.data.vertices):
+            _carry_shape_keys(obj.data, temp)
+        else:
+            names = [k.name for k in keys.key_blocks[1:]]
+            warnings.append(
+                f"{obj.name}: its modifiers change the vertex count "
+                f"({len(obj.data.vertices)} to {len(me.vertices)}), so its "
+                f"{len(names)} shape keys ({', '.join(names[:3])}"
+                f"{' ...' if len(names) > 3 else ''}) are not exported: apply the "
+                "modifiers first, or turn Apply Modifiers off"
+            )
+    return temp
+
+
+def _carry_shape_keys(source: bpy.types.Mesh, temp) -> None:
+    """Shape keys of ``source`` onto ``temp``'s evaluated mesh as the same offsets
+    from its basis (the modifiers keep the vertex count, not necessarily the
+    offsets' meaning: what the FBX exporter also does)."""
+    blocks = source.shape_keys.key_blocks
+    n = len(source.vertices)
+    base = np.empty(3 * n, np.float32)
+    temp.data.vertices.foreach_get("co", base)
+    ref = np.empty(3 * n, np.float32)
+    blocks[0].data.foreach_get("co", ref)
+    basis = temp.shape_key_add(name=blocks[0].name, from_mix=False)
+    basis.data.foreach_set("co", base)
+    co = np.empty(3 * n, np.float32)
+    made = {blocks[0].name: basis}
+    for kb in blocks[1:]:
+        kb.data.foreach_get("co", co)
+        new = temp.shape_key_add(name=kb.name, from_mix=False)
+        new.data.foreach_set("co", base + (co - ref))
+        new.value, new.slider_min, new.slider_max = kb.value, kb.slider_min, kb.slider_max
+        new.mute, new.vertex_group, new.interpolation = kb.mute, kb.vertex_group, kb.interpolation
+        made[kb.name] = new
+    for kb in blocks[1:]:
+        if kb.relative_key is not None and kb.relative_key.name in made:
+            made[kb.name].relative_key = made[kb.relative_key.name]
+
+
+# -- axes and scale -------------------------------------------------------------
+
+
+def transform_options(forward: str, up: str, export: bool = False):
+    """Class decorator: ``axis_forward``/``axis_up`` (``orientation_helper``, the
+    engine's axes ``forward``/``up`` as default), ``global_scale``, and on an
+    exporter ``use_transform_as_imported``."""
+
+    def wrap(cls):
+        cls = orientation_helper(axis_forward=forward, axis_up=up)(cls)
+        ann = cls.__annotations__
+        ann["axis_forward"].keywords["description"] = (
+            "The file's forward axis (default: the engine's)"
+        )
+        ann["axis_up"].keywords["description"] = "The file's up axis (default: the engine's)"
+        ann["global_scale"] = FloatProperty(
+            name="Scale",
+            min=0.001,
+            max=1000.0,
+            soft_min=0.01,
+            soft_max=100.0,
+            default=1.0,
+            description="Blender units per file unit"
+            if not export
+            else "File units per Blender unit",
+        )
+        if export:
+            ann["use_transform_as_imported"] = BoolProperty(
+                name="As Imported",
+                default=True,
+                description="Write the axes and scale the objects were imported with (the "
+                "axes and scale below apply to objects RigPort did not import)",
+            )
+        cls.engine_axes = (forward, up)
+        return cls
+
+    return wrap
+
+
+def option_matrix(op) -> np.ndarray:
+    """The 4x4 transform from the file's space into Blender's that the axes and
+    scale options ask for, relative to the engine's own axes (which each format's
+    conversion already turns into Blender's): the identity by default."""
+    forward, up = op.engine_axes
+    m = np.eye(4)
+    if (op.axis_forward, op.axis_up) != (forward, up):
+        chosen = np.array(axis_conversion(from_forward=op.axis_forward, from_up=op.axis_up))
+        engine = np.array(axis_conversion(from_forward=forward, from_up=up))
+        m[:3, :3] = chosen @ engine.T
+    if op.global_scale != 1.0:
+        m[:3, :3] *= op.global_scale
+    return m
+
+
+def draw_transform(layout, op) -> None:
+    body = section(layout, op, "transform", "Transform")
+    if body is None:
+        return
+    if hasattr(op, "use_transform_as_imported"):
+        body.prop(op, "use_transform_as_imported")
+    col = body.column()
+    col.prop(op, "global_scale")
+    col.prop(op, "axis_forward")
+    col.prop(op, "axis_up")
+
+
+def place_roots(objects: list, matrix: np.ndarray) -> None:
+    """Put an import's transform on its root objects (those whose parent is not
+    among ``objects``) and record it there for "As Imported" exports."""
+    inside = set(objects)
+    flat = [float(v) for v in np.asarray(matrix, np.float64).ravel()]
+    identity = np.array_equal(matrix, np.eye(4))
+    for obj in objects:
+        if obj.parent in inside:
+            continue
+        if not identity:
+            obj.matrix_world = _to_blender(matrix) @ obj.matrix_world
+        obj[IMPORT_TRANSFORM] = flat
+
+
+def _to_blender(matrix: np.ndarray):
+    from mathutils import Matrix
+
+    return Matrix([list(row) for row in np.asarray(matrix, np.float64)])
+
+
+def recorded_transform(obj) -> np.ndarray | None:
+    """The transform ``obj`` was imported with, if RigPort imported it as a root."""
+    value = obj.get(IMPORT_TRANSFORM) if obj is not None else None
+    if value is None:
+        return None
+    try:
+        m = np.array(list(value), np.float64).reshape(4, 4)
+    except (TypeError, ValueError):
+        return None
+    return m if np.all(np.isfinite(m)) else None
+
+
+def file_matrix(op, root, space_world: np.ndarray | None = None) -> np.ndarray:
+    """The 4x4 transform an export bakes into data read in ``root``'s space (an
+    armature's, or world space for unparented meshes: ``space_world`` is that
+    space's world matrix, the root's own by default): the inverse of the file's
+    space (the root's recorded import transform with "As Imported", else the
+    options') times the space. Exactly the identity when they agree."""
+    frame = None
+    if getattr(op, "use_transform_as_imported", False):
+        frame = recorded_transform(root)
+    if frame is None:
+        frame = option_matrix(op)
+    space = np.eye(4) if space_world is None else np.asarray(space_world, np.float64)
+    out = np.linalg.inv(frame) @ space
+    return np.eye(4) if np.allclose(out, np.eye(4), atol=SAME) else out
+
+
+# -- frame rate -----------------------------------------------------------------
+
+FRAME_RATE_ITEMS = (
+    ("SCENE", "Scene", "Convert key times at the scene's frame rate"),
+    ("CUSTOM", "Custom", "Convert key times at the frame rate given below"),
+)
+
+
+class FrameRateOptions:
+    """Mixin: the frame rate key times convert at, and whether an import sets the
+    scene's rate and frame range (on by default for animation-only imports: the
+    subclass overrides ``set_scene_timing``)."""
+
+    frame_rate: EnumProperty(
+        name="Frame Rate",
+        items=FRAME_RATE_ITEMS,
+        default="SCENE",
+        description="The frame rate key times convert at",
+    )
+    fps: FloatProperty(
+        name="Frames per Second",
+        default=30.0,
+        min=1.0,
+        max=1000.0,
+        description="The custom frame rate",
+    )
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=False,
+        description="Set the scene's frame rate to the one used and its frame range to "
+        "the imported animation's",
+    )
+
+    def frames_per_second(self, context) -> float:
+        if self.frame_rate == "CUSTOM":
+            return float(self.fps)
+        r = context.scene.render
+        return r.fps / r.fps_base
+
+    def draw_frame_rate(self, layout, importing: bool = True) -> None:
+        layout.prop(self, "frame_rate")
+        row = layout.row()
+        row.active = self.frame_rate == "CUSTOM"
+        row.prop(self, "fps")
+        if importing:
+            layout.prop(self, "set_scene_timing")
+
+    def apply_scene_timing(self, context, actions: list) -> None:
+        """With ``set_scene_timing``: the scene's rate becomes the one used, its
+        frame range the actions' (from their first to their last key)."""
+        if not self.set_scene_timing or not actions:
+            return
+        fps = self.frames_per_second(context)
+        scene = context.scene
+        if self.frame_rate == "CUSTOM":
+            scene.render.fps, scene.render.fps_base = _fps_pair(fps)
+        starts, ends = zip(*(a.frame_range for a in actions), strict=True)
+        scene.frame_start = int(np.floor(min(starts)))
+        scene.frame_end = max(int(np.ceil(max(ends))), scene.frame_start)
+
+
+def _fps_pair(fps: float) -> tuple[int, float]:
+    """Blender's (fps, fps_base) for a rate: 29.97 is 30 / 1.001."""
+    whole = max(1, round(fps))
+    return whole, whole / fps
+
+
+# -- import result --------------------------------------------------------------
+
+
+class ReuseMaterials:
+    """Mixin for importers that create materials."""
+
+    reuse_materials: BoolProperty(
+        name="Reuse Materials by Name",
+        default=False,
+        description="Use the blend file's material of the same name instead of creating a new one",
+    )
+
+
+def select_imported(context, objects: list) -> None:
+    """Select what an import made and make its root (an armature first) active,
+    as the glTF and FBX importers do."""
+    layer = context.view_layer
+    made = [o for o in objects if o.name in layer.objects]
+    if not made:
+        return
+    for o in layer.objects:
+        if o.select_get():
+            o.select_set(False)
+    for o in made:
+        if o.visible_get():
+            o.select_set(True)
+    inside = set(made)
+    roots = [o for o in made if o.parent not in inside]
+    root = next((o for o in roots if o.type == "ARMATURE"), roots[0] if roots else made[0])
+    layer.objects.active = root
