@@ -179,7 +179,8 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
         morphs = mesh.morphs
         mesh.morphs = []  # shape keys last: the weights may go in through a modifier
         try:
-            obj = build_mesh_object(context, mesh, built, collection)
+            # the names are of the materials made just above: use those
+            obj = build_mesh_object(context, mesh, built, collection, reuse_materials=True)
         finally:
             mesh.morphs = morphs
         obj[PROP_FRAME] = frame
