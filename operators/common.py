@@ -229,6 +229,21 @@ class FileBrowserList:
         for key, value in row.items():
             setattr(item, key, value)
 
+    def invoke(self, context, event):
+        """A dropped file (its path already set): list what it holds, then the
+        options popup, which shows the list; File > Import opens the file browser.
+        ``ImportHelper.invoke_popup`` needs ``files``, which an importer of one
+        archive does not have: its dialog is opened here the same way."""
+        if not self.properties.is_property_set("filepath"):
+            context.window_manager.fileselect_add(self)
+            return {"RUNNING_MODAL"}
+        self._list()
+        if hasattr(self, "files"):
+            return ImportHelper.invoke_popup(self, context)
+        return context.window_manager.invoke_props_dialog(
+            self, confirm_text=self.bl_label, title=self.filepath, translate=False
+        )
+
     def _list(self) -> None:
         """Fill the browser list for the current file (or say why it cannot be read)."""
         items = getattr(self, self.list_attr)
