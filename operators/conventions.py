@@ -89,36 +89,39 @@ class ExportScope:
 
     def scope_objects(self, context, types: tuple[str, ...] = ("MESH",)) -> list:
         """The objects this export takes, of ``types``: the Collection Exporter's
-        collection when set, else the scene (or the active collection) filtered by
-        selection and visibility."""
+        collection when set (its objects and its children's: the limits below are
+        not shown there, so they do not apply), else the scene (or the active
+        collection) filtered by selection and visibility."""
         if self.collection:
-            coll = bpy.data.collections.get(self.collection)
+            coll = bpy.data.collections.get((self.collection, None))  # the local one
+            coll = coll or bpy.data.collections.get(self.collection)
             if coll is None:
                 raise FormatError(
                     f"collection {self.collection!r} does not exist: nothing exported"
                 )
-            pool = list(coll.all_objects)
-        elif self.use_active_collection:
+            return [o for o in coll.all_objects if o.type in types]
+        if self.use_active_collection:
             pool = list(context.view_layer.active_layer_collection.collection.all_objects)
         else:
             pool = list(context.view_layer.objects)
-        if self.use_selection and not self.collection:
+        if self.use_selection:
             pool = [o for o in pool if o.select_get()]
         if self.use_visible:
             pool = [o for o in pool if o.visible_get()]
         return [o for o in pool if o.type in types]
 
     def draw_include(self, layout, extra: tuple[str, ...] = ()) -> None:
-        """The Include panel (hidden for a Collection Exporter, whose collection
-        decides)."""
-        if self.collection:
+        """The Include panel: the limits (not for a Collection Exporter, whose
+        collection decides) and the format's ``extra`` options."""
+        if self.collection and not extra:
             return
         body = section(layout, self, "include", "Include")
         if body is not None:
-            col = body.column(heading="Limit to")
-            col.prop(self, "use_selection")
-            col.prop(self, "use_visible")
-            col.prop(self, "use_active_collection")
+            if not self.collection:
+                col = body.column(heading="Limit to")
+                col.prop(self, "use_selection")
+                col.prop(self, "use_visible")
+                col.prop(self, "use_active_collection")
             draw_props(body, self, extra)
 
 
@@ -141,23 +144,30 @@ def evaluated_meshes(
         yield objects, []
         return
     out, warnings, temps, renamed = [], [], [], []
+    modified = [o for o in objects if o.type == "MESH" and _live_modifiers(o)]
     disabled = [
-        m
-        for o in objects
-        if o.type == "MESH" and _live_modifiers(o)
-        for m in o.modifiers
-        if m.type == "ARMATURE" and m.show_viewport
+        m for o in modified for m in o.modifiers if m.type == "ARMATURE" and m.show_viewport
+    ]
+    # the basis alone through the modifiers (the shape keys are carried as offsets),
+    # as the FBX exporter does: not the mix of the keys' current values
+    keyed = [
+        (o, o.show_only_shape_key, o.active_shape_key_index)
+        for o in modified
+        if o.data.shape_keys is not None
     ]
     try:
         for m in disabled:
             m.show_viewport = False
+        for o, _, _ in keyed:
+            o.show_only_shape_key, o.active_shape_key_index = True, 0
         depsgraph = context.evaluated_depsgraph_get()
         for obj in objects:
-            if obj.type != "MESH" or not _live_modifiers(obj):
+            if obj not in modified:
                 out.append(obj)
                 continue
             temp = _evaluated_copy(obj, depsgraph, warnings)
             temps.append(temp)
+            context.scene.collection.objects.link(temp)  # evaluated: weights read in bulk
             name = obj.name
             obj.name = f"{name}.rigport-source"
             renamed.append((obj, name))
@@ -166,10 +176,15 @@ def evaluated_meshes(
         for m in disabled:
             m.show_viewport = True
         disabled = []
+        for o, only, index in keyed:
+            o.show_only_shape_key, o.active_shape_key_index = only, index
+        keyed = []
         yield out, warnings
     finally:
         for m in disabled:
             m.show_viewport = True
+        for o, only, index in keyed:
+            o.show_only_shape_key, o.active_shape_key_index = only, index
         for temp in temps:
             me = temp.data
             bpy.data.objects.remove(temp)
@@ -196,7 +211,11 @@ def _evaluated_copy(obj, depsgraph, warnings: list[str]):
             copy = temp.modifiers.new(mod.name, "ARMATURE")
             copy.object = mod.object
     temp.parent = obj.parent
+    temp.parent_type, temp.parent_bone = obj.parent_type, obj.parent_bone
     temp.matrix_world = obj.matrix_world.copy()
+    for slot, source in zip(temp.material_slots, obj.material_slots, strict=False):
+        if source.link == "OBJECT":  # the mesh holds the data's materials only
+            slot.link, slot.material = "OBJECT", source.material
     keys = obj.data.shape_keys
     if keys is not None and len(keys.key_blocks) > 1:
         if len(me.vertices) == len(obj.data.vertices):
@@ -242,18 +261,23 @@ def _carry_shape_keys(source: bpy.types.Mesh, temp) -> None:
 # -- axes and scale -------------------------------------------------------------
 
 
-def transform_options(forward: str, up: str, export: bool = False):
+def transform_options(forward: str | None, up: str | None, export: bool = False):
     """Class decorator: ``axis_forward``/``axis_up`` (``orientation_helper``, the
     engine's axes ``forward``/``up`` as default), ``global_scale``, and on an
-    exporter ``use_transform_as_imported``."""
+    exporter ``use_transform_as_imported``. A format whose axes are Blender's
+    passes ``None, None``: scale only, no axes."""
 
     def wrap(cls):
-        cls = orientation_helper(axis_forward=forward, axis_up=up)(cls)
+        if forward is not None:
+            cls = orientation_helper(axis_forward=forward, axis_up=up)(cls)
+        if "__annotations__" not in cls.__dict__:  # not the parent's (orientation_helper)
+            cls.__annotations__ = {}
         ann = cls.__annotations__
-        ann["axis_forward"].keywords["description"] = (
-            "The file's forward axis (default: the engine's)"
-        )
-        ann["axis_up"].keywords["description"] = "The file's up axis (default: the engine's)"
+        if forward is not None:
+            ann["axis_forward"].keywords["description"] = (
+                "The file's forward axis (default: the engine's)"
+            )
+            ann["axis_up"].keywords["description"] = "The file's up axis (default: the engine's)"
         ann["global_scale"] = FloatProperty(
             name="Scale",
             min=0.001,
@@ -272,7 +296,8 @@ def transform_options(forward: str, up: str, export: bool = False):
                 description="Write the axes and scale the objects were imported with (the "
                 "axes and scale below apply to objects RigPort did not import)",
             )
-        cls.engine_axes = (forward, up)
+        cls.engine_axes = (forward, up) if forward is not None else None
+        cls.transform_export = export
         return cls
 
     return wrap
@@ -281,15 +306,20 @@ def transform_options(forward: str, up: str, export: bool = False):
 def option_matrix(op) -> np.ndarray:
     """The 4x4 transform from the file's space into Blender's that the axes and
     scale options ask for, relative to the engine's own axes (which each format's
-    conversion already turns into Blender's): the identity by default."""
-    forward, up = op.engine_axes
+    conversion already turns into Blender's): the identity by default. An
+    exporter's ``global_scale`` is file units per Blender unit (the FBX
+    exporter's meaning), so its transform from the file into Blender scales by
+    the inverse."""
     m = np.eye(4)
-    if (op.axis_forward, op.axis_up) != (forward, up):
+    engine_axes = getattr(op, "engine_axes", None)
+    if engine_axes is not None and (op.axis_forward, op.axis_up) != tuple(engine_axes):
+        forward, up = engine_axes
         chosen = np.array(axis_conversion(from_forward=op.axis_forward, from_up=op.axis_up))
         engine = np.array(axis_conversion(from_forward=forward, from_up=up))
         m[:3, :3] = chosen @ engine.T
     if op.global_scale != 1.0:
-        m[:3, :3] *= op.global_scale
+        scale = float(op.global_scale)
+        m[:3, :3] *= 1.0 / scale if getattr(op, "transform_export", False) else scale
     return m
 
 
@@ -301,8 +331,9 @@ def draw_transform(layout, op) -> None:
         body.prop(op, "use_transform_as_imported")
     col = body.column()
     col.prop(op, "global_scale")
-    col.prop(op, "axis_forward")
-    col.prop(op, "axis_up")
+    if getattr(op, "engine_axes", None) is not None:
+        col.prop(op, "axis_forward")
+        col.prop(op, "axis_up")
 
 
 def place_roots(objects: list, matrix: np.ndarray) -> None:
@@ -386,9 +417,14 @@ class FrameRateOptions:
         "the imported animation's",
     )
 
-    def frames_per_second(self, context) -> float:
+    def frames_per_second(self, context, file_fps: float | None = None) -> float:
+        """The rate key times convert at: the custom one, the file's (``file_fps``,
+        for a format whose ``frame_rate`` has the "As in File" choice ``FILE``),
+        else the scene's."""
         if self.frame_rate == "CUSTOM":
             return float(self.fps)
+        if self.frame_rate == "FILE" and file_fps:
+            return float(file_fps)
         r = context.scene.render
         return r.fps / r.fps_base
 
@@ -400,23 +436,31 @@ class FrameRateOptions:
         if importing:
             layout.prop(self, "set_scene_timing")
 
-    def apply_scene_timing(self, context, actions: list) -> None:
-        """With ``set_scene_timing``: the scene's rate becomes the one used, its
-        frame range the actions' (from their first to their last key)."""
+    def apply_scene_timing(self, context, actions: list, file_fps: float | None = None) -> None:
+        """With ``set_scene_timing``: the scene's rate becomes the one used
+        (:meth:`frames_per_second`), its frame range the actions' (from their
+        first to their last key)."""
         if not self.set_scene_timing or not actions:
             return
-        fps = self.frames_per_second(context)
+        fps = self.frames_per_second(context, file_fps)
         scene = context.scene
-        if self.frame_rate == "CUSTOM":
+        if self.frame_rate != "SCENE":
             scene.render.fps, scene.render.fps_base = _fps_pair(fps)
         starts, ends = zip(*(a.frame_range for a in actions), strict=True)
         scene.frame_start = int(np.floor(min(starts)))
         scene.frame_end = max(int(np.ceil(max(ends))), scene.frame_start)
 
 
+#: How close a rate must be to an NTSC rate (24, 30, 60 ... / 1.001) to be one.
+NTSC_CLOSE = 0.005
+
+
 def _fps_pair(fps: float) -> tuple[int, float]:
-    """Blender's (fps, fps_base) for a rate: 29.97 is 30 / 1.001."""
+    """Blender's (fps, fps_base) for a rate, as its frame-rate presets store them:
+    29.97 (or 29.97003) is 30 / 1.001, 25 is 25 / 1."""
     whole = max(1, round(fps))
+    if whole != fps and abs(fps - whole / 1.001) < NTSC_CLOSE:
+        return whole, 1.001
     return whole, whole / fps
 
 
@@ -448,5 +492,7 @@ def select_imported(context, objects: list) -> None:
             o.select_set(True)
     inside = set(made)
     roots = [o for o in made if o.parent not in inside]
+    # a hidden root (a hidden LOD level) is not made active while a visible one exists
+    roots.sort(key=lambda o: not o.visible_get())
     root = next((o for o in roots if o.type == "ARMATURE"), roots[0] if roots else made[0])
     layer.objects.active = root
