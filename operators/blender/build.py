@@ -45,6 +45,9 @@ class Built:
     #: The last armature's bone names in skeleton order (skin joints index these);
     #: ``armature.data.bones`` lists parents before children instead.
     bone_names: list[str] = field(default_factory=list)
+    #: The materials this build created, by the name the file asked for: its
+    #: meshes share them (one file's surfaces of one name are one material).
+    material_names: dict = field(default_factory=dict)
 
     def discard(self) -> None:
         """Remove everything this build added to the blend file."""
@@ -220,17 +223,22 @@ def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
 
 
 def build_mesh_data(
-    mesh: Mesh, n_bones: int | None = None, reuse_materials: bool = False
+    mesh: Mesh,
+    n_bones: int | None = None,
+    reuse_materials: bool = False,
+    created: dict | None = None,
 ) -> bpy.types.Mesh:
     """Mesh datablock with geometry, normals, UVs, colours and attributes; what
     Blender cannot hold left out (see ``guard.guard_mesh``) and kept on it.
     Materials are new ones unless ``reuse_materials`` (the blend file's material
-    of the same name is used then, as the FBX importer's option does)."""
+    of the same name is used then, as the FBX importer's option does).
+    ``created`` maps the names asked for to the materials this import created:
+    they are shared, new ones are added, and undoing the import removes only them."""
     mesh, kept, note = guard.guard_mesh(mesh, n_bones)
     guard.note(f"mesh {blender_name(mesh.name)!r}", note)
     me = bpy.data.meshes.new(blender_name(mesh.name))
     try:
-        _fill_mesh(me, mesh, reuse_materials)
+        _fill_mesh(me, mesh, reuse_materials, created)
         if kept is not None:
             me[guard.KEPT] = guard.dumps(kept)
     except Exception:
@@ -239,7 +247,9 @@ def build_mesh_data(
     return me
 
 
-def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh, reuse_materials: bool = False) -> None:
+def _fill_mesh(
+    me: bpy.types.Mesh, mesh: Mesh, reuse_materials: bool = False, created: dict | None = None
+) -> None:
     nv, nc, nf = len(mesh.positions), len(mesh.corner_verts), len(mesh.face_starts)
     me.vertices.add(nv)
     ne = len(mesh.loose_edges)
@@ -279,8 +289,13 @@ def _fill_mesh(me: bpy.types.Mesh, mesh: Mesh, reuse_materials: bool = False) ->
     if mesh.normals is not None and nc:  # a new mesh's faces are smooth already
         _set_custom_normals(me, mesh)
     for mat_name in map(blender_name, mesh.materials):
-        mat = bpy.data.materials.get(mat_name) if reuse_materials else None
-        mat = mat or bpy.data.materials.new(mat_name)
+        mat = created.get(mat_name) if created is not None else None
+        if mat is None and reuse_materials:
+            mat = bpy.data.materials.get(mat_name)
+        if mat is None:
+            mat = bpy.data.materials.new(mat_name)
+            if created is not None:
+                created[mat_name] = mat
         me.materials.append(mat)
 
 
@@ -328,11 +343,14 @@ def build_mesh_object(
     reuse_materials: bool = False,
 ) -> bpy.types.Object:
     n_bones = len(bone_names) if bone_names is not None else None
-    me = build_mesh_data(mesh, n_bones, reuse_materials)
+    made = dict(built.material_names)
+    try:
+        me = build_mesh_data(mesh, n_bones, reuse_materials, built.material_names)
+    finally:
+        for name, mat in built.material_names.items():  # a reused one is the artist's: kept
+            if name not in made:
+                built.materials.append(mat)
     built.meshes.append(me)
-    for mat in me.materials:
-        if mat is not None and mat.users == 1 and mat not in built.materials:
-            built.materials.append(mat)
     obj = bpy.data.objects.new(blender_name(mesh.name), me)
     keep_name(obj, mesh.name)
     built.objects.append(obj)
