@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .codec import FormatError
 from .scene import Animation, Mesh, Scene, Skeleton
 from .transforms import matrix_to_quat
 
@@ -20,17 +21,33 @@ from .transforms import matrix_to_quat
 TOLERANCE = 1e-5
 
 
+#: What an artist can do about a transform a file cannot hold.
+APPLY_SCALE = (
+    "apply the object's rotation and scale first (Object > Apply > Rotation & Scale), "
+    "or export with the transform As Imported"
+)
+
+
 def split(matrix: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
-    """``matrix`` (4x4) as rotation, uniform scale and translation; ValueError when
-    it shears, scales unevenly or mirrors (a file then could not hold it exactly)."""
+    """``matrix`` (4x4) as rotation, uniform scale and translation; FormatError (a
+    ValueError) when it shears, scales unevenly or mirrors: bones and engine
+    transforms cannot hold that, and an export reports the sentence."""
     m = np.asarray(matrix, np.float64)
+    if not np.all(np.isfinite(m)):
+        raise FormatError("the objects' transform is not finite: nothing exported")
     basis = m[:3, :3]
     scale = float(np.cbrt(np.linalg.det(basis)))
     if scale <= 0:
-        raise ValueError("the transform mirrors or flattens the objects")
+        raise FormatError(
+            f"the objects' transform mirrors or flattens them, which the file cannot hold: "
+            f"{APPLY_SCALE}"
+        )
     rotation = basis / scale
     if not np.allclose(rotation @ rotation.T, np.eye(3), atol=TOLERANCE):
-        raise ValueError("the transform shears or scales unevenly")
+        raise FormatError(
+            f"the objects' transform scales unevenly or shears, which the file cannot hold: "
+            f"{APPLY_SCALE}"
+        )
     return rotation, scale, m[:3, 3].copy()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from io_formats.codec import FormatError
 from io_formats.global_transform import bake, is_identity, split
 from io_formats.scene import Animation, BoneTrack, Mesh, MorphTarget, Scene, Skeleton
 from io_formats.transforms import compose_trs, quat_to_matrix, world_from_local
@@ -103,7 +104,12 @@ def test_identity_leaves_data_untouched() -> None:
     ],
 )
 def test_split_refuses_what_a_file_cannot_hold(basis) -> None:
+    """A sentence the exporter reports (a FormatError), not a Python error: a
+    mirrored or unevenly scaled armature reaches here through ``file_matrix``."""
     m = np.eye(4)
     m[:3, :3] = basis
-    with pytest.raises(ValueError):
+    with pytest.raises(FormatError, match="Object > Apply > Rotation & Scale"):
+        split(m)
+    m[0, 3] = np.nan
+    with pytest.raises(FormatError, match="not finite"):
         split(m)
