@@ -303,13 +303,14 @@ def transform_options(forward: str | None, up: str | None, export: bool = False)
     return wrap
 
 
-def option_matrix(op) -> np.ndarray:
+def option_matrix(op, export: bool | None = None) -> np.ndarray:
     """The 4x4 transform from the file's space into Blender's that the axes and
     scale options ask for, relative to the engine's own axes (which each format's
     conversion already turns into Blender's): the identity by default. An
     exporter's ``global_scale`` is file units per Blender unit (the FBX
     exporter's meaning), so its transform from the file into Blender scales by
-    the inverse."""
+    the inverse. ``export`` says which it is (default: what ``transform_options``
+    was told)."""
     m = np.eye(4)
     engine_axes = getattr(op, "engine_axes", None)
     if engine_axes is not None and (op.axis_forward, op.axis_up) != tuple(engine_axes):
@@ -319,7 +320,9 @@ def option_matrix(op) -> np.ndarray:
         m[:3, :3] = chosen @ engine.T
     if op.global_scale != 1.0:
         scale = float(op.global_scale)
-        m[:3, :3] *= 1.0 / scale if getattr(op, "transform_export", False) else scale
+        if export is None:
+            export = getattr(op, "transform_export", False)
+        m[:3, :3] *= 1.0 / scale if export else scale
     return m
 
 
@@ -378,7 +381,7 @@ def file_matrix(op, root, space_world: np.ndarray | None = None) -> np.ndarray:
     if getattr(op, "use_transform_as_imported", False):
         frame = recorded_transform(root)
     if frame is None:
-        frame = option_matrix(op)
+        frame = option_matrix(op, export=True)
     space = np.eye(4) if space_world is None else np.asarray(space_world, np.float64)
     out = np.linalg.inv(frame) @ space
     return np.eye(4) if np.allclose(out, np.eye(4), atol=SAME) else out
@@ -481,6 +484,9 @@ def select_imported(context, objects: list) -> None:
     """Select what an import made and make its root (an armature first) active,
     as the glTF and FBX importers do."""
     layer = context.view_layer
+    # objects linked since the view layer last synced are not in it yet (an
+    # import into a new collection, the second model of a package)
+    layer.update()
     made = [o for o in objects if o.name in layer.objects]
     if not made:
         return

@@ -152,10 +152,18 @@ def test_select_imported(blank_blend):
     select_imported(bpy.context, [box1, lod0])
     assert [o.name for o in layer.objects if o.select_get()] == ["Box"]
     assert layer.objects.active == lod0
+    # objects just linked into a new collection (not yet synced into the view layer)
+    coll = bpy.data.collections.new("Imported")
+    scene.collection.children.link(coll)
+    fresh = bpy.data.objects.new("Fresh", bpy.data.meshes.new("Fresh"))
+    coll.objects.link(fresh)
+    select_imported(bpy.context, [fresh])
+    assert [o.name for o in layer.objects if o.select_get()] == ["Fresh"]
+    assert layer.objects.active == fresh
     # objects not in the view layer: nothing changes
     ghost = bpy.data.objects.new("Ghost", None)
     select_imported(bpy.context, [ghost])
-    assert layer.objects.active == lod0
+    assert layer.objects.active == fresh
 
 
 def test_an_import_selects_what_it_made(blank_blend, tmp_path):
