@@ -261,23 +261,19 @@ def _carry_shape_keys(source: bpy.types.Mesh, temp) -> None:
 # -- axes and scale -------------------------------------------------------------
 
 
-def transform_options(forward: str | None, up: str | None, export: bool = False):
+def transform_options(forward: str, up: str, export: bool = False):
     """Class decorator: ``axis_forward``/``axis_up`` (``orientation_helper``, the
-    engine's axes ``forward``/``up`` as default), ``global_scale``, and on an
-    exporter ``use_transform_as_imported``. A format whose axes are Blender's
-    passes ``None, None``: scale only, no axes."""
+    engine's axes ``forward``/``up`` as default: Blender's own, Y and Z, for a
+    format whose axes are Blender's), ``global_scale``, and on an exporter
+    ``use_transform_as_imported``."""
 
     def wrap(cls):
-        if forward is not None:
-            cls = orientation_helper(axis_forward=forward, axis_up=up)(cls)
-        if "__annotations__" not in cls.__dict__:  # not the parent's (orientation_helper)
-            cls.__annotations__ = {}
+        cls = orientation_helper(axis_forward=forward, axis_up=up)(cls)
         ann = cls.__annotations__
-        if forward is not None:
-            ann["axis_forward"].keywords["description"] = (
-                "The file's forward axis (default: the engine's)"
-            )
-            ann["axis_up"].keywords["description"] = "The file's up axis (default: the engine's)"
+        ann["axis_forward"].keywords["description"] = (
+            "The file's forward axis (default: the engine's)"
+        )
+        ann["axis_up"].keywords["description"] = "The file's up axis (default: the engine's)"
         ann["global_scale"] = FloatProperty(
             name="Scale",
             min=0.001,
@@ -296,7 +292,7 @@ def transform_options(forward: str | None, up: str | None, export: bool = False)
                 description="Write the axes and scale the objects were imported with (the "
                 "axes and scale below apply to objects RigPort did not import)",
             )
-        cls.engine_axes = (forward, up) if forward is not None else None
+        cls.engine_axes = (forward, up)
         cls.transform_export = export
         return cls
 
@@ -312,9 +308,8 @@ def option_matrix(op, export: bool | None = None) -> np.ndarray:
     the inverse. ``export`` says which it is (default: what ``transform_options``
     was told)."""
     m = np.eye(4)
-    engine_axes = getattr(op, "engine_axes", None)
-    if engine_axes is not None and (op.axis_forward, op.axis_up) != tuple(engine_axes):
-        forward, up = engine_axes
+    forward, up = op.engine_axes
+    if (op.axis_forward, op.axis_up) != (forward, up):
         chosen = np.array(axis_conversion(from_forward=op.axis_forward, from_up=op.axis_up))
         engine = np.array(axis_conversion(from_forward=forward, from_up=up))
         m[:3, :3] = chosen @ engine.T
@@ -334,9 +329,8 @@ def draw_transform(layout, op) -> None:
         body.prop(op, "use_transform_as_imported")
     col = body.column()
     col.prop(op, "global_scale")
-    if getattr(op, "engine_axes", None) is not None:
-        col.prop(op, "axis_forward")
-        col.prop(op, "axis_up")
+    col.prop(op, "axis_forward")
+    col.prop(op, "axis_up")
 
 
 def place_roots(objects: list, matrix: np.ndarray) -> None:

@@ -21,8 +21,8 @@ ENGINE = ("Z", "Y")
 
 @pytest.fixture(scope="module")
 def probes(rigport_registered):
-    """An importer and an exporter with the axes options, and an exporter of a
-    format whose axes are Blender's (scale only). ``execute`` records
+    """An importer and an exporter with the axes options of a Y-up engine, and an
+    exporter of a format whose axes are Blender's. ``execute`` records
     ``option_matrix`` and, for the active object, ``file_matrix``."""
     import bpy
 
@@ -45,7 +45,7 @@ def probes(rigport_registered):
         bl_idname = "export_scene.rigport_axes_probe"
         bl_label = "Axes Probe"
 
-    @conventions.transform_options(None, None, export=True)
+    @conventions.transform_options("Y", "Z", export=True)
     class EXPORT_SCENE_OT_rigport_scale_probe(bpy.types.Operator):
         bl_idname = "export_scene.rigport_scale_probe"
         bl_label = "Scale Probe"
@@ -87,7 +87,7 @@ def test_options_and_defaults(blank_blend, probes):
     assert imp["global_scale"].default == 1.0 and "use_transform_as_imported" not in imp
     assert exp["use_transform_as_imported"].default is True
     assert exp["use_transform_as_imported"].name == "As Imported"
-    assert set(scale) == {"global_scale", "use_transform_as_imported"}
+    assert (scale["axis_forward"].default, scale["axis_up"].default) == ("Y", "Z")
     for props in (imp, exp, scale):
         assert all(p.description for p in props.values())
 

@@ -64,9 +64,14 @@ AXES = {
     "import_anim.mrtk_input",
     "export_anim.mrtk_input",
 }
-#: Everything that reads or writes positions has ``global_scale`` (Unigine,
-#: RenderWare and BonesPro are Z-up and right-handed, as Blender is: no axes).
+#: The engine axes of ``AXES`` (Urho3D and Unity: Z forward, Y up).
+ENGINE_AXES = ("Z", "Y")
+#: Everything that reads or writes positions has ``global_scale``. Unigine,
+#: RenderWare and BonesPro are Z-up and right-handed, as Blender is: axes
+#: options are not needed there, and where they are offered they default to
+#: Blender's own.
 SCALE = set(OPERATORS) - {"import_scene.rw_txd"}
+BLENDER_AXES = ("Y", "Z")
 
 #: Operators that turn key times into frames or back (the file's times are seconds).
 FRAME_RATE = {
@@ -94,6 +99,11 @@ MESH_EXPORTERS = {
 #: Exporters that write animations (issue 14 item 3): ``export_animations``.
 ANIMATION_EXPORTERS = {k for k in EXPORTERS if k.startswith("export_anim.")} | {
     "export_scene.unigine_mesh",  # embedded animations
+}
+#: MRTK exports recordings (a collection each), not actions: the same
+#: identifiers with its own labels, and no NLA tracks.
+RECORDING_EXPORTERS = {
+    "export_anim.mrtk_input": {"ACTIVE": "Active Recording", "ACTIONS": "All Recordings"}
 }
 #: One animation per file, where the issue asks for files named by action.
 ACTION_NAMED_FILES = {"export_anim.urho3d_ani"}
@@ -363,8 +373,10 @@ def test_axes_and_scale(classes, idname):
     missing = [n for n in wanted if n not in props]
     assert not missing, f"{idname}: missing {missing}"
     assert "axes" not in props, f"{idname}: the old 'axes' option is still there"
-    if idname not in AXES:
-        assert "axis_forward" not in props, f"{idname}: the format has no axes of its own"
+    if "axis_forward" in props:
+        default = (props["axis_forward"].default, props["axis_up"].default)
+        wanted = ENGINE_AXES if idname in AXES else BLENDER_AXES
+        assert default == wanted, f"{idname}: axes default to {default}, not the engine's {wanted}"
 
 
 @pytest.mark.parametrize("idname", sorted(FRAME_RATE))
@@ -386,7 +398,9 @@ def test_export_animations_choice(classes, idname):
     props = _props(classes[idname])
     assert "export_animations" in props, f"{idname}: no export_animations"
     items = {i.identifier: i.name for i in _enum_items(props["export_animations"])}
-    assert items == EXPORT_ANIMATION_ITEMS, f"{idname}: export_animations items {items}"
+    shared = RECORDING_EXPORTERS.get(idname, EXPORT_ANIMATION_ITEMS)
+    wrong = {k: items.get(k) for k, v in shared.items() if items.get(k) != v}
+    assert not wrong, f"{idname}: export_animations items {items}, wanted {shared} (and others)"
     if idname in ACTION_NAMED_FILES:
         assert "use_action_names" in props, f"{idname}: no use_action_names"
 
@@ -401,12 +415,13 @@ def test_reuse_materials_option(classes, idname):
 @pytest.mark.parametrize("idname", sorted(OPERATORS))
 def test_one_vocabulary(classes, idname):
     """A shared option is the shared one: the same type, label and default in every
-    format; ``fps`` goes with ``frame_rate``; ``export_animations`` has the shared items."""
+    format (where it is shown); ``fps`` goes with ``frame_rate``; the shared
+    choices of ``export_animations`` and ``frame_rate`` have the shared labels."""
     shared = _shared_definitions()
     props = _props(classes[idname])
     bad = []
     for name, p in props.items():
-        if name not in shared:
+        if name not in shared or p.is_hidden:
             continue
         kind, label, default = shared[name]
         if p.type != RNA_TYPES[kind]:
@@ -419,7 +434,8 @@ def test_one_vocabulary(classes, idname):
         bad.append("fps without frame_rate (Scene or Custom)")
     if "export_animations" in props:
         items = {i.identifier: i.name for i in _enum_items(props["export_animations"])}
-        if not items.items() <= EXPORT_ANIMATION_ITEMS.items():
+        labels = RECORDING_EXPORTERS.get(idname, EXPORT_ANIMATION_ITEMS)
+        if any(items[k] != labels[k] for k in items.keys() & labels.keys()):
             bad.append(f"export_animations items {items}")
     if "frame_rate" in props:
         items = {i.identifier: i.name for i in _enum_items(props["frame_rate"])}
