@@ -250,7 +250,8 @@ def _carry_shape_keys(source: bpy.types.Mesh, temp) -> None:
         kb.data.foreach_get("co", co)
         new = temp.shape_key_add(name=kb.name, from_mix=False)
         new.data.foreach_set("co", base + (co - ref))
-        new.value, new.slider_min, new.slider_max = kb.value, kb.slider_min, kb.slider_max
+        new.slider_min, new.slider_max = kb.slider_min, kb.slider_max
+        new.value = kb.value  # after the range: a value is clamped to it
         new.mute, new.vertex_group, new.interpolation = kb.mute, kb.vertex_group, kb.interpolation
         made[kb.name] = new
     for kb in blocks[1:]:
