@@ -127,9 +127,7 @@ EXPORT_ANIMATION_ITEMS = {"ACTIVE": "Active Action", "ACTIONS": "All Actions", "
 FRAME_RATE_ITEMS = {"SCENE": "Scene", "CUSTOM": "Custom", "FILE": "As in File"}
 
 
-@pytest.fixture(scope="module")
-def classes(rigport_registered) -> dict:
-    """The registered operator classes by ``bl_idname``."""
+def _registered(rigport_registered) -> dict:
     import bpy
 
     from rigport.operators import format_modules
@@ -140,6 +138,22 @@ def classes(rigport_registered) -> dict:
         for cls in module.CLASSES
         if issubclass(cls, bpy.types.Operator)
     }
+
+
+def _imports_or_exports(idname: str) -> bool:
+    return idname.split(".")[0].startswith(("import_", "export_"))
+
+
+@pytest.fixture(scope="module")
+def classes(rigport_registered) -> dict:
+    """The registered import and export operator classes by ``bl_idname``."""
+    return {k: v for k, v in _registered(rigport_registered).items() if _imports_or_exports(k)}
+
+
+@pytest.fixture(scope="module")
+def other_classes(rigport_registered) -> dict:
+    """The add-on's other operators (e.g. the RigPort panel's)."""
+    return {k: v for k, v in _registered(rigport_registered).items() if not _imports_or_exports(k)}
 
 
 @pytest.fixture(scope="module")
@@ -234,8 +248,8 @@ def _default(p):
 
 
 def test_every_operator_is_listed(classes):
-    """``OPERATORS`` is every registered operator: a new one must be added to the
-    rule lists of this file."""
+    """``OPERATORS`` is every registered import and export operator: a new one must
+    be added to the rule lists of this file."""
     assert set(classes) == set(OPERATORS), (
         f"registered but not listed: {sorted(set(classes) - set(OPERATORS))}; "
         f"listed but not registered: {sorted(set(OPERATORS) - set(classes))}"
@@ -347,6 +361,25 @@ def test_draw_for_a_collection_exporter(classes, idname):
     record, op = _run_draw(cls, True, collection="Characters")
     drawn = record.names(op)
     assert len(drawn) == len(set(drawn)), f"{idname}: drawn more than once: {drawn}"
+
+
+def test_other_operators_follow_the_general_rules(other_classes):
+    """Operators that neither import nor export: tooltips, identifiers, spelling
+    and ``draw()`` as above."""
+    rules = (
+        test_every_visible_property_has_a_tooltip,
+        test_enum_identifiers_are_upper_case_with_labels,
+        test_as_imported_is_spelled_as_imported,
+        test_draw_shows_every_option_once,
+    )
+    bad = []
+    for idname in sorted(other_classes):
+        for rule in rules:
+            try:
+                rule(other_classes, idname)
+            except AssertionError as err:
+                bad.append(str(err).splitlines()[0])
+    assert not bad, "; ".join(bad)
 
 
 # -- which options an operator has ---------------------------------------------------------
