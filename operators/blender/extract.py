@@ -51,7 +51,7 @@ _ATTR_WIDTH = {
 
 def read_prop(holder, key: str, default=None):
     """A custom property as plain Python (JSON text decoded); kept data from its
-    hidden name, or from the visible one a file saved before 0.9 has."""
+    hidden name, or from the visible name an earlier RigPort wrote."""
     name = kept_keys.find(holder, key)
     if name is None:
         return default

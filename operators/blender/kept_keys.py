@@ -16,7 +16,7 @@ Two kinds of kept key:
 * Keys written by the Blender side itself, whose constants already start with
   ``_`` (``build.REST``, MRTK ``ROLE``, BonesPro ``HEADER`` ...).
 
-RigPort before 0.9 stored both kinds without the ``_``: :data:`LEGACY` lists
+Earlier versions of RigPort stored both kinds without the ``_``: :data:`LEGACY` lists
 those names. :func:`migrate` renames them when a blend file is loaded (the
 panel module's load handler), and ``read_prop`` falls back to them, so a file
 saved by the previous version still exports the same bytes.
@@ -74,8 +74,8 @@ HIDDEN = frozenset(
     }
 )
 
-#: Keys the Blender side writes under a constant that starts with ``_`` (the
-#: constant's value without it was the name before 0.9).
+#: Keys the Blender side writes under a constant that starts with ``_`` (without
+#: it: the name an earlier RigPort wrote).
 OWN = frozenset(
     {
         "_rigport_bind_scale",
@@ -118,7 +118,7 @@ ALWAYS_HIDDEN = frozenset(
     }
 )
 
-#: Names RigPort wrote before 0.9, each with the name it has now.
+#: Names an earlier RigPort wrote, each with the name it has now.
 LEGACY = {**{k: "_" + k for k in HIDDEN}, **{k[1:]: k for k in OWN}}
 
 #: Kept keys that identify what an object is rather than keep file data: a
@@ -143,7 +143,8 @@ def logical_name(stored: str) -> str:
 
 
 def find(holder, key: str) -> str | None:
-    """The name under which ``holder`` has ``key`` (now or as before 0.9), or None."""
+    """The name under which ``holder`` has ``key`` (now or as an earlier RigPort
+    wrote it), or None."""
     for name in (stored_name(key), key, key[1:] if key in OWN else None):
         if name is not None and name in holder:
             return name

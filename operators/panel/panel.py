@@ -1,5 +1,5 @@
 """The RigPort panel (Object and Armature properties), "Forget Kept Data", and the
-load handler that moves kept data saved by RigPort before 0.9 out of sight."""
+load handler that moves kept data saved by an earlier RigPort out of sight."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def blend_holders() -> Iterator:
 
 @persistent
 def migrate_on_load(*_args) -> None:
-    """Blend files saved by RigPort before 0.9 keep their data under visible names:
+    """Blend files saved by an earlier RigPort keep their data under visible names:
     rename them to the hidden ones (as Blender's own versioning does on load)."""
     kept_keys.migrate(blend_holders())
 
