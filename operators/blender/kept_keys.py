@@ -164,13 +164,12 @@ def has(holder, key: str) -> bool:
 def extras_keys(holder) -> Iterator[tuple[str, str]]:
     """(extras key, stored name) of every custom property of ``holder``; the
     current name wins where an old one is also there."""
-    seen: set[str] = set()
     names = list(holder.keys())
-    for name in sorted(names, key=lambda n: n[:1] != "_"):  # current (hidden) names first
-        key = logical_name(name)
-        if key not in seen:
-            seen.add(key)
-            yield key, name
+    present = set(names)
+    for name in names:  # in the holder's order
+        if LEGACY.get(name) in present:  # an old name beside the current one
+            continue
+        yield logical_name(name), name
 
 
 def is_kept(name: str) -> bool:

@@ -83,7 +83,15 @@ class OBJECT_OT_rigport_forget_kept(bpy.types.Operator):
         return bool(context.selected_objects) or context.object is not None
 
     def invoke(self, context, event):
-        return context.window_manager.invoke_confirm(self, event)
+        return context.window_manager.invoke_confirm(
+            self,
+            event,
+            title="Forget Kept Data",
+            message="Remove the file data RigPort kept on the selected objects? "
+            "The next export rebuilds them from Blender's data.",
+            confirm_text="Forget",
+            icon="WARNING",
+        )
 
     def execute(self, context):
         objects = list(context.selected_objects) or [context.object]

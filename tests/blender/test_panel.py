@@ -328,16 +328,30 @@ def test_report_of_a_blender_object_is_empty(blank_blend):
 
 
 # ------------------------------------------------------------------ draw()
+def _check_icon(icon: str) -> None:
+    import bpy
+
+    icons = bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items
+    assert icon in icons.keys(), f"{icon} is no Blender icon"
+
+
 class RecordingLayout:
-    """A stand-in for ``UILayout`` that records what draw() puts in it."""
+    """A stand-in for ``UILayout`` that records what draw() puts in it (and
+    refuses icons Blender does not have, as the real one does)."""
 
     def __init__(self, calls: list | None = None) -> None:
         self.calls = [] if calls is None else calls
 
     def label(self, text: str = "", icon: str = "NONE") -> None:
+        _check_icon(icon)
         self.calls.append(("label", text, icon))
 
     def operator(self, idname: str, text: str = "", icon: str = "NONE"):
+        _check_icon(icon)
+        group, name = idname.split(".")
+        import bpy
+
+        assert hasattr(getattr(bpy.ops, group), name), f"no operator {idname}"
         self.calls.append(("operator", idname, icon))
         return SimpleNamespace()
 
@@ -398,6 +412,23 @@ def test_panels_are_registered(blank_blend):
 
 
 # ------------------------------------------------------------------ forget
+def test_forget_asks_first(blank_blend):
+    """Forget Kept Data confirms before it runs (the operator's invoke)."""
+    from rigport.operators.panel import panel
+
+    asked = []
+
+    def invoke_confirm(op, event, **kw):
+        asked.append(kw)
+        return {"RUNNING_MODAL"}
+
+    context = SimpleNamespace(window_manager=SimpleNamespace(invoke_confirm=invoke_confirm))
+    result = panel.OBJECT_OT_rigport_forget_kept.invoke(SimpleNamespace(), context, None)
+    assert result == {"RUNNING_MODAL"}
+    assert asked and asked[0]["confirm_text"] == "Forget"
+    assert "UNDO" in panel.OBJECT_OT_rigport_forget_kept.bl_options
+
+
 def test_forget_kept_data_gives_a_clean_rebuild(blank_blend, corpus_dir, tmp_path):
     """With kept data the Box comes back byte for byte (the file's UMDL layout and
     buffers); forgotten, export rebuilds from Blender's data (RigPort's own UMD2
