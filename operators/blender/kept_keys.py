@@ -5,7 +5,7 @@ what Blender cannot hold (file blobs, bookkeeping such as file order, bind
 transforms, index widths) under such names; what an artist sees, edits or
 animates (MRTK ``tracked``/``pinch``/``direction``, ``urho_lod``, RenderWare
 ``rw_color``/``rw_texture_name``/``rw_bone_id``/``rw_atomic_flags``, bone
-collision data, ``rigport_fps``, ``unigine_animations``) stays visible.
+collision data, ``rigport_fps``) stays visible.
 
 Two kinds of kept key:
 
@@ -85,6 +85,7 @@ OWN = frozenset(
         "_rigport_length",
         "_unigine_source",
         "_unigine_clip",
+        "_unigine_animations",
         "_rw_atomic_frame",
         "_rw_atomic_index",
         "_mrtk_role",

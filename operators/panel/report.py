@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...io_formats.global_transform import split
+from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY
 from ..blender import guard, kept_keys
 from ..blender.build import BIND_SCALE, COUNTS, INVERSE_BIND, LENGTH, LOCAL, REST
 from ..blender.extract import read_prop
@@ -233,7 +234,7 @@ def _unigine(obj, r: Report) -> None:
             "tangents each surface has)"
         )
     if obj.type == "ARMATURE":
-        anims = _json(read_prop(obj, "unigine_animations"))
+        anims = _json(read_prop(obj, ANIMATIONS_KEY))
         if any(kept_keys.has(b, "unigine_index") for b in obj.data.bones):
             r.source.append("Unigine mesh skeleton")
             r.kept.append("the file's bone order (Unigine)")
