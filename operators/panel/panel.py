@@ -51,7 +51,6 @@ def blend_holders() -> Iterator:
         bpy.data.actions,
         bpy.data.materials,
         bpy.data.collections,
-        bpy.data.images,
         bpy.data.shape_keys,
     ):
         for item in coll:

@@ -165,7 +165,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     # entries: key -> (sort key, FrameNode, parent key, world matrix)
     entries: dict = {}
     imported_bones = armature is not None and any(
-        "rw_frame_index" in b for b in armature.data.bones
+        kept_keys.has(b, "rw_frame_index") for b in armature.data.bones
     )
     if not empties and not imported_bones:  # a clump root frame, as the games' files have
         root_name = armature.name if armature is not None else meshes[0].name + "_root"
