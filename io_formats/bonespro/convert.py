@@ -18,10 +18,10 @@ from . import animation as anim_file
 from .euler import euler_to_matrix, matrix_to_euler
 from .structure import Structure
 
-BOX = "bonespro_box"
-NODE = "bonespro_node"
-BONE = "bonespro_bone"
-INDEX = "bonespro_index"
+BOX = "_bonespro_box"
+NODE = "_bonespro_node"
+BONE = "_bonespro_bone"
+INDEX = "_bonespro_index"
 
 
 def rows_to_matrix(rows: np.ndarray) -> np.ndarray:

@@ -14,8 +14,8 @@ from .anim_convert import clip_to_neutral, to_clip
 from .common import compute_bounds
 from .mesh_export import animation_frames, skeleton_bind, skeleton_bones
 
-SOURCE_KEY = "unigine_source"  # the file name and a token of the import it came from
-CLIP_KEY = "unigine_clip"
+SOURCE_KEY = "_unigine_source"  # the file name and a token of the import it came from
+CLIP_KEY = "_unigine_clip"
 BOUNDS_KEY = "unigine_bounds"
 
 

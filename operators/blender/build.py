@@ -19,15 +19,20 @@ from mathutils import Matrix
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
-from . import compat, guard
+from . import compat, guard, kept_keys
 from .actions import keep_actions
 from .guard import blender_name
 from .weights import assign_vertex_groups
 
-BIND_SCALE = "rigport_bind_scale"
-REST = "rigport_rest"
-LOCAL = "rigport_local"
-INVERSE_BIND = "rigport_inverse_bind"
+# Kept per bone while the rest pose is unchanged (hidden: kept_keys.py).
+BIND_SCALE = "_rigport_bind_scale"
+REST = "_rigport_rest"
+LOCAL = "_rigport_local"
+INVERSE_BIND = "_rigport_inverse_bind"
+#: An action's length in seconds as the file has it (may end after its last key).
+LENGTH = "_rigport_length"
+#: A mesh's vertex, face and corner counts as imported: an edit since changes them.
+COUNTS = "_rigport_counts"
 EDGE_ORDER = "rigport:edge_order"
 
 
@@ -73,8 +78,9 @@ def set_prop(holder, key: str, value) -> None:
     lists as JSON text; ``None`` as ``"null"``; text that is not UTF-8, and lists
     holding such text or integers beyond 32 bits, as JSON text (``read_prop``
     decodes them); a single integer beyond 32 bits as a float (exact below 2**53,
-    ``read_prop`` gives the integer back)."""
-    key = blender_name(key)
+    ``read_prop`` gives the integer back). Kept file data goes under a hidden
+    name (``kept_keys.HIDDEN``)."""
+    key = kept_keys.stored_name(blender_name(key))
     if isinstance(value, dict) or (
         isinstance(value, list) and value and isinstance(value[0], list)
     ):
@@ -241,6 +247,7 @@ def build_mesh_data(
         _fill_mesh(me, mesh, reuse_materials, created)
         if kept is not None:
             me[guard.KEPT] = guard.dumps(kept)
+        me[COUNTS] = [len(me.vertices), len(me.polygons), len(me.loops)]
     except Exception:
         bpy.data.meshes.remove(me)
         raise
@@ -428,11 +435,11 @@ def rest_relative(
     out = {}
     for bone in arm.bones:
         rest = np.array(bone.matrix_local, np.float64)
-        scale = np.array(bone.get(BIND_SCALE, (1.0, 1.0, 1.0)), np.float64)
+        scale = np.array(kept_keys.get(bone, BIND_SCALE, (1.0, 1.0, 1.0)), np.float64)
         if bone.parent is not None:
             prest = np.array(bone.parent.matrix_local, np.float64)
             rel = np.linalg.inv(prest) @ rest
-            pscale = np.array(bone.parent.get(BIND_SCALE, (1.0, 1.0, 1.0)), np.float64)
+            pscale = np.array(kept_keys.get(bone.parent, BIND_SCALE, (1.0, 1.0, 1.0)), np.float64)
         else:
             rel = rest
             pscale = np.ones(3)
@@ -469,7 +476,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     arm = armature.data
     rels = rest if rest is not None else rest_relative(arm)
     action["rigport_fps"] = float(fps)
-    action["rigport_length"] = float(anim.length)
+    action[LENGTH] = float(anim.length)
     for key, value in anim.extras.items():
         set_prop(action, key, value)
     linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")

@@ -21,12 +21,13 @@ from ...io_formats.scene import (
     UVSet,
 )
 from ...io_formats.transforms import decompose_trs
-from . import compat, guard
+from . import compat, guard, kept_keys
 from .build import (
     ATTR_PROP,
     BIND_SCALE,
     EDGE_ORDER,
     INVERSE_BIND,
+    LENGTH,
     LOCAL,
     NAME,
     REST,
@@ -49,10 +50,12 @@ _ATTR_WIDTH = {
 
 
 def read_prop(holder, key: str, default=None):
-    """A custom property as plain Python (JSON text decoded)."""
-    if key not in holder:
+    """A custom property as plain Python (JSON text decoded); kept data from its
+    hidden name, or from the visible name an earlier RigPort wrote."""
+    name = kept_keys.find(holder, key)
+    if name is None:
         return default
-    value = holder[key]
+    value = holder[name]
     if isinstance(value, str) and value[:1] in "[{n":
         try:
             return json.loads(value)
@@ -77,13 +80,25 @@ def read_prop(holder, key: str, default=None):
     return value
 
 
+def read_extras(holder) -> dict:
+    """The file's extras kept on ``holder``, under the codecs' names (RigPort's own
+    bookkeeping, ``rigport_*``, left out)."""
+    return {
+        key: read_prop(holder, key)
+        for key, _name in kept_keys.extras_keys(holder)
+        if not key.startswith(_OWN)
+    }
+
+
 def extract_skeleton(armature: bpy.types.Object) -> Skeleton:
     """Bones in armature order; stored engine values where the rest pose is unchanged."""
     bones = list(armature.data.bones)
     index = {b.name: i for i, b in enumerate(bones)}
     n = len(bones)
     rest = np.array([np.array(b.matrix_local) for b in bones], np.float64).reshape(n, 4, 4)
-    scale = np.array([b.get(BIND_SCALE, (1.0, 1.0, 1.0)) for b in bones], np.float64).reshape(n, 3)
+    scale = np.array(
+        [kept_keys.get(b, BIND_SCALE, (1.0, 1.0, 1.0)) for b in bones], np.float64
+    ).reshape(n, 3)
     world = rest.copy()
     world[:, :3, :3] *= scale[:, None, :]
     parents = np.array([index[b.parent.name] if b.parent else -1 for b in bones], np.int32)
@@ -93,22 +108,24 @@ def extract_skeleton(armature: bpy.types.Object) -> Skeleton:
     inv = np.linalg.inv(world)
     extras = []
     for i, b in enumerate(bones):
-        stored = b.get(REST)
+        stored = kept_keys.get(b, REST)
+        kept_local = kept_keys.get(b, LOCAL)
+        kept_inverse = kept_keys.get(b, INVERSE_BIND)
         p = parents[i]
         local = world[i] if p < 0 else np.linalg.inv(world[p]) @ world[i]
         if (
             stored is not None
             and np.allclose(np.array(stored).reshape(4, 4), rest[i], atol=1e-5)
-            and LOCAL in b
-            and INVERSE_BIND in b
+            and kept_local is not None
+            and kept_inverse is not None
         ):
-            vals = np.array(b[LOCAL], np.float64)
+            vals = np.array(kept_local, np.float64)
             t[i], q[i], s[i] = vals[:3], vals[3:7], vals[7:10]
-            inv[i] = np.array(b[INVERSE_BIND], np.float64).reshape(4, 4)
+            inv[i] = np.array(kept_inverse, np.float64).reshape(4, 4)
         else:
             lt, lq, ls = decompose_trs(local[None])
             t[i], q[i], s[i] = lt[0], lq[0], ls[0]
-        extras.append({k: read_prop(b, k) for k in b.keys() if not k.startswith(_OWN)})
+        extras.append(read_extras(b))
     return Skeleton([file_name(b) for b in bones], parents, t, q, s, inv, extras)
 
 
@@ -274,9 +291,7 @@ def extract_mesh(
         mesh.skin = read_skin(obj, bone_names, normalize_weights, max_weights)
     if me.shape_keys is not None:
         mesh.morphs = _morphs(me, nv)
-    for key in obj.keys():
-        if not key.startswith(_OWN):  # RigPort's own kept data, not the file's
-            mesh.extras[key] = read_prop(obj, key)
+    mesh.extras.update(read_extras(obj))
     return mesh
 
 
@@ -448,13 +463,13 @@ def extract_animation(
                 ls if "scale" in chans else None,
             )
         )
-    stored = float(action.get("rigport_length", 0.0))
+    stored = float(kept_keys.get(action, LENGTH, 0.0))
     length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
     return Animation(
         file_name(action),
         length,
         tracks,
-        {k: read_prop(action, k) for k in action.keys() if not k.startswith(_OWN)},
+        read_extras(action),
     )
 
 

@@ -48,12 +48,12 @@ from .rig import (
     world_positions,
 )
 
-HEADER = "bonespro_header"
-NODE_OFFSET = "bonespro_node_offset"
-BOXES = "bonespro_boxes"
-NODE_OFFSETS_PER_FRAME = "bonespro_node_offsets_per_frame"
-BOXES_PER_FRAME = "bonespro_boxes_per_frame"
-SOURCE_MESH = "bonespro_source"
+HEADER = "_bonespro_header"
+NODE_OFFSET = "_bonespro_node_offset"
+BOXES = "_bonespro_boxes"
+NODE_OFFSETS_PER_FRAME = "_bonespro_node_offsets_per_frame"
+BOXES_PER_FRAME = "_bonespro_boxes_per_frame"
+SOURCE_MESH = "_bonespro_source"
 
 
 def _kind(data: bytes) -> str:

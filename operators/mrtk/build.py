@@ -25,10 +25,10 @@ from ..blender.actions import keep_actions
 from ..blender.build import Built
 from ..blender.guard import blender_name
 
-ROLE = "mrtk_role"
-CURVES = "mrtk_curves"  # action property: {"<data path>[<index>]": stored file curve}
-WRAPS = "mrtk_wraps"  # action property: {"<data path>[<index>]": [pre wrap, post wrap]}
-META = "mrtk_meta"  # collection property: JSON (version, layout, axes, fps, markers)
+ROLE = "_mrtk_role"
+CURVES = "_mrtk_curves"  # action property: {"<data path>[<index>]": stored file curve}
+WRAPS = "_mrtk_wraps"  # action property: {"<data path>[<index>]": [pre wrap, post wrap]}
+META = "_mrtk_meta"  # collection property: JSON (version, layout, axes, fps, markers)
 
 
 def curve_key(data_path: str, index: int) -> str:

@@ -19,6 +19,7 @@ from bpy_extras.io_utils import ExportHelper
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, anm
 from ...io_formats.renderware.chunks import TARGETS
+from ..blender import kept_keys
 from ..blender.actions import keep_actions
 from ..blender.build import LOCAL, build_action
 from ..blender.extract import extract_animation
@@ -41,7 +42,8 @@ def hanim_bones(armature) -> list[str]:
     return [
         b.name
         for _, b in sorted(
-            enumerate(bones), key=lambda ib: (int(ib[1].get("rw_frame_index", big)), ib[0])
+            enumerate(bones),
+            key=lambda ib: (int(kept_keys.get(ib[1], "rw_frame_index", big)), ib[0]),
         )
     ]
 
@@ -87,7 +89,7 @@ def export_anm(context, path: str, armature, action=None) -> list[str]:
     neutral = extract_animation(armature, action, r.fps / r.fps_base)
     rest = {}
     for b in armature.data.bones:
-        vals = np.array(b.get(LOCAL, (0, 0, 0, 1, 0, 0, 0, 1, 1, 1)), np.float64)
+        vals = np.array(kept_keys.get(b, LOCAL, (0, 0, 0, 1, 0, 0, 0, 1, 1, 1)), np.float64)
         rest[b.name] = (vals[:3], vals[3:7])
     stamp = int(action.get(PROP_STAMP, TARGETS["SA"][2]))
     out = anim_convert.animation_to_anm(neutral, hanim_bones(armature), rest, stamp)

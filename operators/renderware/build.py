@@ -18,7 +18,7 @@ from mathutils import Matrix
 
 from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
-from ..blender import compat
+from ..blender import compat, kept_keys
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
 from ..blender.weights import assign_vertex_groups
 from .txd import bind_clump
@@ -27,13 +27,13 @@ IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
 #: Custom properties written on import and read on export.
 PROP_COLOR = "rw_color"
 PROP_TEXTURE = "rw_texture_name"
-PROP_FRAME = "rw_atomic_frame"
-PROP_ATOMIC = "rw_atomic_index"
+PROP_FRAME = "_rw_atomic_frame"
+PROP_ATOMIC = "_rw_atomic_index"
 
 
 def _set(holder, key: str, value) -> None:
     if isinstance(value, dict | list):
-        holder[key] = json.dumps(value)
+        holder[kept_keys.stored_name(key)] = json.dumps(value)
     else:  # integers beyond 32 bits, text that is not UTF-8: see set_prop
         set_prop(holder, key, value)
 

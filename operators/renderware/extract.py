@@ -19,7 +19,7 @@ from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
 from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
 from ...io_formats.scene import Mesh
-from ..blender import compat
+from ..blender import compat, kept_keys
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
 from ..common import mesh_armature, one_armature
@@ -65,12 +65,14 @@ def material_info(mat, slot: int) -> MaterialInfo:
         linked = bsdf is not None and bsdf.inputs["Base Color"].is_linked
         if linked or max(abs(a - b) for a, b in zip(stored, color, strict=True)) <= 1:
             color = stored
-    extras = {k: read_prop(mat, k) for k in ("rw_material", "rw_texture") if k in mat}
+    extras = {k: read_prop(mat, k) for k in ("rw_material", "rw_texture") if kept_keys.has(mat, k)}
     return MaterialInfo(mat.name, color, texture or None, extras)
 
 
 def _frame_extras(holder) -> dict:
-    return {k: read_prop(holder, k) for k in holder.keys() if k.startswith("rw_")}
+    return {
+        k: read_prop(holder, k) for k, _ in kept_keys.extras_keys(holder) if k.startswith("rw_")
+    }
 
 
 def _world_of(obj) -> np.ndarray:
@@ -157,13 +159,13 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     scene_extras: dict = {}
     for holder in ([armature] if armature else []) + empties:
         for k in SCENE_KEYS:
-            if k in holder and k not in scene_extras:
+            if kept_keys.has(holder, k) and k not in scene_extras:
                 scene_extras[k] = read_prop(holder, k)
     big = 1 << 30
     # entries: key -> (sort key, FrameNode, parent key, world matrix)
     entries: dict = {}
     imported_bones = armature is not None and any(
-        "rw_frame_index" in b for b in armature.data.bones
+        kept_keys.has(b, "rw_frame_index") for b in armature.data.bones
     )
     if not empties and not imported_bones:  # a clump root frame, as the games' files have
         root_name = armature.name if armature is not None else meshes[0].name + "_root"
@@ -179,7 +181,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
 
     for obj in empties:
         node = FrameNode(obj.name, -1, np.eye(4), extras=_frame_extras(obj))
-        order = (int(obj.get("rw_frame_index", big)), obj.name)
+        order = (int(kept_keys.get(obj, "rw_frame_index", big)), obj.name)
         entries[("empty", obj.name)] = (order, node, frame_above(obj), _world_of(obj))
     skeleton = None
     names = None
@@ -202,7 +204,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
             entries[("bone", name)] = (order, node, parent, None)
     export_meshes = []
     pending = []
-    ordered_meshes = sorted(meshes, key=lambda o: (int(o.get(PROP_ATOMIC, big)), o.name))
+    ordered_meshes = sorted(meshes, key=lambda o: (int(kept_keys.get(o, PROP_ATOMIC, big)), o.name))
     with reader_groups_kept():  # one weight-reading node group for every atomic
         skins = {
             obj.name: read_skin(obj, names)  # in bulk; normalised in the export
@@ -217,7 +219,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
         mesh.skin = skins.get(obj.name)
         if skinned:  # on the bone frame it hung from, else the armature's frame
             space = _world_of(armature)
-            key = _bone_frame(entries, obj.get(PROP_FRAME)) or arm_key
+            key = _bone_frame(entries, kept_keys.get(obj, PROP_FRAME)) or arm_key
             if key is None:  # no frame above the armature: the root bone's
                 key = ("bone", names[int(np.nonzero(np.asarray(skeleton.parents) < 0)[0][0])])
         else:
@@ -227,7 +229,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
                 or key is None
                 or not np.allclose(np.array(obj.matrix_local), np.eye(4), atol=1e-6)
             )
-            if own and PROP_FRAME not in obj:
+            if own and not kept_keys.has(obj, PROP_FRAME):
                 entries[("mesh", obj.name)] = (
                     (big + 1, obj.name),
                     FrameNode(obj.name, -1, np.eye(4)),

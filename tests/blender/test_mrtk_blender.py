@@ -54,7 +54,7 @@ def _fcurves(obj):
 
 
 def _recording_objects(bpy) -> dict:
-    return {o["mrtk_role"]: o for o in bpy.data.objects if "mrtk_role" in o}
+    return {o["_mrtk_role"]: o for o in bpy.data.objects if "_mrtk_role" in o}
 
 
 @pytest.mark.parametrize(
@@ -213,7 +213,7 @@ def test_derived_export_without_stored_data(blank_blend, tmp_path) -> None:
     assert _import(bpy, src) == {"FINISHED"}
     for obj in _recording_objects(bpy).values():
         if obj.animation_data and obj.animation_data.action:
-            del obj.animation_data.action["mrtk_curves"]
+            del obj.animation_data.action["_mrtk_curves"]
     out = tmp_path / "out.bin"
     assert bpy.ops.export_anim.mrtk_input(filepath=str(out), version="V11_FULL") == {"FINISHED"}
     back = R.read(out.read_bytes())

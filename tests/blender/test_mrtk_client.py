@@ -95,9 +95,9 @@ def test_recording_made_in_blender_exports_what_mrtk_reads(blank_blend, tmp_path
     src = tmp_path / "ours.bin"
     src.write_bytes(R.write(rec))
     _import(bpy, src)
-    cam = next(o for o in bpy.data.objects if o.get("mrtk_role") == "camera")
+    cam = next(o for o in bpy.data.objects if o.get("_mrtk_role") == "camera")
     for coll in bpy.data.collections:
-        del coll["mrtk_meta"]
+        del coll["_mrtk_meta"]
     out = tmp_path / "made.bin"
     _export(bpy, out, camera_object=cam.name)
     back = R.read(out.read_bytes())

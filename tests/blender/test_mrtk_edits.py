@@ -27,7 +27,7 @@ def _export(bpy, tmp_path, **kw) -> R.Recording:
 
 
 def _objects(bpy) -> dict:
-    return {o["mrtk_role"]: o for o in bpy.data.objects if "mrtk_role" in o}
+    return {o["_mrtk_role"]: o for o in bpy.data.objects if "_mrtk_role" in o}
 
 
 def _fcurve(obj, path: str, index: int):
@@ -196,7 +196,7 @@ def test_rebuilt_keys_keep_wrap_modes_and_a_last_infinite_tangent(blank_blend, t
     _import(bpy, tmp_path, rec)
     for obj in _objects(bpy).values():
         if obj.animation_data and obj.animation_data.action:
-            del obj.animation_data.action["mrtk_curves"]
+            del obj.animation_data.action["_mrtk_curves"]
     back = _export(bpy, tmp_path)
     wraps = {R.WRAP_ONCE, R.WRAP_DEFAULT}
     assert wraps <= {c.pre_wrap for c in curves}

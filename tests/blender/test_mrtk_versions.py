@@ -91,7 +91,7 @@ def test_an_edit_rebuilds_only_its_neighbourhood(blank_blend, tmp_path) -> None:
     src = tmp_path / "rec.bin"
     src.write_bytes(R.write(rec))
     _import(bpy, src)
-    cam = next(o for o in bpy.data.objects if o.get("mrtk_role") == "camera")
+    cam = next(o for o in bpy.data.objects if o.get("_mrtk_role") == "camera")
     from rigport.operators.blender import compat
 
     fc = next(

@@ -45,10 +45,10 @@ def test_corpus_import_counts(blank_blend, corpus_dir, name):
     assert bpy.ops.import_scene.rw_dff(filepath=str(path)) == {"FINISHED"}
     empties = [o for o in bpy.data.objects if o.type == "EMPTY"]
     meshes = sorted(
-        (o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: o["rw_atomic_index"]
+        (o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: o["_rw_atomic_index"]
     )
     assert len(empties) == len(clump.frame_list) and len(meshes) == len(clump.atomics)
-    by_index = {o["rw_frame_index"]: o for o in empties}
+    by_index = {o["_rw_frame_index"]: o for o in empties}
     parents = clump.frame_list.frames["parent"].tolist()
     for i, p in enumerate(parents):
         assert (by_index[i].parent is None) if p < 0 else (by_index[i].parent == by_index[p])
@@ -223,11 +223,11 @@ def test_new_scene_exports_a_ped(blank_blend, tmp_path):
     bpy = blank_blend
     bpy.ops.import_scene.rw_dff(filepath=_write(tmp_path / "ped.dff", samples.skinned_ped("SA")))
     for obj in list(bpy.data.objects):
-        for key in [k for k in obj.keys() if k.startswith("rw_")]:
+        for key in [k for k in obj.keys() if k.startswith(("rw_", "_rw_"))]:
             del obj[key]
         if obj.type == "ARMATURE":
             for bone in obj.data.bones:
-                for key in [k for k in bone.keys() if k.startswith("rw_")]:
+                for key in [k for k in bone.keys() if k.startswith(("rw_", "_rw_"))]:
                     del bone[key]
         if obj.type == "EMPTY":
             bpy.data.objects.remove(obj)

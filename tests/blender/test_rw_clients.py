@@ -114,7 +114,9 @@ def _delete_last_face(bpy) -> None:
     """The simple edit: the last face of the first mesh (by atomic index) goes."""
     import bmesh
 
-    obj = min((o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: o["rw_atomic_index"])
+    obj = min(
+        (o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: o["_rw_atomic_index"]
+    )
     bm = bmesh.new()
     bm.from_mesh(obj.data)
     bm.faces.ensure_lookup_table()

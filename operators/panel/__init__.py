@@ -1,0 +1,1 @@
+"""The RigPort panel: what RigPort knows about an object, and "Forget Kept Data"."""
