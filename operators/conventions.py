@@ -79,6 +79,7 @@ class ExportScope:
         default="",
         description="Export only objects of this collection and its children "
         "(set by the Collection Exporters panel)",
+        options={"HIDDEN"},  # set by Blender, never drawn (draw_include)
     )
     apply_modifiers: BoolProperty(
         name="Apply Modifiers",
@@ -289,7 +290,10 @@ def option_matrix(op) -> np.ndarray:
         engine = np.array(axis_conversion(from_forward=forward, from_up=up))
         m[:3, :3] = chosen @ engine.T
     if op.global_scale != 1.0:
-        m[:3, :3] *= op.global_scale
+        # an exporter's scale is file units per Blender unit: the file's space
+        # is Blender's divided by it
+        export = hasattr(op, "use_transform_as_imported")
+        m[:3, :3] *= 1.0 / op.global_scale if export else op.global_scale
     return m
 
 
@@ -437,6 +441,7 @@ def select_imported(context, objects: list) -> None:
     """Select what an import made and make its root (an armature first) active,
     as the glTF and FBX importers do."""
     layer = context.view_layer
+    layer.update()  # objects just linked are in ``layer.objects`` once it is synced
     made = [o for o in objects if o.name in layer.objects]
     if not made:
         return

@@ -288,7 +288,11 @@ class IMPORT_ANIM_OT_gta_ifp(
 
     filename_ext = ".ifp"
     filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
-    animations: CollectionProperty(type=RIGPORT_PG_ifp_animation, options={"SKIP_SAVE"})
+    animations: CollectionProperty(
+        type=RIGPORT_PG_ifp_animation,
+        options={"HIDDEN", "SKIP_SAVE"},
+        description="The package's animations (drawn as the list of ticks)",
+    )
     listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     names: StringProperty(
