@@ -4,7 +4,10 @@ An .anm names no bones: its nodes are the HAnim hierarchy's, in hierarchy
 order, which is the order of the frames the DFF import recorded on the bones
 (``rw_frame_index``). Import needs the armature to have as many bones as the
 animation has nodes; export writes every bone, holding its rest pose where the
-action has no keys.
+action has no keys. An .anm holds one animation: All Actions and NLA Tracks
+write one file per action next to the chosen path (``<stem>_<action>.anm``, or
+``<action>.anm`` with Name Files by Action). The frame rate and scale options
+are the IFP import's (:mod:`.ifp`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,15 @@ artist did not touch back with their original bytes.
 
 Export writes chosen actions into an IFP: replacing the animations of the same
 name in an existing file (and keeping the others), or as a new file in the
-layout the actions came from (else the version chosen).
+layout the actions came from (else the version chosen). An IFP holds many
+animations, so every choice of ``export_animations`` goes into the one file;
+the default is All Actions, which writes back every animation an import made
+(kept as NLA tracks), in the package's order: the round trip.
+
+Import takes the frame rate options (an IFP stores times in seconds and no
+rate of its own) and sets the scene's rate and frame range by default; the
+scale multiplies the keys' translations and is recorded on each action, so an
+export "As Imported" writes the file's values back.
 """
 
 from __future__ import annotations
