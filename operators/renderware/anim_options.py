@@ -15,12 +15,12 @@ import os
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, FloatProperty
+from bpy.props import BoolProperty, FloatProperty, StringProperty
 
 from ...io_formats.codec import FormatError
 from ...io_formats.scene import Animation
 from ..blender import compat
-from ..common import current_action
+from ..common import current_action, iter_armatures
 from ..conventions import IMPORT_TRANSFORM, recorded_transform
 
 EXPORT_ANIMATION_ITEMS = (
@@ -37,6 +37,44 @@ EXPORT_ANIMATION_ITEMS = (
         "The actions of the armature's NLA tracks' strips, named after the track",
     ),
 )
+
+
+class ArmatureScope:
+    """Mixin for animation exporters: the armature whose actions are written, the
+    active one (or the scene's only one), or a Collection Exporter's
+    collection's."""
+
+    collection: StringProperty(
+        name="Source Collection",
+        default="",
+        description="Export the actions of this collection's armature "
+        "(set by the Collection Exporters panel)",
+        options={"HIDDEN"},
+    )
+
+    def target_armature(self, context):
+        """The armature to export; FormatError naming why there is none."""
+        if self.collection:
+            coll = bpy.data.collections.get(self.collection)
+            if coll is None:
+                raise FormatError(
+                    f"collection {self.collection!r} does not exist: nothing exported"
+                )
+            arms = [o for o in coll.all_objects if o.type == "ARMATURE"]
+            if len(arms) != 1:
+                names = ", ".join(sorted(a.name for a in arms)[:5])
+                raise FormatError(
+                    f"collection {self.collection!r} has {len(arms)} armatures"
+                    f"{': ' + names if names else ''}; an animation export takes one"
+                )
+            return arms[0]
+        arm = context.view_layer.objects.active
+        if arm is not None and arm.type == "ARMATURE":
+            return arm
+        arms = list(iter_armatures(context))
+        if len(arms) == 1:
+            return arms[0]
+        raise FormatError(f"select the armature whose actions to export ({len(arms)} in the scene)")
 
 
 def bone_actions(armature) -> list:

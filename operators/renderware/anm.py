@@ -36,6 +36,7 @@ from ..common import (
 from ..conventions import FrameRateOptions, section
 from .anim_options import (
     EXPORT_ANIMATION_ITEMS,
+    ArmatureScope,
     ExportKeyScale,
     ImportKeyScale,
     chosen_actions,
@@ -189,7 +190,7 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, FrameRateOptions, I
         return result
 
 
-class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper, ExportKeyScale):
+class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper, ExportKeyScale, ArmatureScope):
     """Export the active armature's actions to RenderWare animations (.anm), one per file"""
 
     bl_idname = "export_anim.rw_anm"
@@ -225,12 +226,8 @@ class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper, ExportKeyScale):
             self.draw_scale(body)
 
     def execute(self, context):
-        arm = context.view_layer.objects.active
-        if arm is None or arm.type != "ARMATURE":
-            self.report({"ERROR"}, "select the armature whose action to export")
-            return {"CANCELLED"}
-
         def export() -> list[str]:
+            arm = self.target_armature(context)
             paths, warnings = export_anm_files(
                 context, self.filepath, arm, self.export_animations, self.use_action_names, self
             )

@@ -47,6 +47,7 @@ from ..common import (
 from ..conventions import FrameRateOptions, section
 from .anim_options import (
     EXPORT_ANIMATION_ITEMS,
+    ArmatureScope,
     ExportKeyScale,
     ImportKeyScale,
     chosen_actions,
@@ -371,7 +372,7 @@ class IMPORT_ANIM_OT_gta_ifp(
         return result
 
 
-class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper, ExportKeyScale):
+class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper, ExportKeyScale, ArmatureScope):
     """Export actions of the active armature into a GTA IFP (new, or replacing animations)"""
 
     bl_idname = "export_anim.gta_ifp"
@@ -416,16 +417,9 @@ class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper, ExportKeyScale):
             self.draw_scale(body)
 
     def execute(self, context):
-        arm = context.view_layer.objects.active
-        if arm is None or arm.type != "ARMATURE":
-            arms = list(iter_armatures(context))
-            arm = arms[0] if len(arms) == 1 else None
-        if arm is None:
-            self.report({"ERROR"}, "select the armature whose actions to export")
-            return {"CANCELLED"}
-        actions = armature_actions(arm, self.export_animations)
-
         def export() -> list[str]:
+            arm = self.target_armature(context)
+            actions = armature_actions(arm, self.export_animations)
             warnings = export_ifp(
                 context, self.filepath, arm, actions, self.version, self.replace, self
             )

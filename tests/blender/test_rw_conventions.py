@@ -491,3 +491,30 @@ def test_anm_export_animations(blank_blend, tmp_path):
         bpy.ops.export_anim.rw_anm(
             filepath=str(out), export_animations="NLA", use_action_names=True
         )
+
+
+def test_animation_exports_take_a_collection_exporters_armature(blank_blend, tmp_path):
+    bpy = blank_blend
+    coll = bpy.data.collections.new("Peds")
+    bpy.context.scene.collection.children.link(coll)
+    layer = bpy.context.view_layer
+    layer.active_layer_collection = layer.layer_collection.children["Peds"]
+    arm = _three_actions(bpy, tmp_path)
+    layer.active_layer_collection = layer.layer_collection
+    other = bpy.data.objects.new("Other", bpy.data.armatures.new("Other"))
+    bpy.context.scene.collection.objects.link(other)
+    layer.objects.active = other
+    out = tmp_path / "out.ifp"
+    with pytest.raises(RuntimeError, match="no action"):
+        bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False)
+    assert bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False, collection="Peds") == {
+        "FINISHED"
+    }
+    assert [a.name for a in ifp.read(out.read_bytes()).animations] == ["walk", "anim001", "anim002"]
+    anm_out = tmp_path / "ped.anm"
+    assert bpy.ops.export_anim.rw_anm(filepath=str(anm_out), collection="Peds") == {"FINISHED"}
+    assert anm.read(anm_out.read_bytes()).keys is not None
+    assert layer.objects.active == other and arm.name in coll.all_objects
+    coll.objects.link(other)
+    with pytest.raises(RuntimeError, match="2 armatures"):
+        bpy.ops.export_anim.rw_anm(filepath=str(anm_out), collection="Peds")
