@@ -518,3 +518,21 @@ def test_animation_exports_take_a_collection_exporters_armature(blank_blend, tmp
     coll.objects.link(other)
     with pytest.raises(RuntimeError, match="2 armatures"):
         bpy.ops.export_anim.rw_anm(filepath=str(anm_out), collection="Peds")
+
+
+def test_apply_modifiers_on_a_skinned_ped_keeps_its_skin(blank_blend, tmp_path):
+    bpy = blank_blend
+    source = samples.skinned_ped("SA")
+    path = _write(tmp_path, "ped.dff", source)
+    assert bpy.ops.import_scene.rw_dff(filepath=path) == {"FINISHED"}
+    mesh = next(o for o in bpy.data.objects if o.type == "MESH")
+    mesh.modifiers.new("Subdivision", "SUBSURF").levels = 1
+    out = tmp_path / "out.dff"
+    assert bpy.ops.export_scene.rw_dff(filepath=str(out)) == {"FINISHED"}
+    geo = dff.read(out.read_bytes()).clump.geometries()[0]
+    before = source.clump.geometries()[0]
+    assert geo.num_vertices > before.num_vertices
+    assert geo.skin is not None and geo.skin.weights.sum(axis=1).min() > 0.99
+    np.testing.assert_allclose(geo.skin.matrices, before.skin.matrices, atol=1e-5)
+    assert [m.type for m in mesh.modifiers] == ["ARMATURE", "SUBSURF"]
+    assert mesh.modifiers["Armature"].show_viewport
