@@ -122,7 +122,7 @@ def file_per_action(path: str, names: list[str], use_action_names: bool) -> list
         out.append(
             os.path.join(folder, f"{clean}{ext}" if use_action_names else f"{stem}_{clean}{ext}")
         )
-        key = os.path.normcase(out[-1])
+        key = out[-1].lower()  # the same file on a case-insensitive file system
         if key in seen:
             raise FormatError(
                 f"animations {seen[key]!r} and {name!r} would both be written to "
