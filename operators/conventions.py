@@ -79,6 +79,7 @@ class ExportScope:
         default="",
         description="Export only objects of this collection and its children "
         "(set by the Collection Exporters panel)",
+        options={"HIDDEN"},  # set by Blender, never drawn (draw_include)
     )
     apply_modifiers: BoolProperty(
         name="Apply Modifiers",

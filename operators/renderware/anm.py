@@ -4,7 +4,10 @@ An .anm names no bones: its nodes are the HAnim hierarchy's, in hierarchy
 order, which is the order of the frames the DFF import recorded on the bones
 (``rw_frame_index``). Import needs the armature to have as many bones as the
 animation has nodes; export writes every bone, holding its rest pose where the
-action has no keys.
+action has no keys. An .anm holds one animation: All Actions and NLA Tracks
+write one file per action next to the chosen path (``<stem>_<action>.anm``, or
+``<action>.anm`` with Name Files by Action). The frame rate and scale options
+are the IFP import's (:mod:`.ifp`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 
 import bpy
 import numpy as np
-from bpy.props import StringProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
@@ -30,6 +33,18 @@ from ..common import (
     file_handler,
     iter_armatures,
     report_export,
+)
+from ..conventions import FrameRateOptions, section
+from .anim_options import (
+    EXPORT_ANIMATION_ITEMS,
+    ArmatureScope,
+    ExportKeyScale,
+    ImportKeyScale,
+    chosen_actions,
+    export_scale,
+    file_per_action,
+    record_scale,
+    scale_translations,
 )
 
 PROP_STAMP = "_rw_anm_stamp"
@@ -58,8 +73,18 @@ def _target(context, nodes: int):
     return None, f"select the armature ({len(fits)} armatures have {nodes} bones)"
 
 
-def import_anm(context, path: str, armature=None, data: bytes | None = None):
-    """Build one .anm as an action; returns report lines and undo callables."""
+def import_anm(
+    context,
+    path: str,
+    armature=None,
+    data: bytes | None = None,
+    fps: float | None = None,
+    scale: float = 1.0,
+    made_out: list | None = None,
+):
+    """Build one .anm as an action at ``fps`` (default: the scene's), translations
+    times ``scale`` (recorded on the action for "As Imported"); the action is
+    appended to ``made_out``. Returns report lines and undo callables."""
     try:
         f = anm.read(read_file(path, "animation") if data is None else data)
     except FormatError as err:
@@ -75,18 +100,25 @@ def import_anm(context, path: str, armature=None, data: bytes | None = None):
     except FormatError as err:
         raise err.with_path(path) from None
     r = context.scene.render
-    action = build_action(armature, neutral, r.fps / r.fps_base)
+    scale_translations(neutral, scale)
+    action = build_action(armature, neutral, fps or r.fps / r.fps_base)
     action[PROP_STAMP] = int(f.stamp)
+    record_scale(action, scale)
     undo = keep_actions(armature, [action])
+    if made_out is not None:
+        made_out.append(action)
     return [f"{action.name} applied to {armature.name} ({how})"], [undo]
 
 
-def export_anm(context, path: str, armature, action=None) -> list[str]:
+def export_anm(context, path: str, armature, action=None, options=None) -> list[str]:
+    """Write ``action`` (default: the armature's current one) to ``path``; with
+    ``options`` (:class:`ExportKeyScale`) at their scale."""
     action = action or current_action(armature)
     if action is None:
         raise FormatError(f"{armature.name} has no action to export", None, path)
     r = context.scene.render
     neutral = extract_animation(armature, action, r.fps / r.fps_base)
+    scale_translations(neutral, export_scale(options, action))
     rest = {}
     for b in armature.data.bones:
         vals = np.array(kept_keys.get(b, LOCAL, (0, 0, 0, 1, 0, 0, 0, 1, 1, 1)), np.float64)
@@ -97,7 +129,32 @@ def export_anm(context, path: str, armature, action=None) -> list[str]:
     return []
 
 
-class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles):
+def export_anm_files(
+    context, path: str, armature, which: str, use_action_names: bool, options=None
+) -> tuple[list[str], list[str]]:
+    """The ``export_animations`` choice ``which`` as .anm files: the active action
+    to ``path``, every action (or NLA strip) to one file each next to it
+    (:func:`anim_options.file_per_action`). Returns the paths written and warnings."""
+    chosen = chosen_actions(armature, which)
+    if not chosen:
+        what = {"ACTIVE": "no active action", "NLA": "no NLA track with an action"}
+        raise FormatError(
+            f"{armature.name} has {what.get(which, 'no action keying its bones')}: nothing "
+            "exported",
+            None,
+            path,
+        )
+    if which == "ACTIVE":
+        paths = [path]
+    else:
+        paths = file_per_action(path, [name for name, _ in chosen], use_action_names)
+    warnings: list[str] = []
+    for out, (_, action) in zip(paths, chosen, strict=True):
+        warnings += export_anm(context, out, armature, action, options)
+    return paths, warnings
+
+
+class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, FrameRateOptions, ImportKeyScale):
     """Import RenderWare animations (.anm) onto an HAnim armature imported from a .dff"""
 
     bl_idname = "import_anim.rw_anm"
@@ -106,13 +163,37 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles):
 
     filename_ext = ".anm"
     filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=True,
+        description="Set the scene's frame rate to the one used and its frame range to "
+        "the imported animations'",
+    )
+
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            self.draw_frame_rate(body)
+            body.prop(self, "global_scale")
 
     def execute(self, context):
-        return self.import_files(context, lambda c, path, progress: import_anm(c, path))
+        fps = self.frames_per_second(context)
+        made: list = []
+
+        def one(c, path, progress):
+            return import_anm(c, path, None, None, fps, self.global_scale, made)
+
+        result = self.import_files(context, one)
+        if result == {"FINISHED"}:
+            self.apply_scene_timing(context, made)
+        return result
 
 
-class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper):
-    """Export the active armature's action to a RenderWare animation (.anm)"""
+class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper, ExportKeyScale, ArmatureScope):
+    """Export the active armature's actions to RenderWare animations (.anm), one per file"""
 
     bl_idname = "export_anim.rw_anm"
     bl_label = "Export RenderWare Animation"
@@ -120,13 +201,43 @@ class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".anm"
     filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
+    export_animations: EnumProperty(
+        name="Animations",
+        items=EXPORT_ANIMATION_ITEMS,
+        default="ACTIVE",
+        description="Which actions to write: an .anm holds one, so All Actions and NLA "
+        "Tracks write one file per action next to the chosen path",
+    )
+    use_action_names: BoolProperty(
+        name="Name Files by Action",
+        default=False,
+        description="Name each file exactly after its action (or NLA track) instead of "
+        "<file name>_<action name>",
+    )
+
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(self, "export_animations")
+        row = layout.row()
+        row.active = self.export_animations != "ACTIVE"
+        row.prop(self, "use_action_names")
+        body = section(layout, self, "transform", "Transform")
+        if body is not None:
+            self.draw_scale(body)
 
     def execute(self, context):
-        arm = context.view_layer.objects.active
-        if arm is None or arm.type != "ARMATURE":
-            self.report({"ERROR"}, "select the armature whose action to export")
-            return {"CANCELLED"}
-        return report_export(self, lambda: export_anm(context, self.filepath, arm))
+        def export() -> list[str]:
+            arm = self.target_armature(context)
+            paths, warnings = export_anm_files(
+                context, self.filepath, arm, self.export_animations, self.use_action_names, self
+            )
+            folder = os.path.dirname(paths[0]) or "."
+            self.report({"INFO"}, f"{len(paths)} animation file(s) written to {folder}")
+            return warnings
+
+        return report_export(self, export)
 
 
 def _batch_import(context, path: str, state: dict, options: dict) -> str:

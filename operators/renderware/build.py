@@ -54,7 +54,15 @@ def find_image(directory: str, texture: str) -> str | None:
     return None
 
 
-def _material(info: MaterialInfo, directory: str, built: Built, images: list) -> bpy.types.Material:
+def _material(
+    info: MaterialInfo, directory: str, built: Built, images: list, reuse: bool = False
+) -> bpy.types.Material:
+    """A new material for the clump's material ``info``; with ``reuse``, the blend
+    file's material of that name when there is one (left as it is)."""
+    if reuse:
+        existing = bpy.data.materials.get(info.name)
+        if existing is not None:
+            return existing
     mat = bpy.data.materials.new(info.name)
     built.materials.append(mat)
     compat.use_material_nodes(mat)
@@ -87,15 +95,21 @@ def _material(info: MaterialInfo, directory: str, built: Built, images: list) ->
 
 
 def build_clump(
-    context, imp: ImportedClump, directory: str = "", dictionaries: list | None = None
+    context,
+    imp: ImportedClump,
+    directory: str = "",
+    dictionaries: list | None = None,
+    reuse_materials: bool = False,
 ) -> Built:
     """Create the clump in the active collection; all or nothing. Textures come
     from ``dictionaries`` (``(label, TxdFile)``) or the .txd named like the clump
-    beside it (:mod:`.txd`); what they lack is added to ``imp.warnings``."""
+    beside it (:mod:`.txd`); what they lack is added to ``imp.warnings``.
+    Materials are new unless ``reuse_materials`` (the blend file's material of
+    the same name is used then, as it is)."""
     built = Built()
     images: list = []
     try:
-        _build(context, imp, directory, built, images)
+        _build(context, imp, directory, built, images, reuse_materials)
         made, warnings = bind_clump(built.materials, directory, imp.scene.name, dictionaries)
         images += made
         imp.warnings += warnings
@@ -107,7 +121,9 @@ def build_clump(
     return built
 
 
-def _build(context, imp: ImportedClump, directory: str, built: Built, images: list) -> None:
+def _build(
+    context, imp: ImportedClump, directory: str, built: Built, images: list, reuse: bool
+) -> None:
     collection = context.collection
     scene = imp.scene
     frames = imp.frames
@@ -170,7 +186,7 @@ def _build(context, imp: ImportedClump, directory: str, built: Built, images: li
         for info in infos:
             key = json.dumps([info.name, info.color, info.texture, info.extras], sort_keys=True)
             if key not in made:
-                made[key] = _material(info, directory, built, images)
+                made[key] = _material(info, directory, built, images, reuse)
             names_k.append(made[key].name)
         mesh.materials = names_k
         frame = imp.mesh_frames[k]

@@ -23,6 +23,7 @@ from ..blender import compat, kept_keys
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
 from ..common import mesh_armature, one_armature
+from ..conventions import IMPORT_TRANSFORM
 from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
 
 LOD_NAME = re.compile(r"[_.\- ]lod_?(\d+)$", re.IGNORECASE)
@@ -263,6 +264,20 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     default = int(stamp) if isinstance(stamp, int) and stamp else "SA"
     data = ExportClump(nodes, export_meshes, skeleton, scene_extras, skeleton_offset)
     return data, warnings, default
+
+
+def clump_root(objects: list):
+    """The object at the top of the exported meshes' hierarchy (whose recorded
+    import transform says what space the clump was in): the first, by name, that
+    RigPort imported as a root, else the first; None without objects."""
+    tops = {}
+    for obj in objects:
+        top = obj
+        while top.parent is not None:
+            top = top.parent
+        tops[top.name] = top
+    ordered = [tops[n] for n in sorted(tops)]
+    return next((o for o in ordered if IMPORT_TRANSFORM in o), ordered[0] if ordered else None)
 
 
 def _bone_frame(entries: dict, frame_index) -> tuple | None:

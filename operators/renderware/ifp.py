@@ -10,7 +10,15 @@ artist did not touch back with their original bytes.
 
 Export writes chosen actions into an IFP: replacing the animations of the same
 name in an existing file (and keeping the others), or as a new file in the
-layout the actions came from (else the version chosen).
+layout the actions came from (else the version chosen). An IFP holds many
+animations, so every choice of ``export_animations`` goes into the one file;
+the default is All Actions, which writes back every animation an import made
+(kept as NLA tracks), in the package's order: the round trip.
+
+Import takes the frame rate options (an IFP stores times in seconds and no
+rate of its own) and sets the scene's rate and frame range by default; the
+scale multiplies the keys' translations and is recorded on each action, so an
+export "As Imported" writes the file's values back.
 """
 
 from __future__ import annotations
@@ -24,7 +32,6 @@ from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, ifp
-from ..blender import compat
 from ..blender.actions import keep_actions
 from ..blender.build import build_action, rest_relative
 from ..blender.extract import extract_animation
@@ -36,6 +43,17 @@ from ..common import (
     file_handler,
     iter_armatures,
     report_export,
+)
+from ..conventions import FrameRateOptions, section
+from .anim_options import (
+    EXPORT_ANIMATION_ITEMS,
+    ArmatureScope,
+    ExportKeyScale,
+    ImportKeyScale,
+    chosen_actions,
+    export_scale,
+    record_scale,
+    scale_translations,
 )
 
 #: Hidden action property: JSON {"source": one-animation IFP (base64),
@@ -98,9 +116,13 @@ def import_ifp(
     data: bytes | None = None,
     fps: float | None = None,
     progress=None,
+    scale: float = 1.0,
+    made_out: list | None = None,
 ) -> tuple[list[str], list]:
     """Build the animations ``names`` (all when None) of one .ifp as actions
-    (``progress(fraction)`` after each). Returns report lines and undo
+    (``progress(fraction)`` after each), at ``fps`` (default: the scene's) with
+    translations times ``scale`` (recorded on each action for "As Imported").
+    The actions made are appended to ``made_out``. Returns report lines and undo
     callables; FormatError leaves nothing behind."""
     f = read_ifp(path, data)
     chosen = f.animations
@@ -127,8 +149,10 @@ def import_ifp(
             neutral, miss = anim_convert.ifp_to_animation(a, bones)
             for m in miss:
                 missing[m] = missing.get(m, 0) + 1
+            scale_translations(neutral, scale)
             action = build_action(armature, neutral, fps, rest)
             made.append(action)
+            record_scale(action, scale)
             action[PROP_SOURCE] = json.dumps(
                 {
                     "source": anim_convert.pack_source(f, a),
@@ -145,6 +169,8 @@ def import_ifp(
     # Every action is kept as an NLA track (the rule every importer follows); the
     # first is the one that plays.
     undo = keep_actions(armature, made, made[0] if made else None)
+    if made_out is not None:
+        made_out.extend(made)
     lines = [f"{len(made)} animations applied to {armature.name} ({how})"]
     if missing:
         names_text = ", ".join(sorted(missing)[:12]) + (" ..." if len(missing) > 12 else "")
@@ -162,26 +188,21 @@ def _source(action) -> dict | None:
         return None
 
 
-def armature_actions(armature, which: str = "ALL") -> list:
-    """The actions to export: the armature's current one, or every action that
-    keys its bones (those from an IFP first, in their file order)."""
-    if which == "ACTIVE":
-        action = current_action(armature)
-        return [action] if action is not None else []
-    names = {b.name for b in armature.data.bones}
-    out = []
-    for action in bpy.data.actions:
-        paths = {fc.data_path for fc in compat.fcurves(action)}
-        if any(p.startswith('pose.bones["') and p.split('"')[1] in names for p in paths):
-            out.append(action)
+def armature_actions(armature, which: str = "ACTIONS") -> list[tuple[str, bpy.types.Action]]:
+    """(name, action) to export for ``export_animations`` ``which`` (see
+    :func:`anim_options.chosen_actions`); every action of the bones ("ACTIONS")
+    with those from an IFP first, in their file order."""
+    chosen = chosen_actions(armature, which)
+    if which != "ACTIONS":
+        return chosen
 
-    def order(action):
-        src = _source(action)
+    def order(pair):
+        src = _source(pair[1])
         if src is None:
-            return (1, "", 0, action.name)
-        return (0, src.get("file", ""), int(src.get("index", 0)), action.name)
+            return (1, "", 0, pair[0])
+        return (0, src.get("file", ""), int(src.get("index", 0)), pair[0])
 
-    return sorted(out, key=order)
+    return sorted(chosen, key=order)
 
 
 def export_ifp(
@@ -191,10 +212,15 @@ def export_ifp(
     actions: list,
     version: str = "AUTO",
     replace: bool = True,
+    options=None,
 ) -> list[str]:
-    """Write ``actions`` into the IFP at ``path`` (atomic); returns warnings."""
+    """Write ``actions`` (actions, or (name, action) pairs: the name the animation
+    gets) into the IFP at ``path`` (atomic); returns warnings. ``options``: the
+    scale options (:class:`ExportKeyScale`), None for the actions' own units."""
     if not actions:
         raise FormatError("the armature has no action to export", None, path)
+    pairs = [a if isinstance(a, tuple) else (a.name, a) for a in actions]
+    actions = [a for _, a in pairs]
     bones = armature_bones(armature)
     roots = {b.name for b in armature.data.bones if b.parent is None}
     sources = [_source(a) for a in actions]
@@ -221,8 +247,10 @@ def export_ifp(
         warnings = []
     compressed = target.version == "ANP3" and _compressed(target, kept)
     fps_scene = context.scene.render.fps / context.scene.render.fps_base
-    for action, source in zip(actions, kept, strict=True):
+    for (name, action), source in zip(pairs, kept, strict=True):
         neutral = extract_animation(armature, action, fps_scene)
+        neutral.name = name if name != action.name else neutral.name
+        scale_translations(neutral, export_scale(options, action))
         src = source.animations[0] if source is not None and source.animations else None
         if src is not None and source.version != target.version:
             warnings.append(f"{action.name}: written as {target.version}, not {source.version}")
@@ -253,12 +281,14 @@ def _compressed(target: ifp.IfpFile, kept: list) -> bool:
 class RIGPORT_PG_ifp_animation(bpy.types.PropertyGroup):
     """One animation of the package shown in the import browser."""
 
-    frames: IntProperty(name="Frames")
-    objects: IntProperty(name="Bones")
-    select: BoolProperty(name="Import", default=True)
+    frames: IntProperty(name="Frames", description="The animation's key frames")
+    objects: IntProperty(name="Bones", description="The bones the animation keys")
+    select: BoolProperty(name="Import", default=True, description="Import this animation")
 
 
-class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, FileBrowserList, ImportFiles):
+class IMPORT_ANIM_OT_gta_ifp(
+    bpy.types.Operator, FileBrowserList, ImportFiles, FrameRateOptions, ImportKeyScale
+):
     """Import GTA IFP animations (III, Vice City, San Andreas) as actions on a ped armature"""
 
     bl_idname = "import_anim.gta_ifp"
@@ -267,7 +297,11 @@ class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, FileBrowserList, ImportFiles):
 
     filename_ext = ".ifp"
     filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
-    animations: CollectionProperty(type=RIGPORT_PG_ifp_animation, options={"SKIP_SAVE"})
+    animations: CollectionProperty(
+        type=RIGPORT_PG_ifp_animation,
+        options={"HIDDEN", "SKIP_SAVE"},
+        description="The package's animations (drawn as the list of ticks)",
+    )
     listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     names: StringProperty(
@@ -275,8 +309,20 @@ class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, FileBrowserList, ImportFiles):
         default="",
         description="Animations to import, ';'-separated (empty: all, or those ticked in the list)",
     )
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=True,
+        description="Set the scene's frame rate to the one used and its frame range to "
+        "the imported animations'",
+    )
 
     list_attr = "animations"
+
+    def invoke(self, context, event):
+        """A dropped file's popup lists its animations too."""
+        if self.filepath:
+            self._list()
+        return self.invoke_popup(context)
 
     def list_rows(self, path: str) -> list[dict]:
         return ifp_rows(path)
@@ -286,15 +332,22 @@ class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, FileBrowserList, ImportFiles):
 
     def draw(self, context) -> None:
         layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
         layout.prop(self, "names")
         box = layout.box()
-        if not self.draw_list_state(box, "No IFP file selected", "No animations"):
-            return
-        box.label(text=f"{len(self.animations)} animations")
-        for item in self.animations:
-            box.prop(
-                item, "select", text=f"{item.name}  ({item.frames} frames, {item.objects} bones)"
-            )
+        if self.draw_list_state(box, "No IFP file selected", "No animations"):
+            box.label(text=f"{len(self.animations)} animations")
+            for item in self.animations:
+                box.prop(
+                    item,
+                    "select",
+                    text=f"{item.name}  ({item.frames} frames, {item.objects} bones)",
+                )
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            self.draw_frame_rate(body)
+            body.prop(self, "global_scale")
 
     def execute(self, context):
         names = None
@@ -305,14 +358,21 @@ class IMPORT_ANIM_OT_gta_ifp(bpy.types.Operator, FileBrowserList, ImportFiles):
             if not names:
                 self.report({"ERROR"}, "tick at least one animation to import")
                 return {"CANCELLED"}
+        fps = self.frames_per_second(context)
+        made: list = []
 
         def one(context, path, progress):
-            return import_ifp(context, path, names, progress=progress)
+            return import_ifp(
+                context, path, names, None, None, fps, progress, self.global_scale, made
+            )
 
-        return self.import_files(context, one)
+        result = self.import_files(context, one)
+        if result == {"FINISHED"}:
+            self.apply_scene_timing(context, made)
+        return result
 
 
-class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper):
+class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper, ExportKeyScale, ArmatureScope):
     """Export actions of the active armature into a GTA IFP (new, or replacing animations)"""
 
     bl_idname = "export_anim.gta_ifp"
@@ -321,22 +381,22 @@ class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".ifp"
     filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
-    actions: EnumProperty(
-        name="Actions",
-        items=(
-            ("ALL", "All", "Every action that keys the armature's bones"),
-            ("ACTIVE", "Active", "The armature's current action"),
-        ),
-        default="ALL",
+    export_animations: EnumProperty(
+        name="Animations",
+        items=EXPORT_ANIMATION_ITEMS,
+        default="ACTIONS",
+        description="Which actions become the package's animations (an IFP holds many: "
+        "All Actions writes back every animation an IFP import made)",
     )
     version: EnumProperty(
         name="Version",
         items=(
-            ("AUTO", "As imported", "The layout the actions came from, else San Andreas"),
+            ("AUTO", "As Imported", "The layout the actions came from, else San Andreas"),
             ("ANPK", "III / Vice City (ANPK)", "Float keys"),
             ("ANP3", "San Andreas (ANP3)", "Compressed keys"),
         ),
         default="AUTO",
+        description="The package layout (game) written for a new file",
     )
     replace: BoolProperty(
         name="Replace in Existing File",
@@ -345,19 +405,30 @@ class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper):
         "replaced, the others kept",
     )
 
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(self, "export_animations")
+        layout.prop(self, "version")
+        layout.prop(self, "replace")
+        body = section(layout, self, "transform", "Transform")
+        if body is not None:
+            self.draw_scale(body)
+
     def execute(self, context):
-        arm = context.view_layer.objects.active
-        if arm is None or arm.type != "ARMATURE":
-            arms = list(iter_armatures(context))
-            arm = arms[0] if len(arms) == 1 else None
-        if arm is None:
-            self.report({"ERROR"}, "select the armature whose actions to export")
-            return {"CANCELLED"}
-        actions = armature_actions(arm, self.actions)
-        return report_export(
-            self,
-            lambda: export_ifp(context, self.filepath, arm, actions, self.version, self.replace),
-        )
+        def export() -> list[str]:
+            arm = self.target_armature(context)
+            actions = armature_actions(arm, self.export_animations)
+            warnings = export_ifp(
+                context, self.filepath, arm, actions, self.version, self.replace, self
+            )
+            self.report(
+                {"INFO"}, f"{len(actions)} animations written to {os.path.basename(self.filepath)}"
+            )
+            return warnings
+
+        return report_export(self, export)
 
 
 def _batch_import(context, path: str, state: dict, options: dict) -> str:
@@ -374,7 +445,7 @@ def _batch_export(context, path: str, state: dict, options: dict) -> str:
     arm = state.get("armature")
     if arm is None:
         raise FormatError("no armature to export animations from", None, path)
-    warnings = export_ifp(context, path, arm, armature_actions(arm, "ALL"), "AUTO", False)
+    warnings = export_ifp(context, path, arm, armature_actions(arm, "ACTIONS"), "AUTO", False)
     return "".join(f"; warning: {w}" for w in warnings)
 
 

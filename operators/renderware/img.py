@@ -20,6 +20,7 @@ from ...io_formats.codec import FormatError
 from ...io_formats.renderware import dff, ifp, img, txd
 from ...io_formats.renderware.clump_import import import_dff
 from ..common import BatchFormat, FileBrowserList, Progress, file_handler
+from ..conventions import select_imported
 from .build import build_clump
 from .ifp import import_ifp
 from .txd import import_txd
@@ -120,9 +121,9 @@ def _import_model(context, a, name, parsed, dictionaries, undo, lines):
 class RIGPORT_PG_img_member(bpy.types.PropertyGroup):
     """One member of the archive shown in the import browser."""
 
-    size: IntProperty(name="Size")
-    kind: StringProperty(name="Kind")
-    select: BoolProperty(name="Import", default=True)
+    size: IntProperty(name="Size", description="The member's size in bytes")
+    kind: StringProperty(name="Kind", description="What the member holds, by its extension")
+    select: BoolProperty(name="Import", default=True, description="Import this member")
 
 
 def _size(n: int) -> str:
@@ -138,7 +139,11 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper)
 
     filename_ext = ".img"
     filter_glob: StringProperty(default="*.img", options={"HIDDEN"})
-    members_list: CollectionProperty(type=RIGPORT_PG_img_member, options={"SKIP_SAVE"})
+    members_list: CollectionProperty(
+        type=RIGPORT_PG_img_member,
+        options={"HIDDEN", "SKIP_SAVE"},
+        description="The archive's members (drawn as the list of ticks)",
+    )
     listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     members: StringProperty(
@@ -150,6 +155,12 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper)
 
     list_attr = "members_list"
 
+    def invoke(self, context, event):
+        """A dropped archive gets the options popup, with its members listed."""
+        if self.filepath:
+            self._list()
+        return self.invoke_popup(context)
+
     def list_rows(self, path: str) -> list[dict]:
         return archive_rows(path)
 
@@ -159,6 +170,8 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper)
 
     def draw(self, context) -> None:
         layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
         layout.prop(self, "members")
         box = layout.box()
         if not self.draw_list_state(box, "No archive selected", "No members"):
@@ -181,12 +194,14 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper)
                 return {"CANCELLED"}
         else:
             members = None
+        before = {o.as_pointer() for o in bpy.data.objects}
         try:
             with Progress(context, len(members or self.members_list) or 1) as progress:
                 lines = import_archive(context, self.filepath, members, progress)
         except FormatError as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
+        select_imported(context, [o for o in bpy.data.objects if o.as_pointer() not in before])
         for line in lines:
             if line.startswith("warning: "):
                 self.report({"WARNING"}, line[len("warning: ") :])

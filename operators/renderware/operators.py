@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+import numpy as np
+from bpy.props import EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
-from ...io_formats.renderware import dff
+from ...io_formats.renderware import clump_transform, dff
 from ...io_formats.renderware.chunks import TARGETS, version_text
 from ...io_formats.renderware.clump_export import export_clump
 from ...io_formats.renderware.clump_import import import_dff
@@ -25,27 +26,49 @@ from ..common import (
     read_bytes,
     report_export,
 )
+from ..conventions import (
+    SAME,
+    ExportScope,
+    ReuseMaterials,
+    draw_transform,
+    evaluated_meshes,
+    file_matrix,
+    option_matrix,
+    place_roots,
+    recorded_transform,
+    section,
+    transform_options,
+)
 from .build import build_clump
-from .extract import extract_clump
+from .extract import clump_root, extract_clump
 
 TARGET_ITEMS = (
-    ("AUTO", "As imported", "The version the clump came from, else San Andreas"),
+    ("AUTO", "As Imported", "The version the clump came from, else San Andreas"),
 ) + tuple(
     (key, label, f"RenderWare {version_text(version)}")
     for key, (label, version, _) in TARGETS.items()
 )
 
+#: RenderWare's axes are Blender's (Z up, right-handed): no conversion by default.
+ENGINE_AXES = ("Y", "Z")
 
-def import_dff_file(context, path: str) -> tuple[Built, list[str]]:
-    """Import every clump of one .dff; FormatError leaves nothing behind."""
+
+def import_dff_file(
+    context, path: str, reuse_materials: bool = False, matrix: np.ndarray | None = None
+) -> tuple[Built, list[str]]:
+    """Import every clump of one .dff; FormatError leaves nothing behind. ``matrix``
+    (the axes and scale options) goes on the root objects (``place_roots``)."""
     data = read_bytes(path)
     name = os.path.splitext(os.path.basename(path))[0]
     built_all: list[Built] = []
     warnings: list[str] = []
     try:
         for imp in import_dff(dff.read(data), name):
-            built_all.append(build_clump(context, imp, os.path.dirname(path)))
+            built = build_clump(context, imp, os.path.dirname(path), None, reuse_materials)
+            built_all.append(built)
             warnings += imp.warnings
+            if matrix is not None:
+                place_roots(built.objects, matrix)
     except FormatError as err:
         for b in reversed(built_all):
             b.discard()
@@ -62,40 +85,64 @@ def import_dff_file(context, path: str) -> tuple[Built, list[str]]:
     return merged, warnings
 
 
-def export_objects(context, use_selection: bool) -> list:
-    pool = context.selected_objects if use_selection else context.scene.objects
-    return [o for o in pool if o.type == "MESH"]
-
-
 MORPH_ITEMS = (
     (
         "AUTO",
-        "As imported",
+        "As Imported",
         "As many morph targets as the geometry had in its .dff (one for a new mesh: "
         "GTA reads only the first); shape keys left out are warned about",
     ),
-    ("BASE", "Base mesh only", "One morph target, the base mesh; shape keys are left out"),
+    ("BASE", "Base Mesh Only", "One morph target, the base mesh; shape keys are left out"),
     (
         "ALL",
-        "Every shape key",
+        "Every Shape Key",
         "One morph target per shape key. DragonFF and GTA read only the first, "
         "rw-parser based tools fail on more than one",
     ),
 )
 
 
+def to_file_space(data, root, options) -> None:
+    """The clump extracted from Blender (root frames in world space) in the file's
+    space: the root's recorded import transform taken off its root frames (exact:
+    "As Imported" then changes nothing else), then what the options ask for on
+    top, baked in (:func:`clump_transform.bake_clump`) where it is not the identity."""
+    wanted = file_matrix(options, root)  # world -> file
+    imported = recorded_transform(root)
+    if imported is None or np.allclose(imported, np.eye(4), atol=SAME):
+        imported = np.eye(4)
+    else:
+        clump_transform.move_roots(data, np.linalg.inv(imported))
+    extra = wanted @ imported  # the transform left once the import's is taken off
+    if not np.allclose(extra, np.eye(4), atol=SAME):
+        clump_transform.bake_clump(data, extra)
+
+
 def export_dff_file(
-    context, path: str, objects: list, target: str = "AUTO", morph_targets: str = "AUTO"
+    context,
+    path: str,
+    objects: list,
+    target: str = "AUTO",
+    morph_targets: str = "AUTO",
+    apply_modifiers: bool = True,
+    options=None,
 ) -> list[str]:
-    """Write ``objects`` (meshes, with their armature and frames) as one clump."""
+    """Write ``objects`` (meshes, with their armature and frames) as one clump.
+    ``apply_modifiers``: meshes as their modifiers make them (``evaluated_meshes``);
+    ``options``: an object with the axes and scale options (the operator), None
+    for the objects' own space (the default options)."""
     context.view_layer.update()  # world matrices of objects parented by a script just now
-    data, warnings, imported = extract_clump(context, objects)
-    out, more = export_clump(data, imported if target == "AUTO" else target, morph_targets)
+    with evaluated_meshes(context, objects, apply_modifiers) as (meshes, warnings):
+        data, more, imported = extract_clump(context, meshes)
+        if options is not None:
+            to_file_space(data, clump_root(meshes), options)
+    out, last = export_clump(data, imported if target == "AUTO" else target, morph_targets)
     write_atomic(path, lambda: dff.write(out))
-    return warnings + more
+    return warnings + more + last
 
 
-class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles):
+@transform_options(*ENGINE_AXES)
+class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
     """Import RenderWare clumps (.dff): frames, skinned or static meshes, materials"""
 
     bl_idname = "import_scene.rw_dff"
@@ -105,16 +152,28 @@ class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles):
     filename_ext = ".dff"
     filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
 
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_transform(layout, self)
+        body = section(layout, self, "materials", "Materials")
+        if body is not None:
+            body.prop(self, "reuse_materials")
+
     def execute(self, context):
+        matrix = option_matrix(self)
+
         def one(context, path, progress):
-            built, warnings = import_dff_file(context, path)
+            built, warnings = import_dff_file(context, path, self.reuse_materials, matrix)
             notes = [f"warning: {w}" for w in warnings]
             return [*notes, f"{len(built.objects)} objects"], [built.discard]
 
         return self.import_files(context, one)
 
 
-class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper):
+@transform_options(*ENGINE_AXES, export=True)
+class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper, ExportScope):
     """Export meshes (with their armature and frames) to a RenderWare clump (.dff)"""
 
     bl_idname = "export_scene.rw_dff"
@@ -123,16 +182,47 @@ class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".dff"
     filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
-    target: EnumProperty(name="Version", items=TARGET_ITEMS, default="AUTO")
-    use_selection: BoolProperty(name="Selected Only", default=False)
-    morph_targets: EnumProperty(name="Morph targets", items=MORPH_ITEMS, default="AUTO")
+    target: EnumProperty(
+        name="Version",
+        items=TARGET_ITEMS,
+        default="AUTO",
+        description="The RenderWare version (game) the clump is written for",
+    )
+    morph_targets: EnumProperty(
+        name="Morph Targets",
+        items=MORPH_ITEMS,
+        default="AUTO",
+        description="Which shape keys become morph targets of the geometries",
+    )
+
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(self, "target")
+        self.draw_include(layout)
+        draw_transform(layout, self)
+        body = section(layout, self, "geometry", "Geometry")
+        if body is not None:
+            body.prop(self, "apply_modifiers")
+            body.prop(self, "morph_targets")
 
     def execute(self, context):
-        objects = export_objects(context, self.use_selection)
+        try:
+            objects = self.scope_objects(context, ("MESH",))
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
         return report_export(
             self,
             lambda: export_dff_file(
-                context, self.filepath, objects, self.target, self.morph_targets
+                context,
+                self.filepath,
+                objects,
+                self.target,
+                self.morph_targets,
+                self.apply_modifiers,
+                self,
             ),
         )
 

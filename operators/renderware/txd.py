@@ -184,6 +184,12 @@ class IMPORT_SCENE_OT_rw_txd(bpy.types.Operator, ImportFiles):
         description="Also make an image of every further mipmap level (name/level)",
     )
 
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(self, "mipmaps")
+
     def execute(self, context):
         return self.import_files(
             context, lambda c, path, progress: import_txd(c, path, None, self.mipmaps)

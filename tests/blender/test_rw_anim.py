@@ -107,7 +107,9 @@ def test_replace_in_existing_file_keeps_the_others(blank_blend, tmp_path):
     assert [a.name for a in bpy.data.actions] == ["anim001"]
     bpy.data.actions["anim001"].name = "newmove"
     bpy.context.view_layer.objects.active = arm
-    assert bpy.ops.export_anim.gta_ifp(filepath=str(path), actions="ACTIVE") == {"FINISHED"}
+    assert bpy.ops.export_anim.gta_ifp(filepath=str(path), export_animations="ACTIVE") == {
+        "FINISHED"
+    }
     f = ifp.read(path.read_bytes())
     assert [a.name for a in f.animations] == ["walk", "anim001", "anim002", "newmove"]
     orig = ifp.read(data)

@@ -32,6 +32,8 @@ def test_import_everything_from_an_archive(blank_blend, tmp_path, version):
     assert bpy.ops.import_scene.gta_img(filepath=str(path)) == {"FINISHED"}
     arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
     assert {a.name for a in bpy.data.actions} == {"walk", "anim001"}
+    layer = bpy.context.view_layer  # what it made is selected, the root active
+    assert all(o.select_get() for o in layer.objects) and layer.objects.active.parent is None
     assert arm.animation_data.action.name == "walk"
     image = bpy.data.images["ped_skin"]
     skin = next(m for m in bpy.data.materials if m.get("rw_texture_name") == "ped_skin")
