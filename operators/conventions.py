@@ -348,6 +348,9 @@ def file_matrix(op, root, space_world: np.ndarray | None = None) -> np.ndarray:
         frame = recorded_transform(root)
     if frame is None:
         frame = option_matrix(op)
+        # an exporter's Scale is file units per Blender unit: the file's space is
+        # 1 / Scale of Blender's, not Scale times (as it is on import)
+        frame[:3, :3] /= float(op.global_scale) ** 2
     space = np.eye(4) if space_world is None else np.asarray(space_world, np.float64)
     out = np.linalg.inv(frame) @ space
     return np.eye(4) if np.allclose(out, np.eye(4), atol=SAME) else out
