@@ -440,6 +440,9 @@ def select_imported(context, objects: list) -> None:
     """Select what an import made and make its root (an armature first) active,
     as the glTF and FBX importers do."""
     layer = context.view_layer
+    # objects linked into a new collection are in the view layer only once it is
+    # synced: without this, an import into its own collection selected nothing
+    layer.update()
     made = [o for o in objects if o.name in layer.objects]
     if not made:
         return

@@ -120,6 +120,8 @@ def bake_curves(
                         f"{role} {path}: channel {missing[0]} has no F-curve, and the "
                         f"transform needs it for channel {i}: key every channel first"
                     )
+                if use == [i] and m[i, i] == 1.0 and offset[i] == 0.0:
+                    continue  # untouched: its kept file bytes still apply
                 out[(role, path, i)] = _mix(
                     [have[j] for j in use], m[i, use], float(offset[i]), f"{role} {path}[{i}]"
                 )
