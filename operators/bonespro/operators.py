@@ -245,7 +245,9 @@ def import_anim_file(
         )
     parents = bone_parents(armature, names)
     if a.mode == anim_file.MESH_BONES:
-        bones, _ = sample_frames(context, a.frames(), armature, names)
+        # the armature's pose at the file's frames, in its own space (the file's)
+        space = np.array(armature.matrix_world, np.float64)
+        bones, _ = sample_frames(context, a.frames() * frame_scale, armature, names, None, space)
         positions, hits, spread = convert.block_world_positions(a, bones)
         if spread.max() > 1e-4:
             warnings.append(
