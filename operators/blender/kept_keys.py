@@ -102,6 +102,7 @@ OWN = frozenset(
         "_bonespro_node",
         "_bonespro_bone",
         "_bonespro_index",
+        "_bonespro_frame_scale",
     }
 )
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 
 import bpy
 import numpy as np
 from bpy.props import (
+    BoolProperty,
     EnumProperty,
     FloatProperty,
     StringProperty,
@@ -21,9 +23,19 @@ from bpy_extras.io_utils import ExportHelper
 from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, formats, structure
 from ...io_formats.bonespro.euler import ORDERS
+from ...io_formats.bonespro.placement import bake_matrices, bake_points, bake_structure
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
+from ...io_formats.global_transform import is_identity, split
 from ...io_formats.scene import Scene
+from ..animation_files import (
+    animation_paths,
+    bone_actions,
+    export_animations_property,
+    nla_actions,
+    use_action_names_property,
+)
+from ..blender import compat
 from ..blender.actions import keep_actions
 from ..blender.build import Built, build_action, build_scene
 from ..blender.extract import extract_skeleton, read_prop
@@ -34,9 +46,21 @@ from ..common import (
     batch_notes,
     file_handler,
     mesh_armature,
+    one_armature,
     read_bytes,
     report_export,
     selected_paths,
+)
+from ..conventions import (
+    ExportScope,
+    FrameRateOptions,
+    draw_transform,
+    evaluated_meshes,
+    file_matrix,
+    option_matrix,
+    place_roots,
+    section,
+    transform_options,
 )
 from .rig import (
     bone_order,
@@ -54,6 +78,10 @@ BOXES = "_bonespro_boxes"
 NODE_OFFSETS_PER_FRAME = "_bonespro_node_offsets_per_frame"
 BOXES_PER_FRAME = "_bonespro_boxes_per_frame"
 SOURCE_MESH = "_bonespro_source"
+#: Blender frames per file frame of an import with a custom frame rate (absent: 1).
+FRAME_SCALE = "_bonespro_frame_scale"
+#: 3ds Max's axes: Z up, and the front view looks along +Y (Blender's own).
+MAX_FORWARD, MAX_UP = "Y", "Z"
 
 
 def _kind(data: bytes) -> str:
@@ -81,10 +109,15 @@ def _read(path: str, want: str):
 
 
 # ------------------------------------------------------------------ structure import
-def import_structure_file(context, path: str, weights_to: str = "AUTO") -> tuple[Built, list[str]]:
+def import_structure_file(
+    context, path: str, weights_to: str = "AUTO", matrix: np.ndarray | None = None
+) -> tuple[Built, list[str]]:
     """An armature (bone transforms as the rest pose) and the weights: on the active mesh
     when ``weights_to`` is AUTO and its vertex count matches, else on a new vertex-only
-    mesh. Returns what was built and messages; a failure leaves nothing behind."""
+    mesh. ``matrix`` (the axes and scale options, identity by default) goes on the
+    new root objects. Returns what was built and messages; a failure leaves nothing
+    behind."""
+    matrix = np.eye(4) if matrix is None else matrix
     s = _read(path, "structure")
     name = os.path.splitext(os.path.basename(path))[0]
     try:
@@ -101,7 +134,7 @@ def import_structure_file(context, path: str, weights_to: str = "AUTO") -> tuple
         and len(s.positions) > 0
     )
     if use_active:
-        off = np.linalg.norm(world_positions(target) - s.positions, axis=1)
+        off = np.linalg.norm(world_positions(target) - bake_points(s.positions, matrix), axis=1)
         messages.append(
             f"weights put on {target.name!r} (same {len(s.positions)} vertices; positions "
             f"differ by {off.max():.3g} at most, {off.mean():.3g} on average)"
@@ -127,6 +160,7 @@ def import_structure_file(context, path: str, weights_to: str = "AUTO") -> tuple
         else:
             mesh_obj = next(o for o in built.objects if o.type == "MESH")
         set_weights(mesh_obj, names, s.weight_counts, s.weight_bones, s.weights)
+        place_roots(built.objects, matrix)
     except Exception:
         if modifier is not None:
             target.modifiers.remove(modifier)
@@ -172,10 +206,21 @@ def _mesh_for(context, nv: int, armature=None) -> bpy.types.Object | None:
     return (skinned or fits or [None])[0]
 
 
-def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
-    """Bones mode: an action on the armature. Mesh modes: a copy of the mesh whose
-    Geometry Nodes modifier shows each frame's positions (``frames``; ``action`` is
-    None). Returns ``target``, ``action``, ``frames``, ``how`` and ``warnings``."""
+def import_anim_file(
+    context,
+    path: str,
+    armature=None,
+    mesh=None,
+    matrix: np.ndarray | None = None,
+    frame_scale: float = 1.0,
+) -> dict:
+    """Bones mode: an action on the armature (its keys in the armature's space: the
+    armature carries the transform its structure was imported with). Mesh modes: a
+    copy of the mesh whose Geometry Nodes modifier shows each frame's positions
+    (``frames``; ``action`` is None), ``matrix`` (the axes and scale options) on it.
+    A file frame becomes ``frame_scale`` Blender frames. Returns ``target``,
+    ``action``, ``frames``, ``how`` and ``warnings``."""
+    timing = {"matrix": np.eye(4) if matrix is None else matrix, "frame_scale": frame_scale}
     a = _read(path, "animation")
     if a.frame_count == 0:
         raise FormatError("the animation has no frames (Nf is 0): nothing to import", None, path)
@@ -184,7 +229,7 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     if a.mode == anim_file.MESH_ABSOLUTE:
         positions = a.positions
         try:
-            return _mesh_animation(context, a, positions, name, mesh, None, warnings)
+            return _mesh_animation(context, a, positions, name, mesh, None, warnings, timing)
         except FormatError as err:
             raise err.with_path(path) from None
     try:
@@ -200,7 +245,9 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
         )
     parents = bone_parents(armature, names)
     if a.mode == anim_file.MESH_BONES:
-        bones, _ = sample_frames(context, a.frames(), armature, names)
+        # the armature's pose at the file's frames, in its own space (the file's)
+        space = np.array(armature.matrix_world, np.float64)
+        bones, _ = sample_frames(context, a.frames() * frame_scale, armature, names, None, space)
         positions, hits, spread = convert.block_world_positions(a, bones)
         if spread.max() > 1e-4:
             warnings.append(
@@ -216,12 +263,14 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
             first = np.where(missing[0][:, None], 0.0, positions[0])
             positions = np.where(missing[..., None], first[None], positions)
         try:
-            return _mesh_animation(context, a, positions, name, mesh, armature, warnings, how)
+            return _mesh_animation(
+                context, a, positions, name, mesh, armature, warnings, timing, how
+            )
         except FormatError as err:
             raise err.with_path(path) from None
     r = context.scene.render
     fps = r.fps / r.fps_base
-    neutral, shear = convert.bones_to_neutral(a, names, parents, fps, name)
+    neutral, shear = convert.bones_to_neutral(a, names, parents, fps / frame_scale, name)
     if shear > 1e-5:
         warnings.append(
             f"bone transforms with shear: the action's keys are off by up to {shear:.3g}"
@@ -233,6 +282,8 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
         NODE_OFFSET: [float(v) for v in offsets[0].ravel()],
         BOXES: [float(v) for v in a.boxes[0].ravel()],
     }
+    if frame_scale != 1.0:
+        neutral.extras[FRAME_SCALE] = frame_scale
     drift = float(np.abs(offsets - offsets[:1]).max())
     if drift > 1e-6:  # kept per frame: export writes them for the same frames
         neutral.extras[NODE_OFFSETS_PER_FRAME] = offsets[..., :3, :].ravel().tolist()
@@ -250,18 +301,28 @@ def import_anim_file(context, path: str, armature=None, mesh=None) -> dict:
     undo = keep_actions(armature, [action])
     if armature.name in context.view_layer.objects:
         _make_active(context, armature)
-    return {"target": armature, "action": action, "how": how, "warnings": warnings, "undo": undo}
+    return {
+        "target": armature,
+        "action": action,
+        "how": how,
+        "warnings": warnings,
+        "undo": undo,
+        "frame_range": tuple(action.frame_range),
+    }
 
 
 def _make_active(context, obj) -> None:
-    """Select ``obj`` alone and make it active, as Blender's importers leave what they made."""
+    """Select ``obj`` alone and make it active, as Blender's importers leave what they
+    made (an action on an existing armature adds no object for the operator to select)."""
     for other in context.view_layer.objects.selected:
         other.select_set(False)
     obj.select_set(True)
     context.view_layer.objects.active = obj
 
 
-def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="") -> dict:
+def _mesh_animation(
+    context, a, positions, name, mesh, armature, warnings, timing: dict, how=""
+) -> dict:
     source = _mesh_for(context, a.vertex_count, armature) if mesh is None else mesh
     if source is not None:
         me = source.data.copy()
@@ -284,8 +345,12 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
                 obj.vertex_groups.new(name=g.name)
             obj[SOURCE_MESH] = source.name
         context.collection.objects.link(obj)
-        frames = frame_positions(obj, positions, a.frames(), name)
+        at = a.frames() * timing["frame_scale"]
+        frames = frame_positions(obj, positions, at, name)
         obj[HEADER] = json.dumps(convert.header(a))
+        if timing["frame_scale"] != 1.0:
+            obj[FRAME_SCALE] = timing["frame_scale"]
+        place_roots([obj], timing["matrix"])
         _make_active(context, obj)  # what File > Export then writes by default
     except Exception:
         if frames is not None:
@@ -293,7 +358,14 @@ def _mesh_animation(context, a, positions, name, mesh, armature, warnings, how="
         bpy.data.objects.remove(obj)
         bpy.data.meshes.remove(me)
         raise
-    return {"target": obj, "action": None, "frames": frames, "how": how, "warnings": warnings}
+    return {
+        "target": obj,
+        "action": None,
+        "frames": frames,
+        "how": how,
+        "warnings": warnings,
+        "frame_range": (float(at[0]), float(at[-1])),
+    }
 
 
 # ------------------------------------------------------------------ export
@@ -314,8 +386,30 @@ def _file_name(name: str, warnings: list[str]) -> str:
     return clean
 
 
-def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
-    """The armature's rest pose and the mesh's weights as a structure file."""
+def _file_space(matrix: np.ndarray | None, armature, path: str) -> np.ndarray:
+    """The transform from ``armature``'s space into the file's: ``matrix``, else the
+    armature's world matrix (3ds Max writes world space); FormatError when it shears
+    or scales unevenly (bones cannot hold that)."""
+    m = np.array(armature.matrix_world, np.float64) if matrix is None else matrix
+    if not is_identity(m):
+        try:
+            split(m)
+        except ValueError as err:
+            raise FormatError(
+                f"the transform of {armature.name!r} {err.args[0][len('the transform ') :]}, "
+                "which a BonesPro file cannot hold: apply its scale first",
+                None,
+                path,
+            ) from None
+    return m
+
+
+def export_structure_file(
+    context, path: str, armature, mesh=None, matrix: np.ndarray | None = None
+) -> list[str]:
+    """The armature's rest pose and the mesh's weights as a structure file, both read
+    in the armature's space and written through ``matrix`` (from that space into the
+    file's; the armature's world matrix by default)."""
     if armature is None:
         raise FormatError(
             "a BonesPro structure is a skeleton with its vertex weights: there is no "
@@ -326,13 +420,14 @@ def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
     if not armature.data.bones:
         raise FormatError(f"armature {armature.name!r} has no bones to export", None, path)
     warnings = []
+    matrix = _file_space(matrix, armature, path)
+    space = np.array(armature.matrix_world, np.float64)
     names = bone_order(armature)
     skeleton = extract_skeleton(armature)
     order = [skeleton.names.index(n) for n in names]
     inverse = np.argsort(order)
     parents = np.array([inverse[p] if p >= 0 else -1 for p in skeleton.parents[order]], np.int32)
-    world = np.array(armature.matrix_world, np.float64)
-    bind = world @ skeleton.bind_matrices()[order]
+    bind = skeleton.bind_matrices()[order]
     skeleton.names = [_file_name(n, warnings) for n in names]
     skeleton.parents = parents
     skeleton.inverse_bind = np.linalg.inv(bind)
@@ -348,10 +443,11 @@ def export_structure_file(context, path: str, armature, mesh=None) -> list[str]:
         positions = np.zeros((0, 3))
     else:
         counts, bones, weights = get_weights(mesh, names)
-        positions = world_positions(mesh)
+        positions = world_positions(mesh, space=space)
         if (counts == 0).any():
             warnings.append(f"{int((counts == 0).sum())} vertices have no bone weights")
     s = convert.scene_to_structure(skeleton, positions, counts, bones, weights, lengths)
+    s = bake_structure(s, matrix)
     write_atomic(path, lambda: structure.write(s))
     return warnings
 
@@ -377,10 +473,15 @@ def export_anim_file(
     order: str = "AUTO",
     units: str = "AUTO",
     interval: tuple[float, float, float] | None = None,
+    file_space: Callable[[bpy.types.Object], np.ndarray] | None = None,
+    frame_scale: float | None = None,
 ) -> list[str]:
     """An animation file; AUTO settings are the imported file's, else Bones, Absolute,
-    Matrix, XYZ, Degrees. ``interval`` is (first, last, step), else the imported one or
-    the action's frame range."""
+    Matrix, XYZ, Degrees. ``interval`` is (first, last, step) in Blender frames, else
+    the imported one or the action's frame range. Data is read in the space of its
+    root (the mesh in Mesh (absolute), else the armature) and written through
+    ``file_space(root)`` (the root's world matrix by default: world space). A file
+    frame is ``frame_scale`` Blender frames (None: as imported, else 1)."""
     warnings: list[str] = []
     action = None
     if armature is not None and armature.animation_data is not None:
@@ -412,27 +513,36 @@ def export_anim_file(
     ):
         if value != "AUTO":
             h[key] = value
-    if interval is None:
-        if "first_frame" in stored:
-            interval = (stored["first_frame"], stored["last_frame"], stored["step"])
-        else:
+    if frame_scale is None:
+        frame_scale = _stored_frame_scale(shape_action, mesh, action)
+    k = float(frame_scale)
+    if interval is None and "first_frame" in stored:
+        file_interval = (stored["first_frame"], stored["last_frame"], stored["step"])
+    else:
+        if interval is None:
             src = action or shape_action
             if src is None:
                 raise FormatError("nothing is animated: give a frame interval")
             lo, hi = src.frame_range
             interval = (float(lo), float(hi), 1.0)
-    first, last, step = (float(v) for v in interval)
+        file_interval = tuple(float(v) / k for v in interval)
+    first, last, step = (float(v) for v in file_interval)
     if step <= 0 or last < first:
         raise FormatError(f"bad frame interval {first:g}..{last:g} step {step:g}")
     nf = int(np.floor((last - first) / step + 1e-9)) + 1
-    frames = first + np.arange(nf) * step
+    file_frames = first + np.arange(nf) * step
+    frames = file_frames * k
     template = anim_file.Animation(0, 0, nf, first_frame=first, last_frame=last, step=step)
     for key, value in h.items():
         setattr(template, key, value)
     if h["mode"] == anim_file.MESH_ABSOLUTE:
         if mesh is None:
             raise FormatError("Mesh (absolute) needs a mesh: select it")
-        _, positions = sample_frames(context, frames, None, None, mesh)
+        space = np.array(mesh.matrix_world, np.float64)
+        _, positions = sample_frames(context, frames, None, None, mesh, space)
+        matrix = _file_space(_root_space(file_space, mesh), mesh, path)
+        if not is_identity(matrix):
+            positions = bake_points(positions, matrix)
         template.vertex_count = positions.shape[1]
         template.bone_count = (
             len(bone_order(armature)) if armature is not None else int(stored.get("bone_count", 0))
@@ -447,9 +557,16 @@ def export_anim_file(
         need_mesh = h["mode"] == anim_file.MESH_BONES
         if need_mesh and mesh is None:
             raise FormatError("Mesh (bones c.s) needs a mesh with the bone weights: select it")
+        space = np.array(armature.matrix_world, np.float64)
         bones, positions = sample_frames(
-            context, frames, armature, names, mesh if need_mesh else None
+            context, frames, armature, names, mesh if need_mesh else None, space
         )
+        matrix = _file_space(_root_space(file_space, armature), armature, path)
+        baked = not is_identity(matrix)
+        if baked:
+            bones = bake_matrices(bones, matrix)
+            if positions is not None:
+                positions = bake_points(positions, matrix)
         if need_mesh:
             counts, wb, w = get_weights(mesh, names)
             owner = np.repeat(np.arange(len(counts)), counts)
@@ -464,9 +581,14 @@ def export_anim_file(
             out = template
         else:
             offset, boxes = _node_offsets_and_boxes(armature, action, names)
-            per_frame = _per_frame(action, stored, frames, len(names), warnings)
+            per_frame = _per_frame(action, stored, file_frames, len(names), warnings)
             offset = per_frame.get("offsets", offset[None])
             boxes = per_frame.get("boxes", np.broadcast_to(boxes, (nf, len(names), 3)))
+            if baked:  # bones hold no scale: it goes into the offsets' translations
+                scale = split(matrix)[1]
+                offset = np.array(offset, np.float64)
+                offset[..., :3, 3] *= scale
+                boxes = boxes * scale
             out = convert.worlds_to_bones_animation(bones, bones @ offset, boxes, parents, template)
             deformed = mesh or _deformed_mesh(context, armature)
             out.vertex_count = (
@@ -480,6 +602,23 @@ def export_anim_file(
                     warnings.append("Euler angles hold no scale: the bones' scale is not written")
     write_atomic(path, lambda: anim_file.write(out))
     return warnings
+
+
+def _root_space(file_space, root) -> np.ndarray:
+    """The transform from ``root``'s space into the file's."""
+    if file_space is None:
+        return np.array(root.matrix_world, np.float64)
+    return file_space(root)
+
+
+def _stored_frame_scale(*holders) -> float:
+    """The Blender frames per file frame an import used (1 when it did not say)."""
+    for h in holders:
+        if h is not None and FRAME_SCALE in h:
+            value = h[FRAME_SCALE]
+            if isinstance(value, (int, float)) and np.isfinite(value) and value > 0:
+                return float(value)
+    return 1.0
 
 
 def _per_frame(action, stored: dict, frames: np.ndarray, nb: int, warnings: list) -> dict:
@@ -545,16 +684,33 @@ def _node_offsets_and_boxes(armature, action, names) -> tuple[np.ndarray, np.nda
 
 
 # ------------------------------------------------------------------ operators
-def _import_any(context, path: str, weights_to: str = "AUTO") -> tuple[str, list[str], list]:
-    """Import whichever BonesPro file ``path`` is; returns (kind, messages, undo list)."""
+def _import_any(
+    context,
+    path: str,
+    weights_to: str = "AUTO",
+    matrix: np.ndarray | None = None,
+    frame_scale: float = 1.0,
+    spans: list | None = None,
+) -> tuple[str, list[str], list]:
+    """Import whichever BonesPro file ``path`` is; returns (kind, messages, undo list).
+    An animation's frame span goes into ``spans`` (for the scene's timing)."""
     kind = _kind(read_bytes(path))
     if kind == "structure":
-        built, messages = import_structure_file(context, path, weights_to)
+        built, messages = import_structure_file(context, path, weights_to, matrix)
         return kind, messages, [built.discard]
     if kind == "animation":
-        result = import_anim_file(context, path)
+        result = import_anim_file(context, path, None, None, matrix, frame_scale)
+        if spans is not None:
+            spans.append(_Span(result["frame_range"]))
         return kind, _anim_messages(result), [lambda: _undo_anim(result)]
     raise FormatError("neither a BonesPro structure nor a BonesPro animation file", None, path)
+
+
+class _Span:
+    """What the scene's timing reads of an imported animation: its frame range."""
+
+    def __init__(self, frame_range: tuple[float, float]):
+        self.frame_range = frame_range
 
 
 def _anim_messages(result: dict) -> list[str]:
@@ -585,6 +741,44 @@ WEIGHTS_ITEMS = (
 )
 
 
+def _weights_property():
+    return EnumProperty(
+        name="Weights",
+        items=WEIGHTS_ITEMS,
+        default="AUTO",
+        description="Where the file's vertex weights go",
+    )
+
+
+class _ImportTiming(FrameRateOptions):
+    """Frame rate of BonesPro imports: the file holds 3ds Max frame numbers; Custom is
+    the rate they were made at, and each becomes the matching scene frame."""
+
+    def frame_scale(self, context) -> float:
+        """Blender frames per file frame."""
+        if self.frame_rate != "CUSTOM" or self.set_scene_timing:
+            return 1.0  # the scene's rate is (or becomes) the file's
+        return _scene_fps(context) / float(self.fps)
+
+
+def _scene_fps(context) -> float:
+    r = context.scene.render
+    return r.fps / r.fps_base
+
+
+def _draw_import(op, layout, weights: bool, animation: bool) -> None:
+    if weights:
+        body = section(layout, op, "geometry", "Geometry")
+        if body is not None:
+            body.prop(op, "weights_to")
+    draw_transform(layout, op)
+    if animation:
+        body = section(layout, op, "animation", "Animation")
+        if body is not None:
+            op.draw_frame_rate(body, importing=True)
+
+
+@transform_options(MAX_FORWARD, MAX_UP)
 class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
     """Import BonesPro structure exports (.txt): armature and vertex weights"""
 
@@ -594,19 +788,27 @@ class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
-    weights_to: EnumProperty(name="Weights", items=WEIGHTS_ITEMS, default="AUTO")
+    weights_to: _weights_property()
+
+    def draw(self, context):
+        _draw_import(self, self.layout, True, False)
 
     def execute(self, context):
+        matrix = option_matrix(self)
+
         def one(context, path, progress):
-            built, messages = import_structure_file(context, path, self.weights_to)
+            built, messages = import_structure_file(context, path, self.weights_to, matrix)
             return messages, [built.discard]
 
         return self.import_files(context, one)
 
 
-class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles):
+@transform_options(MAX_FORWARD, MAX_UP)
+class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, _ImportTiming):
     """Import BonesPro animation exports (.txt): an action (Bones mode) or a mesh that
-    shows each frame's positions (Mesh modes)"""
+    shows each frame's positions (Mesh modes). Axes and scale go on a new mesh; an
+    action's keys are in its armature's space, which carries its structure's import
+    transform"""
 
     bl_idname = "import_anim.bonespro_anim"
     bl_label = "Import BonesPro Animation"
@@ -614,16 +816,32 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles):
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=True,
+        description="Set the scene's frame rate to the one used and its frame range to "
+        "the imported animation's",
+    )
+
+    def draw(self, context):
+        _draw_import(self, self.layout, False, True)
 
     def execute(self, context):
+        matrix, k, spans = option_matrix(self), self.frame_scale(context), []
+
         def one(context, path, progress):
-            result = import_anim_file(context, path)
+            result = import_anim_file(context, path, None, None, matrix, k)
+            spans.append(_Span(result["frame_range"]))
             return _anim_messages(result), [lambda: _undo_anim(result)]
 
-        return self.import_files(context, one)
+        done = self.import_files(context, one)
+        if done == {"FINISHED"}:
+            self.apply_scene_timing(context, spans)
+        return done
 
 
-class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles):
+@transform_options(MAX_FORWARD, MAX_UP)
+class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, _ImportTiming):
     """Import BonesPro exports (.txt), structure or animation as the content says"""
 
     bl_idname = "import_scene.bonespro"
@@ -632,23 +850,30 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles):
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
-    weights_to: EnumProperty(name="Weights", items=WEIGHTS_ITEMS, default="AUTO")
+    weights_to: _weights_property()
+
+    def draw(self, context):
+        _draw_import(self, self.layout, True, True)
 
     def execute(self, context):
         paths = selected_paths(self)
         # Structures first, so animations of the same drop find their armature.
         kinds = {p: _kind(read_bytes(p)) if os.path.isfile(p) else "neither" for p in paths}
         ordered = sorted(paths, key=lambda p: kinds[p] != "structure")
+        matrix, k, spans = option_matrix(self), self.frame_scale(context), []
 
         def one(context, path, progress):
-            kind, messages, undo = _import_any(context, path, self.weights_to)
+            kind, messages, undo = _import_any(context, path, self.weights_to, matrix, k, spans)
             tag = f"BonesPro {kind}: "
             return [
                 "warning: " + tag + m[9:] if m.startswith("warning: ") else tag + m
                 for m in messages
             ], undo
 
-        return self.import_files(context, one, ordered)
+        done = self.import_files(context, one, ordered)
+        if done == {"FINISHED"}:
+            self.apply_scene_timing(context, spans)
+        return done
 
 
 def _active_armature_and_mesh(context):
@@ -665,7 +890,37 @@ def _active_armature_and_mesh(context):
     return armature, mesh
 
 
-class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportHelper):
+def _scoped_armature_and_mesh(op, context):
+    """The armature and mesh an export takes: the active ones (the Include options
+    unset), else those of the export's scope (a Collection Exporter's collection,
+    selection, visibility, active collection)."""
+    if not (op.collection or op.use_selection or op.use_visible or op.use_active_collection):
+        return _active_armature_and_mesh(context)
+    meshes = op.scope_objects(context, ("MESH",))
+    arms = op.scope_objects(context, ("ARMATURE",))
+    armature = one_armature(meshes, "a BonesPro file") if meshes else None
+    if armature is None:
+        if len(arms) > 1:
+            raise FormatError(
+                f"{len(arms)} armatures to export ({', '.join(a.name for a in arms[:3])}"
+                f"{' ...' if len(arms) > 3 else ''}): a BonesPro file holds one"
+            )
+        armature = arms[0] if arms else None
+    active = context.view_layer.objects.active
+    mine = [m for m in meshes if armature is None or mesh_armature(m) == armature]
+    mesh = active if active in mine else (mine[0] if mine else None)
+    if mesh is None and not meshes and armature is None:
+        raise FormatError("nothing to export: no armature or mesh in the export's scope")
+    return armature, mesh
+
+
+def _root_matrix(op):
+    """``file_space`` for the exports: the options' transform from a root's space."""
+    return lambda root: file_matrix(op, root, np.array(root.matrix_world, np.float64))
+
+
+@transform_options(MAX_FORWARD, MAX_UP, export=True)
+class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportHelper, ExportScope):
     """Export the active armature (or the active mesh's) and its mesh's weights to a
     BonesPro structure file (.txt)"""
 
@@ -676,25 +931,61 @@ class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportHelper):
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
 
-    def execute(self, context):
-        armature, mesh = _active_armature_and_mesh(context)
+    def draw(self, context):
+        layout = self.layout
+        self.draw_include(layout)
+        draw_transform(layout, self)
+        body = section(layout, self, "geometry", "Geometry")
+        if body is not None:
+            body.prop(self, "apply_modifiers")
+
+    def _export(self, context) -> list[str]:
+        armature, mesh = _scoped_armature_and_mesh(self, context)
         if armature is None:
-            self.report({"ERROR"}, "select the armature (or a mesh it deforms) to export")
-            return {"CANCELLED"}
-        return report_export(
-            self, lambda: export_structure_file(context, self.filepath, armature, mesh)
-        )
+            raise FormatError("select the armature (or a mesh it deforms) to export")
+        if mesh is None:
+            mesh = _deformed_mesh(context, armature)
+        matrix = _root_matrix(self)(armature)
+        with evaluated_meshes(context, [mesh] if mesh else [], self.apply_modifiers) as (
+            objs,
+            warnings,
+        ):
+            more = export_structure_file(
+                context, self.filepath, armature, objs[0] if objs else None, matrix
+            )
+        return warnings + more
+
+    def execute(self, context):
+        return report_export(self, lambda: self._export(context))
 
 
-def _auto(items):
+#: (enum identifier, the file's own spelling) of each header setting.
+MODE_IDS = (
+    ("BONES", anim_file.BONES),
+    ("MESH_ABSOLUTE", anim_file.MESH_ABSOLUTE),
+    ("MESH_BONES", anim_file.MESH_BONES),
+)
+SYSTEM_IDS = (("ABSOLUTE", anim_file.ABSOLUTE), ("RELATIVE", anim_file.RELATIVE))
+REPRESENTATION_IDS = (("MATRIX", anim_file.MATRIX), ("EULER", anim_file.EULER))
+UNIT_IDS = (("DEGREES", anim_file.DEGREES), ("RADIANS", anim_file.RADIANS))
+ORDER_IDS = tuple((o, o) for o in ORDERS)
+
+
+def _auto(pairs):
     return (("AUTO", "As Imported", "The imported file's setting, else the first one"),) + tuple(
-        (v, v, "") for v in items
+        (i, v, f"{v}, as the file writes it") for i, v in pairs
     )
 
 
-class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper):
+def _file_value(identifier: str, pairs) -> str:
+    """The file's own spelling of an enum identifier ("AUTO" stays)."""
+    return dict(pairs).get(identifier, identifier)
+
+
+@transform_options(MAX_FORWARD, MAX_UP, export=True)
+class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
     """Export the active armature's animation (or the active mesh's deformation) to a
-    BonesPro animation file (.txt)"""
+    BonesPro animation file (.txt); with All Actions or NLA Tracks, one file each"""
 
     bl_idname = "export_anim.bonespro_anim"
     bl_label = "Export BonesPro Animation"
@@ -702,13 +993,51 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
-    mode: EnumProperty(name="Export Mode", items=_auto(anim_file.MODES), default="AUTO")
-    system: EnumProperty(name="Transform System", items=_auto(anim_file.SYSTEMS), default="AUTO")
-    representation: EnumProperty(
-        name="Representation", items=_auto(anim_file.REPRESENTATIONS), default="AUTO"
+    # the frames are sampled from what Blender shows: modifiers always apply
+    apply_modifiers: BoolProperty(default=True, options={"HIDDEN"})
+    set_scene_timing: BoolProperty(default=False, options={"HIDDEN"})
+    frame_rate: EnumProperty(
+        name="Frame Rate",
+        items=(
+            ("AUTO", "As Imported", "The frame rate the animation was imported at, else Scene"),
+            ("SCENE", "Scene", "The file's frames are the scene's frames"),
+            ("CUSTOM", "Custom", "The file's frames are at the frame rate given below"),
+        ),
+        default="AUTO",
+        description="The frame rate of the file's frame numbers",
     )
-    euler_order: EnumProperty(name="Euler Order", items=_auto(ORDERS), default="AUTO")
-    angle_units: EnumProperty(name="Angle Units", items=_auto(anim_file.UNITS), default="AUTO")
+    export_animations: export_animations_property()
+    use_action_names: use_action_names_property()
+    mode: EnumProperty(
+        name="Export Mode",
+        items=_auto(MODE_IDS),
+        default="AUTO",
+        description="Bones, or the mesh's vertex positions (absolute or in bone space)",
+    )
+    system: EnumProperty(
+        name="Transform System",
+        items=_auto(SYSTEM_IDS),
+        default="AUTO",
+        description="Bone transforms in world space (absolute) or relative to the parent",
+    )
+    representation: EnumProperty(
+        name="Representation",
+        items=_auto(REPRESENTATION_IDS),
+        default="AUTO",
+        description="Bone transforms as matrices or as Euler angles and a translation",
+    )
+    euler_order: EnumProperty(
+        name="Euler Order",
+        items=_auto(ORDER_IDS),
+        default="AUTO",
+        description="The order of the Euler angles",
+    )
+    angle_units: EnumProperty(
+        name="Angle Units",
+        items=_auto(UNIT_IDS),
+        default="AUTO",
+        description="Degrees or radians for Euler angles",
+    )
     interval: EnumProperty(
         name="Frames",
         items=(
@@ -717,33 +1046,103 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper):
             ("CUSTOM", "Custom", "First, last and step below"),
         ),
         default="AUTO",
+        description="Which frames to write",
     )
-    first_frame: FloatProperty(name="First Frame", default=0.0)
-    last_frame: FloatProperty(name="Last Frame", default=100.0)
-    step: FloatProperty(name="Step", default=1.0, min=0.001)
+    first_frame: FloatProperty(
+        name="First Frame", default=0.0, description="Custom frames: the first (scene frame)"
+    )
+    last_frame: FloatProperty(
+        name="Last Frame", default=100.0, description="Custom frames: the last (scene frame)"
+    )
+    step: FloatProperty(
+        name="Step", default=1.0, min=0.001, description="Custom frames: scene frames between two"
+    )
 
-    def execute(self, context):
-        armature, mesh = _active_armature_and_mesh(context)
+    def draw(self, context):
+        layout = self.layout
+        self.draw_include(layout)
+        draw_transform(layout, self)
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            body.prop(self, "export_animations")
+            row = body.row()
+            row.active = self.export_animations != "ACTIVE"
+            row.prop(self, "use_action_names")
+            body.prop(self, "interval")
+            col = body.column()
+            col.active = self.interval == "CUSTOM"
+            for prop in ("first_frame", "last_frame", "step"):
+                col.prop(self, prop)
+            self.draw_frame_rate(body, importing=False)
+        body = section(layout, self, "format", "File Settings")
+        if body is not None:
+            for prop in ("mode", "system", "representation", "euler_order", "angle_units"):
+                body.prop(self, prop)
+
+    def _frame_scale(self, context) -> float | None:
+        if self.frame_rate == "AUTO":
+            return None
+        if self.frame_rate == "SCENE":
+            return 1.0
+        return _scene_fps(context) / float(self.fps)
+
+    def _export_one(self, context, path: str, armature, mesh) -> list[str]:
         interval = None
         if self.interval == "SCENE":
             interval = (context.scene.frame_start, context.scene.frame_end, 1.0)
         elif self.interval == "CUSTOM":
             interval = (self.first_frame, self.last_frame, self.step)
-        return report_export(
-            self,
-            lambda: export_anim_file(
-                context,
-                self.filepath,
-                armature,
-                mesh,
-                self.mode,
-                self.system,
-                self.representation,
-                self.euler_order,
-                self.angle_units,
-                interval,
-            ),
+        return export_anim_file(
+            context,
+            path,
+            armature,
+            mesh,
+            _file_value(self.mode, MODE_IDS),
+            _file_value(self.system, SYSTEM_IDS),
+            _file_value(self.representation, REPRESENTATION_IDS),
+            _file_value(self.euler_order, ORDER_IDS),
+            _file_value(self.angle_units, UNIT_IDS),
+            interval,
+            _root_matrix(self),
+            self._frame_scale(context),
         )
+
+    def _export(self, context) -> list[str]:
+        armature, mesh = _scoped_armature_and_mesh(self, context)
+        if self.export_animations == "ACTIVE":
+            return self._export_one(context, self.filepath, armature, mesh)
+        if armature is None:
+            raise FormatError(
+                "All Actions and NLA Tracks export an armature's actions: select the armature"
+            )
+        if self.export_animations == "ACTIONS":
+            pairs = [(a.name, a) for a in bone_actions(armature)]
+        else:
+            pairs = nla_actions(armature)
+        if not pairs:
+            what = "action animates" if self.export_animations == "ACTIONS" else "NLA track of"
+            raise FormatError(f"nothing to export: no {what} armature {armature.name!r}")
+        paths = animation_paths(self.filepath, [n for n, _ in pairs], self.use_action_names)
+        ad = armature.animation_data or armature.animation_data_create()
+        kept_action, kept_nla = ad.action, ad.use_nla
+        warnings: list[str] = []
+        try:
+            ad.use_nla = False  # each action alone
+            for path, (_, action) in zip(paths, pairs, strict=True):
+                compat.assign_action(armature, action)
+                more = self._export_one(context, path, armature, mesh)
+                warnings += [f"{os.path.basename(path)}: {w}" for w in more]
+        finally:
+            if kept_action is None:
+                ad.action = None
+            else:
+                compat.assign_action(armature, kept_action)
+            ad.use_nla = kept_nla
+        self.report({"INFO"}, f"{len(paths)} BonesPro animations written")
+        return warnings
+
+    def execute(self, context):
+        return report_export(self, lambda: self._export(context))
 
 
 # ------------------------------------------------------------------ batch

@@ -85,20 +85,32 @@ def get_weights(obj: bpy.types.Object, names: list[str]) -> tuple[np.ndarray, ..
     )
 
 
-def world_positions(obj: bpy.types.Object, evaluated: bool = False) -> np.ndarray:
-    """(V, 3) vertex positions in world space (after modifiers and shape keys when
-    ``evaluated``)."""
+def relative_to(space: np.ndarray | None, world) -> np.ndarray:
+    """``world`` (an object's world matrix) seen from ``space`` (a world matrix; None:
+    world space itself); exactly the identity when they agree to float32 precision."""
+    m = np.array(world, np.float64)
+    if space is None:
+        return m
+    rel = np.linalg.solve(np.asarray(space, np.float64), m)
+    return np.eye(4) if np.allclose(rel, np.eye(4), rtol=0, atol=1e-6) else rel
+
+
+def world_positions(
+    obj: bpy.types.Object, evaluated: bool = False, space: np.ndarray | None = None
+) -> np.ndarray:
+    """(V, 3) vertex positions in world space, or in ``space`` (a world matrix), after
+    modifiers and shape keys when ``evaluated``."""
     if evaluated:
         obj = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
     me = obj.data
     pos = np.empty(len(me.vertices) * 3, np.float32)
     me.vertices.foreach_get("co", pos)
-    m = np.array(obj.matrix_world, np.float64)
+    m = relative_to(space, obj.matrix_world)
     return pos.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
 def action_worlds(
-    armature: bpy.types.Object, names: list[str], frames: np.ndarray
+    armature: bpy.types.Object, names: list[str], frames: np.ndarray, space=None
 ) -> np.ndarray | None:
     """World bone matrices (bind scale included) at ``frames`` computed from the
     action's F-curves without changing the scene frame, or None when the pose depends on
@@ -146,7 +158,7 @@ def action_worlds(
         t, q, sc = basis_to_local(*rels[name], loc, quat, scale)
         local[:, b] = compose_trs(t, q, sc)
     parents = bone_parents(armature, names)
-    return np.array(armature.matrix_world, np.float64) @ to_world(local, parents)
+    return relative_to(space, armature.matrix_world) @ to_world(local, parents)
 
 
 def _set_frame(scene, frame: float) -> None:
@@ -160,18 +172,20 @@ def sample_frames(
     armature: bpy.types.Object | None,
     names: list[str] | None,
     mesh: bpy.types.Object | None = None,
+    space: np.ndarray | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Per frame: the world bone matrices 3ds Max would export (pose matrix with the
     bind scale put back, (Nf, Nb, 4, 4)) and the deformed world vertex positions of
     ``mesh`` ((Nf, V, 3)). Bone matrices come straight from the action's F-curves when
     nothing else moves the bones; otherwise each frame is set (and the scene's frame is
-    restored afterwards)."""
+    restored afterwards). With ``space`` (a world matrix), both are in that space
+    instead of world space."""
     scene = context.scene
     frames = np.asarray(frames, np.float64)
     worlds = positions = None
     by_frame = False
     if armature is not None:
-        worlds = action_worlds(armature, names, frames)
+        worlds = action_worlds(armature, names, frames, space)
         by_frame = worlds is None
     if by_frame:
         pose_bones = armature.pose.bones
@@ -192,9 +206,9 @@ def sample_frames(
             if by_frame:
                 pose_bones.foreach_get("matrix", buf)
                 pose = buf.reshape(-1, 4, 4).transpose(0, 2, 1)[picks].astype(np.float64)
-                worlds[f] = np.array(armature.matrix_world, np.float64) @ pose
+                worlds[f] = relative_to(space, armature.matrix_world) @ pose
             if mesh is not None:
-                positions[f] = world_positions(mesh, evaluated=True)
+                positions[f] = world_positions(mesh, True, space)
     finally:
         scene.frame_set(keep[0], subframe=keep[1])
     if by_frame:

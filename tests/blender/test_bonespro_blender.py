@@ -176,10 +176,10 @@ def test_bones_animation_export_in_other_settings(blank_blend, tmp_path):
         out = str(tmp_path / f"{order}.txt")
         bpy.ops.export_anim.bonespro_anim(
             filepath=out,
-            system=A.RELATIVE,
-            representation=A.EULER,
+            system="RELATIVE",
+            representation="EULER",
             euler_order=order,
-            angle_units=A.RADIANS,
+            angle_units="RADIANS",
         )
         got = A.read(open(out, "rb").read())
         assert (got.system, got.euler_order, got.angle_units) == (A.RELATIVE, order, A.RADIANS)
@@ -233,7 +233,7 @@ def test_mesh_bones_cs_import_through_the_pose_and_round_trip(blank_blend, tmp_p
     body = next(o for o in bpy.context.scene.objects if o.type == "MESH" and o != obj)
     bpy.context.view_layer.objects.active = body
     out = str(tmp_path / "out.txt")
-    assert bpy.ops.export_anim.bonespro_anim(filepath=out, mode=A.MESH_BONES) == {"FINISHED"}
+    assert bpy.ops.export_anim.bonespro_anim(filepath=out, mode="MESH_BONES") == {"FINISHED"}
     got = A.read(open(out, "rb").read())
     assert got.mode == A.MESH_BONES
     positions, hits, spread = convert.block_world_positions(got, samples.bone_world_frames(s, 4))
@@ -466,7 +466,7 @@ def test_export_errors_change_nothing(blank_blend, tmp_path):
         bpy.ops.export_anim.bonespro_anim(filepath=str(out))
     with pytest.raises(RuntimeError, match="needs a mesh"):
         bpy.ops.export_anim.bonespro_anim(
-            filepath=str(out), mode=A.MESH_ABSOLUTE, interval="CUSTOM", last_frame=3
+            filepath=str(out), mode="MESH_ABSOLUTE", interval="CUSTOM", last_frame=3
         )
     assert not out.exists()
 

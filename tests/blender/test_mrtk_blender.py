@@ -18,7 +18,7 @@ from rigport.io_formats.mrtk import samples
 from rigport.tests.support import unity_eval
 
 FPS = 60
-# the camera's Blender channels in Unity curve order, with the axes kept (axes="UNITY")
+# the camera's Blender channels in Unity curve order, with the axes kept (unity=True)
 UNITY_ORDER = [
     ("location", 0),
     ("location", 1),
@@ -41,9 +41,16 @@ def _counts(bpy) -> tuple:
     )
 
 
-def _import(bpy, path, **kw):
+def _import(bpy, path, unity: bool = False, **kw):
+    """Import through the operator, or with ``unity`` through the function-level API
+    with Unity's axes kept (``convert=False``: curves exactly as in the file)."""
     bpy.context.scene.render.fps = FPS
     bpy.context.scene.render.fps_base = 1.0
+    if unity:
+        from rigport.operators.mrtk.operators import import_mrtk_file
+
+        import_mrtk_file(bpy.context, str(path), convert=False)
+        return {"FINISHED"}
     return bpy.ops.import_anim.mrtk_input(filepath=str(path), **kw)
 
 
@@ -161,7 +168,7 @@ def test_fcurves_evaluate_like_unity(blank_blend, tmp_path, case) -> None:
         c.pre_wrap = c.post_wrap = R.WRAP_CLAMP_FOREVER
     src = tmp_path / f"{case}.bin"
     src.write_bytes(R.write(rec))
-    assert _import(bpy, src, axes="UNITY") == {"FINISHED"}
+    assert _import(bpy, src, unity=True) == {"FINISHED"}
     cam = _recording_objects(bpy)["camera"]
     by_path = {(fc.data_path, fc.array_index): fc for fc in _fcurves(cam)}
     order = UNITY_ORDER
@@ -243,7 +250,7 @@ def test_simple_export_samples_within_tolerance(blank_blend, tmp_path) -> None:
     rec = samples.sample_recording((1, 1), R.FULL, hands=False, gaze=False, keys=12, seed=9)
     src = tmp_path / "take.bin"
     src.write_bytes(R.write(rec))
-    assert _import(bpy, src, axes="UNITY") == {"FINISHED"}
+    assert _import(bpy, src, unity=True) == {"FINISHED"}
     out = tmp_path / "simple.bin"
     tol = 1e-4
     assert bpy.ops.export_anim.mrtk_input(
@@ -306,7 +313,7 @@ def test_export_to_version_10_and_axes_off(blank_blend, tmp_path) -> None:
     rec = samples.sample_recording((1, 1), R.FULL, keys=6)
     src = tmp_path / "take.bin"
     src.write_bytes(R.write(rec))
-    assert _import(bpy, src, axes="UNITY") == {"FINISHED"}
+    assert _import(bpy, src, unity=True) == {"FINISHED"}
     cam = _recording_objects(bpy)["camera"]
     locx = [f for f in _fcurves(cam) if f.data_path == "location" and f.array_index == 1][0]
     assert np.isclose(locx.keyframe_points[0].co.y, rec.camera[1].keys["value"][0])
@@ -341,7 +348,7 @@ def test_generated_mix_evaluates_like_unity(blank_blend, tmp_path) -> None:
     rec = samples.sample_recording((1, 1), R.FULL, keys=40, seed=33)
     src = tmp_path / "mix.bin"
     src.write_bytes(R.write(rec))
-    assert _import(bpy, src, axes="UNITY") == {"FINISHED"}
+    assert _import(bpy, src, unity=True) == {"FINISHED"}
     objs = _recording_objects(bpy)
     worst = 0.0
     for role, curves in [("camera", rec.camera)] + [

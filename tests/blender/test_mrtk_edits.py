@@ -90,7 +90,7 @@ def test_simple_recording_imports_as_linear_keys(blank_blend, tmp_path) -> None:
 def test_frame_rate_option_keeps_the_bytes(blank_blend, tmp_path) -> None:
     bpy = blank_blend
     rec = samples.sample_recording(keys=6)
-    data = _import(bpy, tmp_path, rec, fps=24.0)
+    data = _import(bpy, tmp_path, rec, frame_rate="CUSTOM", fps=24.0)
     fc = _fcurve(_objects(bpy)["camera"], "location", 0)
     t = rec.camera[0].keys["time"]
     assert np.allclose([k.co.x for k in fc.keyframe_points], t * 24.0, rtol=1e-6)
