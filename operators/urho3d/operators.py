@@ -61,6 +61,8 @@ from ..common import (
     report_export,
 )
 from ..conventions import (
+    IMPORT_TRANSFORM,
+    SAME,
     ExportScope,
     FrameRateOptions,
     ReuseMaterials,
@@ -70,6 +72,7 @@ from ..conventions import (
     file_matrix,
     option_matrix,
     place_roots,
+    recorded_transform,
     section,
     transform_options,
 )
@@ -218,9 +221,14 @@ def unheld_normal_warnings(built) -> list[str]:
 
 
 def import_ani_file(
-    context, path: str, armature=None, convert: bool = True, fps: float | None = None
+    context,
+    path: str,
+    armature=None,
+    convert: bool = True,
+    fps: float | None = None,
+    matrix: np.ndarray | None = None,
 ) -> AnimationImport:
-    return import_ani_data(context, read_bytes(path), path, armature, convert, fps)
+    return import_ani_data(context, read_bytes(path), path, armature, convert, fps, matrix)
 
 
 def import_ani_data(
@@ -230,13 +238,14 @@ def import_ani_data(
     armature=None,
     convert: bool = True,
     fps: float | None = None,
+    matrix: np.ndarray | None = None,
 ) -> AnimationImport:
     """Import an animation from bytes onto ``armature`` (else the best match)."""
     try:
         anim = ani.read(data)
     except FormatError as err:
         raise err.with_path(path) from None
-    return build_animation(context, anim, path, armature, convert, fps)
+    return build_animation(context, anim, path, armature, convert, fps, matrix)
 
 
 def build_animation(
@@ -246,9 +255,13 @@ def build_animation(
     armature=None,
     convert: bool = True,
     fps: float | None = None,
+    matrix: np.ndarray | None = None,
 ) -> AnimationImport:
     """One animation as an action on ``armature`` (else the armature that fits),
-    kept through a save (:func:`keep_actions`); refused when it fits no bone."""
+    kept through a save (:func:`keep_actions`); refused when it fits no bone.
+    ``matrix`` (the axes and scale options, in the armature's space) is baked
+    into the keys and recorded on the action, so an export "As Imported" takes
+    it back out; the identity leaves the keys the file's."""
     try:
         neutral = import_animation(anim, convert)
     except FormatError as err:
@@ -256,8 +269,12 @@ def build_animation(
     armature, how, warnings = fit_armature(
         context, path, [t.bone for t in neutral.tracks], armature
     )
+    if matrix is not None and not is_identity(matrix):
+        bake_animation(neutral, extract_skeleton(armature), matrix)
     r = context.scene.render
     action = build_action(armature, neutral, fps or r.fps / r.fps_base)
+    if matrix is not None and not is_identity(matrix):
+        action[IMPORT_TRANSFORM] = [float(v) for v in np.asarray(matrix, np.float64).ravel()]
     undo = keep_actions(armature, [action])
     return AnimationImport(armature, action, how, warnings, undo)
 
@@ -426,6 +443,11 @@ def export_ani_file(
     neutral = extract_animation(armature, action, fps or r.fps / r.fps_base, fps is None)
     if transform is not None:
         matrix = transform(armature, np.array(armature.matrix_world, np.float64))
+        own = recorded_transform(action) if convert is None else None
+        if own is not None:  # As Imported: what the animation's import baked, back out
+            matrix = np.linalg.inv(own) @ matrix
+            if np.allclose(matrix, np.eye(4), atol=SAME):
+                matrix = np.eye(4)
         if not is_identity(matrix):
             bake_animation(neutral, extract_skeleton(armature), matrix)
     convert = export_axes(convert, read_prop(action, AXES_EXTRA))
@@ -591,6 +613,7 @@ def draw_package(layout, op) -> None:
         draw_props(body, op, ("package_file", "package_entry"))
 
 
+@transform_options(*ENGINE_AXES)
 class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, FrameRateOptions):
     """Import Urho3D animations (.ani) as actions on an armature"""
 
@@ -611,14 +634,18 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, FrameRateOption
         layout = self.layout
         layout.use_property_split = True
         layout.use_property_decorate = False
-        self.draw_frame_rate(layout)
+        draw_transform(layout, self)
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            self.draw_frame_rate(body)
 
     def execute(self, context):
         fps = self.frames_per_second(context)
+        matrix = option_matrix(self)
         actions = []
 
         def one(context, path, progress):
-            result = import_ani_file(context, path, None, fps=fps)
+            result = import_ani_file(context, path, None, fps=fps, matrix=matrix)
             actions.append(result.action)
             return result.messages() + steps_warnings(result.action), [result.undo]
 
@@ -668,8 +695,18 @@ class EXPORT_ANIM_OT_urho3d_ani(
         "with several animations, the folder their files go into",
     )
     # An animation has no meshes, and an export sets no scene timing.
-    apply_modifiers: BoolProperty(options={"HIDDEN"}, default=True)
-    set_scene_timing: BoolProperty(options={"HIDDEN"}, default=False)
+    apply_modifiers: BoolProperty(
+        name="Apply Modifiers",
+        default=True,
+        options={"HIDDEN"},
+        description="Not used: an animation export writes no mesh",
+    )
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=False,
+        options={"HIDDEN"},
+        description="Not used: an export leaves the scene's timing alone",
+    )
 
     def draw(self, context) -> None:
         layout = self.layout

@@ -219,6 +219,20 @@ def _size(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
 
 
+class RIGPORT_UL_package_files(bpy.types.UIList):
+    """The package's files: a tick box on each model and animation, then the name,
+    size and what the file is."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_prop, index=0):
+        row = layout.row(align=True)
+        if item.kind in IMPORTABLE:
+            row.prop(item, "select", text="")
+        else:
+            row.label(text="", icon="FILE")
+        row.label(text=f"{item.name}  ({_size(item.size)})")
+        row.label(text=item.detail)
+
+
 @transform_options(*ENGINE_AXES)
 class IMPORT_SCENE_OT_urho3d_package(
     bpy.types.Operator, FileBrowserList, ImportHelper, ReuseMaterials, FrameRateOptions
@@ -231,7 +245,17 @@ class IMPORT_SCENE_OT_urho3d_package(
 
     filename_ext = ".pak"
     filter_glob: StringProperty(default="*.pak", options={"HIDDEN"})
-    package_files: CollectionProperty(type=RIGPORT_PG_package_file, options={"SKIP_SAVE"})
+    package_files: CollectionProperty(
+        type=RIGPORT_PG_package_file,
+        options={"SKIP_SAVE"},
+        name="Package Files",
+        description="The package's files: tick the models and animations to import",
+    )
+    active_file: IntProperty(
+        name="Active File",
+        options={"SKIP_SAVE"},
+        description="The file highlighted in the list",
+    )
     listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     members: StringProperty(
@@ -281,18 +305,17 @@ class IMPORT_SCENE_OT_urho3d_package(
 
     def draw_files(self, box) -> None:
         """The package's files, models and animations with a tick box."""
-        if not self.draw_list_state(box, "No package file selected", "No files"):
-            return
-        box.label(text=f"{len(self.package_files)} files in the package")
-        for item in self.package_files:
-            row = box.row()
-            text = f"{item.name}  ({_size(item.size)})"
-            if item.kind in IMPORTABLE:
-                row.prop(item, "select", text=text)
-            else:
-                row.label(text=text, icon="FILE")
-            row = box.row()
-            row.label(text=f"    {item.detail}")
+        if self.draw_list_state(box, "No package file selected", "No files"):
+            box.label(text=f"{len(self.package_files)} files in the package")
+        box.template_list(
+            "RIGPORT_UL_package_files",
+            "",
+            self,
+            "package_files",
+            self,
+            "active_file",
+            rows=min(max(len(self.package_files), 3), 12),
+        )
 
     def execute(self, context):
         if self.members:
@@ -355,6 +378,7 @@ def _batch_import_pak(context, path: str, state: dict, options: dict) -> str:
 
 CLASSES = (
     RIGPORT_PG_package_file,
+    RIGPORT_UL_package_files,
     IMPORT_SCENE_OT_urho3d_package,
     file_handler("urho3d_pak", "Urho3D Package", "import_scene.urho3d_package", "", ".pak"),
 )
