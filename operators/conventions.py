@@ -439,6 +439,9 @@ def select_imported(context, objects: list) -> None:
     """Select what an import made and make its root (an armature first) active,
     as the glTF and FBX importers do."""
     layer = context.view_layer
+    # The objects linked since the view layer last synced have no base yet: they
+    # would count as invisible and stay unselected (seen with a package import).
+    layer.update()
     made = [o for o in objects if o.name in layer.objects]
     if not made:
         return

@@ -481,3 +481,39 @@ def test_animation_import_transform_is_taken_back_out(blank_blend, tmp_path):
         assert np.allclose(np.linalg.norm(y.keys["position"], axis=1), 0.01 * size, atol=1e-6)
         if parents[x.name]:  # a child's keys only scale; the root's turn too
             assert np.allclose(y.keys["position"], 0.01 * x.keys["position"], atol=1e-6)
+
+
+def test_package_import_places_models_and_selects_them(blank_blend, tmp_path):
+    """The package's models get the axes and scale on their roots (recorded for an
+    As Imported export), the animations the chosen frame rate; what was made is
+    selected with an armature active."""
+    pytest.importorskip("lz4.block")
+    from rigport.io_formats.urho3d import rbfx_samples
+
+    bpy = blank_blend
+    pak = _write(tmp_path, "Data.pak", rbfx_samples.sample_package(True, False))
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    assert bpy.ops.import_scene.urho3d_package(
+        filepath=str(pak), global_scale=0.5, frame_rate="CUSTOM", fps=48.0, set_scene_timing=True
+    ) == {"FINISHED"}
+    arms = [o for o in bpy.data.objects if o.type == "ARMATURE"]
+    for arm in arms:
+        assert np.allclose(np.array(arm.matrix_world)[:3, :3], 0.5 * np.eye(3))
+        assert len(arm["_rigport_import_transform"]) == 16
+    assert bpy.context.view_layer.objects.active in arms
+    assert {o.name for o in bpy.context.selected_objects} == {
+        o.name for o in bpy.data.objects if o.visible_get()
+    }
+    assert scene.render.fps == 48
+    tentacle = bpy.data.objects["Tentacle"]
+    out = tmp_path / "back.ani"
+    bpy.context.view_layer.objects.active = tentacle
+    assert bpy.ops.export_anim.urho3d_ani(filepath=str(out)) == {"FINISHED"}
+    from rigport.io_formats.urho3d import package
+
+    src = ani.read(package.read(pak.read_bytes()).get("Models/Tentacle_Wave.ani"))
+    back = ani.read(out.read_bytes())
+    for x, y in zip(src.tracks, back.tracks, strict=True):
+        assert np.allclose(x.keys["time"], y.keys["time"], atol=1e-6)
+        assert np.allclose(x.keys["position"], y.keys["position"], atol=1e-5)
