@@ -413,10 +413,17 @@ def _morphs(me, nv: int) -> list[MorphTarget]:
 
 
 def extract_animation(
-    armature: bpy.types.Object, action: bpy.types.Action, fps: float | None = None
+    armature: bpy.types.Object,
+    action: bpy.types.Action,
+    fps: float | None = None,
+    use_recorded_fps: bool = True,
 ) -> Animation:
-    """Engine-local tracks at the action's keyframes, one per keyed bone."""
-    fps = float(action.get("rigport_fps", fps or 24.0))
+    """Engine-local tracks at the action's keyframes, one per keyed bone. Key
+    times convert at the rate the action was imported with (so they come back
+    exactly), else at ``fps``; ``use_recorded_fps=False`` makes ``fps`` win
+    (an export's explicit frame rate)."""
+    recorded = action.get("rigport_fps") if use_recorded_fps else None
+    fps = float(recorded if recorded is not None else (fps or 24.0))
     rels = rest_relative(armature.data)
     per_bone: dict[str, dict[str, dict[int, object]]] = {}
     for fc in compat.fcurves(action):

@@ -8,16 +8,12 @@ from dataclasses import dataclass
 
 import bpy
 import numpy as np
-from bpy.props import (
-    BoolProperty,
-    EnumProperty,
-    FloatProperty,
-    StringProperty,
-)
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
+from ...io_formats.global_transform import bake_animation, is_identity
 from ...io_formats.merge import merge_meshes
 from ...io_formats.scene import Mesh
 from ...io_formats.urho3d import ani, engine_rules, mdl, package
@@ -46,6 +42,7 @@ from ...io_formats.urho3d.model_import import (
     TANGENT_ATTRIBUTE,
     import_model,
 )
+from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
 from ..blender.actions import keep_actions
 from ..blender.build import build_action, build_scene
 from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
@@ -61,12 +58,34 @@ from ..common import (
     fit_armature,
     one_armature,
     read_bytes,
+    report_export,
 )
+from ..conventions import (
+    IMPORT_TRANSFORM,
+    SAME,
+    ExportScope,
+    FrameRateOptions,
+    ReuseMaterials,
+    draw_props,
+    draw_transform,
+    evaluated_meshes,
+    file_matrix,
+    option_matrix,
+    place_roots,
+    recorded_transform,
+    section,
+    transform_options,
+)
+from .animations_out import AnimationChoice, action_paths, armature_actions
 
-AXES_ITEMS = (
-    ("BLENDER", "Convert to Blender", "Urho3D's left-handed Y-up axes become Blender's Z-up"),
-    ("NONE", "Keep Urho3D axes", "Write coordinates as they are (the model lies on its side)"),
-)
+#: Urho3D's own axes (left-handed, Y up, +Z forward), which the codec's
+#: conversion turns into Blender's: the axes options' default.
+ENGINE_AXES = ("Z", "Y")
+
+#: ``transform(root, space_world)``: the 4x4 an export bakes into data read in
+#: ``root``'s space (``conventions.file_matrix`` bound to the operator).
+Transform = Callable[[object, np.ndarray | None], np.ndarray]
+
 LOD_ITEMS = (
     (
         "ALL",
@@ -76,14 +95,10 @@ LOD_ITEMS = (
     ),
     ("FIRST", "LOD 0", "Import the most detailed level only (an export then writes one level)"),
 )
-EXPORT_AXES_ITEMS = (
-    ("AUTO", "As imported", "The axes the model or animation was imported with; else Blender's"),
-    *AXES_ITEMS,
-)
 BONE_LIMIT_ITEMS = (
     (
         "AUTO",
-        "As imported",
+        "As Imported",
         "64, or 128 when the imported model skinned more than 64 bones in one draw",
     ),
     (
@@ -133,21 +148,41 @@ class AnimationImport:
         return lines + [f"warning: {w}" for w in self.warnings]
 
 
-def import_mdl_file(context, path: str, all_lods: bool = False, convert: bool = True):
+def import_mdl_file(
+    context,
+    path: str,
+    all_lods: bool = False,
+    convert: bool = True,
+    reuse_materials: bool = False,
+):
     """Import one .mdl: returns what was built; FormatError leaves nothing behind."""
-    return import_mdl_data(context, read_bytes(path), path, all_lods, convert)
+    return import_mdl_data(context, read_bytes(path), path, all_lods, convert, reuse_materials)
 
 
-def import_mdl_data(context, data: bytes, path: str, all_lods: bool = False, convert: bool = True):
+def import_mdl_data(
+    context,
+    data: bytes,
+    path: str,
+    all_lods: bool = False,
+    convert: bool = True,
+    reuse_materials: bool = False,
+):
     """Import a model from bytes (``path`` names it: a file, or a file in a package)."""
     try:
         model = mdl.read(data)
     except FormatError as err:
         raise err.with_path(path) from None
-    return build_model(context, model, path, all_lods, convert)
+    return build_model(context, model, path, all_lods, convert, reuse_materials)
 
 
-def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, convert: bool = True):
+def build_model(
+    context,
+    model: mdl.Model,
+    path: str,
+    all_lods: bool = False,
+    convert: bool = True,
+    reuse_materials: bool = False,
+):
     """Build ``model``; with every LOD, the levels after 0 are hidden in the viewport
     (they are still exported)."""
     name = os.path.splitext(os.path.basename(path))[0]
@@ -155,7 +190,7 @@ def build_model(context, model: mdl.Model, path: str, all_lods: bool = False, co
         scene = import_model(model, name, all_lods=all_lods, convert=convert)
     except FormatError as err:
         raise err.with_path(path) from None
-    built = build_scene(context, scene)
+    built = build_scene(context, scene, reuse_materials=reuse_materials)
     for obj in built.objects:
         if obj.type == "MESH" and int(obj.get("urho_lod", 0)) > 0:
             obj.hide_set(True)
@@ -186,9 +221,14 @@ def unheld_normal_warnings(built) -> list[str]:
 
 
 def import_ani_file(
-    context, path: str, armature=None, convert: bool = True, fps: float | None = None
+    context,
+    path: str,
+    armature=None,
+    convert: bool = True,
+    fps: float | None = None,
+    matrix: np.ndarray | None = None,
 ) -> AnimationImport:
-    return import_ani_data(context, read_bytes(path), path, armature, convert, fps)
+    return import_ani_data(context, read_bytes(path), path, armature, convert, fps, matrix)
 
 
 def import_ani_data(
@@ -198,13 +238,14 @@ def import_ani_data(
     armature=None,
     convert: bool = True,
     fps: float | None = None,
+    matrix: np.ndarray | None = None,
 ) -> AnimationImport:
     """Import an animation from bytes onto ``armature`` (else the best match)."""
     try:
         anim = ani.read(data)
     except FormatError as err:
         raise err.with_path(path) from None
-    return build_animation(context, anim, path, armature, convert, fps)
+    return build_animation(context, anim, path, armature, convert, fps, matrix)
 
 
 def build_animation(
@@ -214,9 +255,13 @@ def build_animation(
     armature=None,
     convert: bool = True,
     fps: float | None = None,
+    matrix: np.ndarray | None = None,
 ) -> AnimationImport:
     """One animation as an action on ``armature`` (else the armature that fits),
-    kept through a save (:func:`keep_actions`); refused when it fits no bone."""
+    kept through a save (:func:`keep_actions`); refused when it fits no bone.
+    ``matrix`` (the axes and scale options, in the armature's space) is baked
+    into the keys and recorded on the action, so an export "As Imported" takes
+    it back out; the identity leaves the keys the file's."""
     try:
         neutral = import_animation(anim, convert)
     except FormatError as err:
@@ -224,8 +269,12 @@ def build_animation(
     armature, how, warnings = fit_armature(
         context, path, [t.bone for t in neutral.tracks], armature
     )
+    if matrix is not None and not is_identity(matrix):
+        bake_animation(neutral, extract_skeleton(armature), matrix)
     r = context.scene.render
     action = build_action(armature, neutral, fps or r.fps / r.fps_base)
+    if matrix is not None and not is_identity(matrix):
+        action[IMPORT_TRANSFORM] = [float(v) for v in np.asarray(matrix, np.float64).ravel()]
     undo = keep_actions(armature, [action])
     return AnimationImport(armature, action, how, warnings, undo)
 
@@ -244,11 +293,6 @@ def write_output(
     return f"{package_path}:{name}"
 
 
-def _export_objects(context, use_selection: bool) -> list[bpy.types.Object]:
-    pool = context.selected_objects if use_selection else context.scene.objects
-    return [o for o in pool if o.type == "MESH"]
-
-
 def export_mdl_file(
     context,
     path: str,
@@ -260,13 +304,17 @@ def export_mdl_file(
     bone_limit: int | str = "AUTO",
     package_path: str = "",
     entry: str = "",
+    transform: Transform | None = None,
 ) -> list[str]:
     """Write ``objects`` (LODs by their ``urho_lod`` property) to one .mdl; returns warnings.
 
     ``convert`` and ``bone_limit`` default to what the import recorded (Blender's
     axes and 64 bones per draw for new models).
     With ``package_path`` the model goes into that existing package as ``entry``
-    (default: ``path``'s file name), replacing a file of that name."""
+    (default: ``path``'s file name), replacing a file of that name.
+    Skinned meshes are read in their armature's space, others in world space;
+    ``transform(root, space_world)`` gives the matrix baked into that data (the
+    axes and scale options; none: the data as read)."""
     if not objects:
         raise FormatError("no mesh objects to export")
     armature = one_armature(objects, "an Urho3D model")
@@ -275,6 +323,14 @@ def export_mdl_file(
     by_lod: dict[int, list] = {}
     for obj in objects:
         by_lod.setdefault(int(obj.get("urho_lod", 0)), []).append(obj)
+    matrix = np.eye(4)
+    if transform is not None:
+        if armature is not None:
+            matrix = transform(armature, np.array(armature.matrix_world, np.float64))
+        else:
+            matrix = transform(_top(min(by_lod[min(by_lod)], key=lambda o: o.name)), None)
+    if skeleton is not None:
+        bake_bones(skeleton, matrix)
     lods = []
     merge_warnings: list[str] = []
     single = all(len(v) == 1 for v in by_lod.values())
@@ -289,6 +345,7 @@ def export_mdl_file(
                 m = extract_mesh(obj, names, tangents=need)
                 _apply_object_transform(m, obj, armature)
                 meshes.append(m)
+        bake_meshes(meshes, matrix)
         merged, notes = merge_meshes(meshes, (GEOMETRY_ATTRIBUTE,))
         merge_warnings += notes
         lods.append((lod, merged))
@@ -300,13 +357,14 @@ def export_mdl_file(
         magic = recorded.get("magic", "UMD2")
     if bone_limit == "AUTO":
         bone_limit = imported_bone_limit(recorded)
+    convert_axes = export_axes(convert, recorded.get("axes"))
     opts = ExportOptions(
         magic=magic.encode("ascii"),
-        convert_axes=export_axes(convert, recorded.get("axes")),
+        convert_axes=convert_axes,
         tangents=tangents,
         recompute_tangents=recompute_tangents,
         bone_limit=int(bone_limit),
-        layout=layout,
+        layout=bake_layout(layout, matrix, convert_axes),
     )
     model, warnings = export_model(lods, skeleton, opts)
     warnings = merge_warnings + warnings
@@ -339,6 +397,13 @@ def _rbfx_model_fields(model: mdl.Model, objects: list, layout: dict | None) -> 
         m.weight = values.get(m.name, 0.0)
 
 
+def _top(obj):
+    """The topmost parent of ``obj`` (where an import recorded its transform)."""
+    while obj.parent is not None:
+        obj = obj.parent
+    return obj
+
+
 def _apply_object_transform(mesh: Mesh, obj, armature) -> None:
     m = np.array(obj.matrix_world, np.float64)
     if armature is not None:
@@ -362,16 +427,31 @@ def export_ani_file(
     fmt: str = "AUTO",
     package_path: str = "",
     entry: str = "",
+    fps: float | None = None,
+    transform: Transform | None = None,
 ) -> list[str]:
     """Write the armature's action as UANI, or as UAN2 (``fmt``; AUTO: as imported);
     returns warnings. ``convert`` defaults to the axes the action was imported with.
-    With ``package_path`` the file goes into that existing package as ``entry``."""
+    With ``package_path`` the file goes into that existing package as ``entry``.
+    Key times convert at the rate the action was imported with, else the scene's;
+    ``fps`` (an explicit rate) wins over both. ``transform(armature, space_world)``
+    gives the matrix baked into the root bones' keys (read in the armature's space)."""
     action = action or (armature.animation_data.action if armature.animation_data else None)
     if action is None:
         raise FormatError(f"armature {armature.name!r} has no action to export")
     r = context.scene.render
+    neutral = extract_animation(armature, action, fps or r.fps / r.fps_base, fps is None)
+    if transform is not None:
+        matrix = transform(armature, np.array(armature.matrix_world, np.float64))
+        own = recorded_transform(action) if convert is None else None
+        if own is not None:  # As Imported: what the animation's import baked, back out
+            matrix = np.linalg.inv(own) @ matrix
+            if np.allclose(matrix, np.eye(4), atol=SAME):
+                matrix = np.eye(4)
+        if not is_identity(matrix):
+            bake_animation(neutral, extract_skeleton(armature), matrix)
     convert = export_axes(convert, read_prop(action, AXES_EXTRA))
-    anim = export_animation(extract_animation(armature, action, r.fps / r.fps_base), convert)
+    anim = export_animation(neutral, convert)
     file_track_order(anim, read_prop(action, ORDER_EXTRA))
     warnings = restore_steps(anim, read_prop(action, STEPS_EXTRA))
     extras = read_prop(action, RBFX_EXTRA)
@@ -387,7 +467,20 @@ def steps_warnings(action) -> list[str]:
     return [f"warning: {note}"] if note else []
 
 
-class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles):
+def transform_choice(op) -> tuple[bool | None, Transform]:
+    """An exporter's axes and scale options as ``(convert, transform)`` for the
+    export functions: "As Imported" writes the axes each model or action was
+    imported with (Blender's for new ones) and the recorded import transform;
+    otherwise the engine's axes and the options' transform."""
+    convert = None if op.use_transform_as_imported else True
+    return convert, lambda root, space: file_matrix(op, root, space)
+
+
+LOD_DESCRIPTION = "Which LOD levels to import"
+
+
+@transform_options(*ENGINE_AXES)
+class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials):
     """Import Urho3D models (.mdl): mesh, armature, weights, shape keys, LODs"""
 
     bl_idname = "import_scene.urho3d_mdl"
@@ -396,16 +489,25 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles):
 
     filename_ext = ".mdl"
     filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
-    lods: EnumProperty(
-        name="LODs",
-        items=LOD_ITEMS,
-        default="ALL",
-    )
-    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+    lods: EnumProperty(name="LODs", items=LOD_ITEMS, default="ALL", description=LOD_DESCRIPTION)
+
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_transform(layout, self)
+        body = section(layout, self, "geometry", "Geometry")
+        if body is not None:
+            draw_props(body, self, ("lods", "reuse_materials"))
 
     def execute(self, context):
+        matrix = option_matrix(self)
+
         def one(context, path, progress):
-            built = import_mdl_file(context, path, self.lods == "ALL", self.axes == "BLENDER")
+            built = import_mdl_file(
+                context, path, self.lods == "ALL", reuse_materials=self.reuse_materials
+            )
+            place_roots(built.objects, matrix)
             return [f"{len(built.objects)} objects", *unheld_normal_warnings(built)], [
                 built.discard
             ]
@@ -413,7 +515,8 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles):
         return self.import_files(context, one)
 
 
-class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
+@transform_options(*ENGINE_AXES, export=True)
+class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
     """Export meshes (with their armature and LOD collection) to an Urho3D model (.mdl)"""
 
     bl_idname = "export_scene.urho3d_mdl"
@@ -425,15 +528,14 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
     file_format: EnumProperty(
         name="Format",
         items=(
-            ("AUTO", "As imported", "The format the model was imported from, else UMD2"),
+            ("AUTO", "As Imported", "The format the model was imported from, else UMD2"),
             ("UMD2", "UMD2", "Vertex element descriptors (Urho3D 1.7+, rbfx)"),
             ("UMDL", "UMDL", "Legacy element mask"),
             ("UMD3", "UMD3", "rbfx: versioned, with each shape key's value as default weight"),
         ),
         default="AUTO",
+        description="The model file format to write",
     )
-    axes: EnumProperty(name="Axes", items=EXPORT_AXES_ITEMS, default="AUTO")
-    use_selection: BoolProperty(name="Selected Only", default=False)
     tangents: BoolProperty(
         name="Tangents", default=True, description="Write tangents (needs a UV map)"
     )
@@ -462,33 +564,57 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper):
         description="The model's name inside the package (empty: Models/<file name>)",
     )
 
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        self.draw_include(layout)
+        draw_transform(layout, self)
+        body = section(layout, self, "geometry", "Geometry")
+        if body is not None:
+            draw_props(body, self, ("file_format", "apply_modifiers", "tangents"))
+            row = body.row()
+            row.active = self.tangents
+            row.prop(self, "recompute_tangents")
+            body.prop(self, "bone_limit")
+        draw_package(layout, self)
+
     def execute(self, context):
-        objects = _export_objects(context, self.use_selection)
         entry = self.package_entry or f"Models/{os.path.basename(self.filepath)}"
-        try:
-            warnings = export_mdl_file(
-                context,
-                self.filepath,
-                objects,
-                self.file_format,
-                self.axes,
-                self.tangents,
-                self.recompute_tangents,
-                self.bone_limit,
-                bpy.path.abspath(self.package_file) if self.package_file else "",
-                entry,
-            )
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
-        for w in warnings:
-            self.report({"WARNING"}, w)
-        if self.package_file:
+        convert, transform = transform_choice(self)
+
+        def export() -> list[str]:
+            objects = self.scope_objects(context)
+            with evaluated_meshes(context, objects, self.apply_modifiers) as (read, notes):
+                return notes + export_mdl_file(
+                    context,
+                    self.filepath,
+                    read,
+                    self.file_format,
+                    convert,
+                    self.tangents,
+                    self.recompute_tangents,
+                    self.bone_limit,
+                    bpy.path.abspath(self.package_file) if self.package_file else "",
+                    entry,
+                    transform,
+                )
+
+        result = report_export(self, export)
+        if result == {"FINISHED"} and self.package_file:
             self.report({"INFO"}, f"wrote {entry} into {self.package_file}")
-        return {"FINISHED"}
+        return result
 
 
-class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles):
+def draw_package(layout, op) -> None:
+    """The Package panel of the exporters: write into an existing .pak."""
+    body = section(layout, op, "package", "Package", closed=not op.package_file)
+    if body is not None:
+        draw_props(body, op, ("package_file", "package_entry"))
+
+
+@transform_options(*ENGINE_AXES)
+class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, FrameRateOptions):
     """Import Urho3D animations (.ani) as actions on an armature"""
 
     bl_idname = "import_anim.urho3d_ani"
@@ -497,24 +623,44 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles):
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
-    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
-    fps: FloatProperty(
-        name="Frame Rate",
-        default=0.0,
-        min=0.0,
-        description="Frames per second for key times (0: the scene's)",
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=True,
+        description="Set the scene's frame rate to the one used and its frame range to "
+        "the imported animation's",
     )
 
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_transform(layout, self)
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            self.draw_frame_rate(body)
+
     def execute(self, context):
+        fps = self.frames_per_second(context)
+        matrix = option_matrix(self)
+        actions = []
+
         def one(context, path, progress):
-            result = import_ani_file(context, path, None, self.axes == "BLENDER", self.fps or None)
+            result = import_ani_file(context, path, None, fps=fps, matrix=matrix)
+            actions.append(result.action)
             return result.messages() + steps_warnings(result.action), [result.undo]
 
-        return self.import_files(context, one)
+        done = self.import_files(context, one)
+        if done == {"FINISHED"}:
+            self.apply_scene_timing(context, actions)
+        return done
 
 
-class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
-    """Export the active armature's action to an Urho3D animation (.ani)"""
+@transform_options(*ENGINE_AXES, export=True)
+class EXPORT_ANIM_OT_urho3d_ani(
+    bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions, AnimationChoice
+):
+    """Export an armature's actions to Urho3D animations (.ani): the active one, every
+    action or every NLA track, one file each"""
 
     bl_idname = "export_anim.urho3d_ani"
     bl_label = "Export Urho3D Animation"
@@ -522,58 +668,113 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
-    axes: EnumProperty(name="Axes", items=EXPORT_AXES_ITEMS, default="AUTO")
     file_format: EnumProperty(
         name="Format",
         items=(
             (
                 "AUTO",
-                "As imported",
+                "As Imported",
                 "UAN2 with its version and track data if imported so, else UANI",
             ),
             ("UANI", "UANI", "Urho3D animation"),
             ("UAN2", "UAN2", "rbfx animation (version 3: track weights, variant tracks)"),
         ),
         default="AUTO",
+        description="The animation file format to write",
     )
     package_file: StringProperty(
         name="Into Package",
         subtype="FILE_PATH",
         default="",
-        description="An existing .pak to write the animation into (instead of the file path)",
+        description="An existing .pak to write the animations into (instead of the file path)",
     )
     package_entry: StringProperty(
         name="Path in Package",
         default="",
-        description="The animation's name inside the package (empty: Models/<file name>)",
+        description="The animation's name inside the package (empty: Models/<file name>); "
+        "with several animations, the folder their files go into",
+    )
+    # An animation has no meshes, and an export sets no scene timing.
+    apply_modifiers: BoolProperty(
+        name="Apply Modifiers",
+        default=True,
+        options={"HIDDEN"},
+        description="Not used: an animation export writes no mesh",
+    )
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=False,
+        options={"HIDDEN"},
+        description="Not used: an export leaves the scene's timing alone",
     )
 
+    def draw(self, context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        self.draw_include(layout)
+        draw_transform(layout, self)
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            self.draw_animation_choice(body)
+            self.draw_frame_rate(body, importing=False)
+            body.prop(self, "file_format")
+        draw_package(layout, self)
+
+    def armature(self, context):
+        """The armature to export: the active one when it is in scope, else the
+        only one in scope; FormatError otherwise."""
+        pool = self.scope_objects(context, ("ARMATURE",))
+        active = context.view_layer.objects.active
+        if active is not None and active in pool:
+            return active
+        if len(pool) == 1:
+            return pool[0]
+        if not pool:
+            raise FormatError("no armature to export the animation of")
+        names = sorted(o.name for o in pool)
+        raise FormatError(
+            f"{len(pool)} armatures could be exported ({', '.join(names[:3])}"
+            f"{' ...' if len(pool) > 3 else ''}): make the one whose actions to export active"
+        )
+
     def execute(self, context):
-        arm = context.view_layer.objects.active
-        if arm is None or arm.type != "ARMATURE":
-            arms = [o for o in context.scene.objects if o.type == "ARMATURE"]
-            arm = arms[0] if len(arms) == 1 else None
-        if arm is None:
-            self.report({"ERROR"}, "select the armature whose action to export")
-            return {"CANCELLED"}
-        entry = self.package_entry or f"Models/{os.path.basename(self.filepath)}"
-        try:
-            warnings = export_ani_file(
-                context,
-                self.filepath,
-                arm,
-                None,
-                self.axes,
-                self.file_format,
-                bpy.path.abspath(self.package_file) if self.package_file else "",
-                entry,
-            )
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
-        for w in warnings:
-            self.report({"WARNING"}, w)
-        return {"FINISHED"}
+        convert, transform = transform_choice(self)
+        fps = self.fps if self.frame_rate == "CUSTOM" else None
+        package_path = bpy.path.abspath(self.package_file) if self.package_file else ""
+
+        def export() -> list[str]:
+            arm = self.armature(context)
+            chosen = armature_actions(arm, self.export_animations)
+            if self.export_animations == "ACTIVE":
+                paths = [self.filepath]
+                entries = [self.package_entry or f"Models/{os.path.basename(self.filepath)}"]
+            else:
+                paths = action_paths(self.filepath, [n for n, _ in chosen], self.use_action_names)
+                folder = os.path.dirname(self.package_entry) or "Models"
+                if self.package_entry and not os.path.splitext(self.package_entry)[1]:
+                    folder = self.package_entry.rstrip("/")
+                entries = [f"{folder}/{os.path.basename(p)}" for p in paths]
+            warnings = []
+            for (name, action), path, entry in zip(chosen, paths, entries, strict=True):
+                notes = export_ani_file(
+                    context,
+                    path,
+                    arm,
+                    action,
+                    convert,
+                    self.file_format,
+                    package_path,
+                    entry,
+                    fps,
+                    transform,
+                )
+                warnings += [f"{name}: {w}" for w in notes] if len(chosen) > 1 else notes
+            where = f" into {self.package_file}" if package_path else ""
+            self.report({"INFO"}, f"wrote {len(chosen)} animation file(s){where} from {arm.name}")
+            return warnings
+
+        return report_export(self, export)
 
 
 def _batch_import_mdl(context, path: str, state: dict, options: dict) -> str:

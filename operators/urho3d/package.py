@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 import bpy
+import numpy as np
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
@@ -29,8 +30,20 @@ from ..common import (
     file_handler,
     read_bytes,
 )
+from ..conventions import (
+    FrameRateOptions,
+    ReuseMaterials,
+    draw_props,
+    draw_transform,
+    option_matrix,
+    place_roots,
+    section,
+    select_imported,
+    transform_options,
+)
 from .operators import (
-    AXES_ITEMS,
+    ENGINE_AXES,
+    LOD_DESCRIPTION,
     LOD_ITEMS,
     build_animation,
     build_model,
@@ -117,8 +130,13 @@ def import_package(
     all_lods: bool = False,
     convert: bool = True,
     progress: Progress | None = None,
+    reuse_materials: bool = False,
+    matrix: np.ndarray | None = None,
+    fps: float | None = None,
 ) -> PackageImport:
-    """Import the chosen files of a package (default: every model and animation)."""
+    """Import the chosen files of a package (default: every model and animation).
+    ``matrix`` goes onto each model's root objects (the axes and scale options);
+    animation keys convert at ``fps`` (default: the scene's rate)."""
     pkg = read_package_file(path)
     if members is None:
         chosen = [e for e in pkg.entries if member_kind(e.name) in IMPORTABLE]
@@ -147,8 +165,10 @@ def import_package(
     result = PackageImport()
     try:
         for i, (where, model) in enumerate(models):
-            built = build_model(context, model, where, all_lods, convert)
+            built = build_model(context, model, where, all_lods, convert, reuse_materials)
             result.built.append(built)
+            if matrix is not None:
+                place_roots(built.objects, matrix)
             result.lines.append(f"{where}: {len(built.objects)} objects")
             result.lines += [_located(where, m) for m in unheld_normal_warnings(built)]
             if progress:
@@ -156,7 +176,7 @@ def import_package(
         armatures = [b.armature for b in result.built if b.armature is not None]
         for i, (where, anim) in enumerate(anims):
             target, how = _best_armature(armatures, anim)
-            imported = build_animation(context, anim, where, target, convert)
+            imported = build_animation(context, anim, where, target, convert, fps)
             result.actions.append(imported)
             result.lines.append(
                 f"{where}: {imported.action.name} on {imported.armature.name} "
@@ -199,7 +219,24 @@ def _size(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
 
 
-class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, FileBrowserList, ImportHelper):
+class RIGPORT_UL_package_files(bpy.types.UIList):
+    """The package's files: a tick box on each model and animation, then the name,
+    size and what the file is."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_prop, index=0):
+        row = layout.row(align=True)
+        if item.kind in IMPORTABLE:
+            row.prop(item, "select", text="")
+        else:
+            row.label(text="", icon="FILE")
+        row.label(text=f"{item.name}  ({_size(item.size)})")
+        row.label(text=item.detail)
+
+
+@transform_options(*ENGINE_AXES)
+class IMPORT_SCENE_OT_urho3d_package(
+    bpy.types.Operator, FileBrowserList, ImportHelper, ReuseMaterials, FrameRateOptions
+):
     """Import models and animations from an Urho3D or rbfx package (.pak)"""
 
     bl_idname = "import_scene.urho3d_package"
@@ -208,7 +245,17 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, FileBrowserList, Import
 
     filename_ext = ".pak"
     filter_glob: StringProperty(default="*.pak", options={"HIDDEN"})
-    package_files: CollectionProperty(type=RIGPORT_PG_package_file, options={"SKIP_SAVE"})
+    package_files: CollectionProperty(
+        type=RIGPORT_PG_package_file,
+        options={"SKIP_SAVE"},
+        name="Package Files",
+        description="The package's files: tick the models and animations to import",
+    )
+    active_file: IntProperty(
+        name="Active File",
+        options={"SKIP_SAVE"},
+        description="The file highlighted in the list",
+    )
     listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     members: StringProperty(
@@ -217,35 +264,58 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, FileBrowserList, Import
         description="Files to import, ';'-separated (empty: every model and animation, "
         "or those ticked in the list)",
     )
-    lods: EnumProperty(
-        name="LODs",
-        items=LOD_ITEMS,
-        default="ALL",
-    )
-    axes: EnumProperty(name="Axes", items=AXES_ITEMS, default="BLENDER")
+    lods: EnumProperty(name="LODs", items=LOD_ITEMS, default="ALL", description=LOD_DESCRIPTION)
 
     list_attr = "package_files"
 
     def list_rows(self, path: str) -> list[dict]:
         return package_rows(path)
 
+    def invoke(self, context, event):
+        """A dropped package gets the options popup with its file list (filled
+        here: the popup has no file browser to fill it); File > Import opens the
+        file browser."""
+        if self.properties.is_property_set("filepath"):
+            self._list()
+            return context.window_manager.invoke_props_dialog(
+                self, confirm_text=self.bl_label, title=self.filepath, translate=False
+            )
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def check(self, context) -> bool:
+        listed = FileBrowserList.check(self, context)
+        return ImportHelper.check(self, context) or listed
+
     def draw(self, context) -> None:
         layout = self.layout
-        layout.prop(self, "lods")
-        layout.prop(self, "axes")
-        box = layout.box()
-        if not self.draw_list_state(box, "No package file selected", "No files"):
-            return
-        box.label(text=f"{len(self.package_files)} files in the package")
-        for item in self.package_files:
-            row = box.row()
-            text = f"{item.name}  ({_size(item.size)})"
-            if item.kind in IMPORTABLE:
-                row.prop(item, "select", text=text)
-            else:
-                row.label(text=text, icon="FILE")
-            row = box.row()
-            row.label(text=f"    {item.detail}")
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        body = section(layout, self, "include", "Include")
+        if body is not None:
+            body.prop(self, "members")
+            self.draw_files(body.box())
+        draw_transform(layout, self)
+        body = section(layout, self, "geometry", "Geometry")
+        if body is not None:
+            draw_props(body, self, ("lods", "reuse_materials"))
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            self.draw_frame_rate(body)
+
+    def draw_files(self, box) -> None:
+        """The package's files, models and animations with a tick box."""
+        if self.draw_list_state(box, "No package file selected", "No files"):
+            box.label(text=f"{len(self.package_files)} files in the package")
+        box.template_list(
+            "RIGPORT_UL_package_files",
+            "",
+            self,
+            "package_files",
+            self,
+            "active_file",
+            rows=min(max(len(self.package_files), 3), 12),
+        )
 
     def execute(self, context):
         if self.members:
@@ -267,8 +337,11 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, FileBrowserList, Import
                     self.filepath,
                     members,
                     self.lods == "ALL",
-                    self.axes == "BLENDER",
+                    True,
                     progress,
+                    self.reuse_materials,
+                    option_matrix(self),
+                    self.frames_per_second(context),
                 )
         except Exception as err:  # whatever it was, the scene goes back as it was
             self.report({"ERROR"}, guard.blender_name(failure_message(err, self.filepath)))
@@ -285,6 +358,8 @@ class IMPORT_SCENE_OT_urho3d_package(bpy.types.Operator, FileBrowserList, Import
         if notes:
             text = f"{os.path.basename(self.filepath)}: {guard.summary(notes)}"
             self.report({"WARNING"}, guard.blender_name(text))
+        self.apply_scene_timing(context, [a.action for a in result.actions])
+        select_imported(context, state.added_objects())
         return {"FINISHED"}
 
 
@@ -303,6 +378,7 @@ def _batch_import_pak(context, path: str, state: dict, options: dict) -> str:
 
 CLASSES = (
     RIGPORT_PG_package_file,
+    RIGPORT_UL_package_files,
     IMPORT_SCENE_OT_urho3d_package,
     file_handler("urho3d_pak", "Urho3D Package", "import_scene.urho3d_package", "", ".pak"),
 )

@@ -229,10 +229,12 @@ def test_kept_file_axes_round_trip(blank_blend, tmp_path):
     anim = samples.walk_animation(model, n_keys=7)
     src = _write(tmp_path, "in.mdl", mdl.write(model))
     src_ani = _write(tmp_path, "in.ani", ani.write(anim))
-    assert bpy.ops.import_scene.urho3d_mdl(filepath=src, axes="NONE") == {"FINISHED"}
-    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    from rigport.operators.urho3d.operators import import_ani_file, import_mdl_file
+
+    built = import_mdl_file(bpy.context, src, convert=False)
+    arm = built.armature
     bpy.context.view_layer.objects.active = arm
-    assert bpy.ops.import_anim.urho3d_ani(filepath=src_ani, axes="NONE") == {"FINISHED"}
+    import_ani_file(bpy.context, src_ani, arm, convert=False)
     back = _export(bpy, tmp_path)
     a, b = model.vertex_buffers[0], back.vertex_buffers[0]
     assert (a.count, a.morph_start, a.morph_count) == (b.count, b.morph_start, b.morph_count)
@@ -249,8 +251,8 @@ def test_kept_file_axes_round_trip(blank_blend, tmp_path):
         assert np.allclose(x.keys["position"], y.keys["position"], atol=1e-5)
         q, r = x.keys["rotation"], y.keys["rotation"]
         assert np.allclose(q, r * np.sign(np.sum(q * r, axis=1, keepdims=True)), atol=1e-5)
-    # An explicit choice still wins.
-    swapped = _export(bpy, tmp_path, "swapped.mdl", axes="BLENDER")
+    # Not "As Imported": the engine's axes.
+    swapped = _export(bpy, tmp_path, "swapped.mdl", use_transform_as_imported=False)
     assert np.allclose(
         swapped.vertex_buffers[0].data["position0"], a.data["position0"][:, [0, 2, 1]], atol=1e-5
     )
