@@ -20,9 +20,18 @@ from ...io_formats.codec import FormatError
 from ...io_formats.renderware import dff, ifp, img, txd
 from ...io_formats.renderware.clump_import import import_dff
 from ..common import BatchFormat, FileBrowserList, Progress, file_handler
-from ..conventions import select_imported
+from ..conventions import (
+    ReuseMaterials,
+    draw_transform,
+    option_matrix,
+    place_roots,
+    section,
+    select_imported,
+    transform_options,
+)
 from .build import build_clump
 from .ifp import import_ifp
+from .operators import ENGINE_AXES
 from .txd import import_txd
 
 IMPORTABLE = ("model", "animations", "textures")
@@ -47,9 +56,18 @@ def archive_rows(path: str) -> list[dict]:
     ]
 
 
-def import_archive(context, path: str, members: list[str] | None = None, progress=None):
+def import_archive(
+    context,
+    path: str,
+    members: list[str] | None = None,
+    progress=None,
+    reuse_materials: bool = False,
+    matrix=None,
+):
     """Import ``members`` (all importable ones when None); returns report lines.
-    Raises FormatError (naming ``archive:member``) and leaves nothing behind."""
+    Raises FormatError (naming ``archive:member``) and leaves nothing behind.
+    ``reuse_materials`` and ``matrix`` (the axes and scale options, put on each
+    model's root objects) are the DFF importer's."""
     a = img.open_archive(path)
     names = members
     if names is None:
@@ -79,7 +97,9 @@ def import_archive(context, path: str, members: list[str] | None = None, progres
             where = f"{path}:{name}"
             try:
                 if kind == "model":
-                    armature = _import_model(context, a, name, obj, dictionaries, undo, lines)
+                    armature = _import_model(
+                        context, a, name, obj, dictionaries, undo, lines, reuse_materials, matrix
+                    )
                 elif kind == "textures":
                     more, u = import_txd(context, where, data)
                     lines += more
@@ -99,7 +119,9 @@ def import_archive(context, path: str, members: list[str] | None = None, progres
     return lines
 
 
-def _import_model(context, a, name, parsed, dictionaries, undo, lines):
+def _import_model(
+    context, a, name, parsed, dictionaries, undo, lines, reuse_materials=False, matrix=None
+):
     stem = os.path.splitext(name)[0]
     txd_name = dictionaries.get(stem.lower())
     dicts = []
@@ -110,8 +132,10 @@ def _import_model(context, a, name, parsed, dictionaries, undo, lines):
             raise err.with_path(f"archive member {txd_name}") from None
     armature = None
     for imp in import_dff(parsed, stem):
-        built = build_clump(context, imp, "", dicts)
+        built = build_clump(context, imp, "", dicts, reuse_materials)
         undo.append(built.discard)
+        if matrix is not None:
+            place_roots(built.objects, matrix)
         lines += [f"warning: {w}" for w in imp.warnings]
         lines.append(f"{name}: {len(built.objects)} objects")
         armature = armature or built.armature
@@ -130,7 +154,8 @@ def _size(n: int) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
-class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper):
+@transform_options(*ENGINE_AXES)
+class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper, ReuseMaterials):
     """Import models, animations and textures from a GTA IMG archive"""
 
     bl_idname = "import_scene.gta_img"
@@ -155,12 +180,6 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper)
 
     list_attr = "members_list"
 
-    def invoke(self, context, event):
-        """A dropped archive gets the options popup, with its members listed."""
-        if self.filepath:
-            self._list()
-        return self.invoke_popup(context)
-
     def list_rows(self, path: str) -> list[dict]:
         return archive_rows(path)
 
@@ -173,6 +192,10 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper)
         layout.use_property_split = True
         layout.use_property_decorate = False
         layout.prop(self, "members")
+        draw_transform(layout, self)
+        body = section(layout, self, "materials", "Materials")
+        if body is not None:
+            body.prop(self, "reuse_materials")
         box = layout.box()
         if not self.draw_list_state(box, "No archive selected", "No members"):
             return
@@ -197,7 +220,14 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper)
         before = {o.as_pointer() for o in bpy.data.objects}
         try:
             with Progress(context, len(members or self.members_list) or 1) as progress:
-                lines = import_archive(context, self.filepath, members, progress)
+                lines = import_archive(
+                    context,
+                    self.filepath,
+                    members,
+                    progress,
+                    self.reuse_materials,
+                    option_matrix(self),
+                )
         except FormatError as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
