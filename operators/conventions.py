@@ -278,10 +278,12 @@ def transform_options(forward: str, up: str, export: bool = False):
     return wrap
 
 
-def option_matrix(op) -> np.ndarray:
+def option_matrix(op, export: bool = False) -> np.ndarray:
     """The 4x4 transform from the file's space into Blender's that the axes and
     scale options ask for, relative to the engine's own axes (which each format's
-    conversion already turns into Blender's): the identity by default."""
+    conversion already turns into Blender's): the identity by default. An
+    export's Scale multiplies what it writes (file units per Blender unit, as
+    FBX's), so with ``export`` the file's space is 1 / Scale Blender units."""
     forward, up = op.engine_axes
     m = np.eye(4)
     if (op.axis_forward, op.axis_up) != (forward, up):
@@ -289,7 +291,7 @@ def option_matrix(op) -> np.ndarray:
         engine = np.array(axis_conversion(from_forward=forward, from_up=up))
         m[:3, :3] = chosen @ engine.T
     if op.global_scale != 1.0:
-        m[:3, :3] *= op.global_scale
+        m[:3, :3] *= 1.0 / op.global_scale if export else op.global_scale
     return m
 
 
@@ -347,7 +349,7 @@ def file_matrix(op, root, space_world: np.ndarray | None = None) -> np.ndarray:
     if getattr(op, "use_transform_as_imported", False):
         frame = recorded_transform(root)
     if frame is None:
-        frame = option_matrix(op)
+        frame = option_matrix(op, export=True)
     space = np.eye(4) if space_world is None else np.asarray(space_world, np.float64)
     out = np.linalg.inv(frame) @ space
     return np.eye(4) if np.allclose(out, np.eye(4), atol=SAME) else out
