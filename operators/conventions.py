@@ -439,7 +439,9 @@ def select_imported(context, objects: list) -> None:
     """Select what an import made and make its root (an armature first) active,
     as the glTF and FBX importers do."""
     layer = context.view_layer
-    made = [o for o in objects if o.name in layer.objects]
+    # visible_get() brings the layer's object list up to date: objects linked since
+    # its last sync are missing from it until then (a static mesh import: 4.2 to 5.2)
+    made = [o for o in objects if o.visible_get(view_layer=layer) or o.name in layer.objects]
     if not made:
         return
     for o in layer.objects:
