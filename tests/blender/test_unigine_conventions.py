@@ -265,6 +265,33 @@ def test_import_options_export_as_imported(blank_blend, tmp_path, options, build
     assert np.allclose(np.linalg.norm(b, axis=1), scale * np.linalg.norm(a, axis=1), rtol=1e-5)
 
 
+def test_anim_of_a_scaled_import_exports_as_imported(blank_blend, tmp_path):
+    """The rig imported at scale 0.01 and turned: its .anim exports to the file's
+    data with the default options, and scaled by 100 without As Imported."""
+    bpy = blank_blend
+    m = samples.skinned_mesh(animations=0)
+    options = {"global_scale": 0.01, "axis_forward": "X", "axis_up": "Z"}
+    bpy.ops.import_scene.unigine_mesh(
+        filepath=_write(tmp_path / "c.mesh", mesh.write(m)), **options
+    )
+    a = samples.anim_file(m, 127, n_frames=6)
+    assert bpy.ops.import_anim.unigine_anim(
+        filepath=_write(tmp_path / "a.anim", anim.write(a))
+    ) == {"FINISHED"}
+    out = tmp_path / "out.anim"
+    assert bpy.ops.export_anim.unigine_anim(filepath=str(out)) == {"FINISHED"}
+    assert compare.anim_differences(a, anim.read(out.read_bytes())) == []
+    assert bpy.ops.export_anim.unigine_anim(filepath=str(out), use_transform_as_imported=False) == {
+        "FINISHED"
+    }
+    b = anim.read(out.read_bytes())
+    assert np.allclose(
+        np.linalg.norm(b.bind[:, :3], axis=1),
+        0.01 * np.linalg.norm(a.bind[:, :3], axis=1),
+        atol=1e-7,
+    )
+
+
 def test_export_scale_multiplies_positions(blank_blend, tmp_path):
     bpy = blank_blend
     m = samples.skinned_mesh(n_frames=5)
