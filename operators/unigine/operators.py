@@ -530,10 +530,10 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope
         return {"FINISHED"}
 
 
+# No axes or scale options: the actions play in their armature's space, which
+# carries the transform its mesh import put on it.
 class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, FrameRateOptions):
-    """Import Unigine animations (.anim): an action per animation on an armature.
-    No axes or scale options: the actions play in their armature's space, which
-    carries the transform its mesh import put there"""
+    """Import Unigine animations (.anim): an action per animation on an armature"""
 
     bl_idname = "import_anim.unigine_anim"
     bl_label = "Import Unigine Animation"
