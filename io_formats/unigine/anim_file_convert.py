@@ -11,7 +11,7 @@ from ..scene import Animation, Skeleton
 from ..transforms import compose_trs, world_from_local
 from .anim import AnimFile
 from .anim_convert import clip_to_neutral, to_clip
-from .common import compute_bounds
+from .common import FRAME_RATE, compute_bounds
 from .mesh_export import animation_frames, skeleton_bind, skeleton_bones
 
 SOURCE_KEY = "_unigine_source"  # the file name and a token of the import it came from
@@ -19,7 +19,7 @@ CLIP_KEY = "_unigine_clip"
 BOUNDS_KEY = "unigine_bounds"
 
 
-def import_anim_file(a: AnimFile, source: str, fps: float = 30.0) -> list[Animation]:
+def import_anim_file(a: AnimFile, source: str, fps: float = FRAME_RATE) -> list[Animation]:
     """One neutral animation per clip; each remembers its file, place and bounds.
 
     ``source`` gets a random token so that the clips of one import stay together even

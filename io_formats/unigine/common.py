@@ -28,6 +28,11 @@ TRANSLATION_MASK = 0x07
 ROTATION_MASK = 0x08
 SCALE_MASK = 0x70
 
+#: Frames per second of a file's animation frames. MESH and ANIM files store frame
+#: numbers and no rate: RigPort takes a frame as 1/30 s (frame_rate options of the
+#: operators say at which rate those seconds become Blender frames).
+FRAME_RATE = 30.0
+
 
 def expect_magic(r: Reader, magic: bytes, what: str) -> None:
     """The file's version tag (``ms11``, ``an10``): another version of the same

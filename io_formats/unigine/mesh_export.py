@@ -30,7 +30,7 @@ from .anim_convert import (
     quat_to_short,
     to_mesh_animation,
 )
-from .common import SCALE_MASK, TRANSLATION_MASK, Bone, compute_bounds
+from .common import FRAME_RATE, SCALE_MASK, TRANSLATION_MASK, Bone, compute_bounds
 from .mesh_import import (
     BONE_INDEX_KEY,
     MORPH_TANGENT,
@@ -76,6 +76,25 @@ def tangent_quaternions(normals: np.ndarray, tangents: np.ndarray | None) -> np.
     basis = np.stack([t, np.cross(n, t), n], axis=-1)
     q = matrix_to_quat(basis) * sign[:, None]
     return quat_to_short(q)
+
+
+def rotate_kept_tangents(mesh: Mesh, rotation: np.ndarray) -> None:
+    """Turn the file's tangent quaternions kept on ``mesh`` (base and morph targets)
+    by ``rotation`` (3x3), in place, as its positions and normals were turned; each
+    keeps the sign of its w, which says whether its bitangent is left-handed."""
+    r = matrix_to_quat(np.asarray(rotation, np.float64)[None])[0]  # w x y z
+    rw, rv = r[0], r[1:]
+    for attr in mesh.attributes:
+        if attr.name != TANGENT_ATTRIBUTE and not attr.name.startswith(MORPH_TANGENT.format("")):
+            continue
+        q = np.asarray(attr.data, np.float64).reshape(-1, 4) / 32767.0  # x y z w
+        v, w = q[:, :3], q[:, 3]
+        out = np.empty_like(q)
+        out[:, 3] = rw * w - v @ rv
+        out[:, :3] = rw * v + w[:, None] * rv + np.cross(rv, v)
+        flip = np.where((out[:, 3] < 0) != (w < 0), -1.0, 1.0)
+        short = np.clip(np.rint(out * flip[:, None] * 32767), -32767, 32767)
+        attr.data = short.astype(np.asarray(attr.data).dtype).reshape(np.shape(attr.data))
 
 
 def _normals_of(mesh: Mesh) -> np.ndarray:
@@ -362,7 +381,7 @@ def merge_files(parts: list[native.Mesh]) -> native.Mesh:
     return native.Mesh(bounds, first.bones, first.bind, first.animations, surfaces)
 
 
-def export_scene(scene: Scene, fps: float = 30.0) -> tuple[native.Mesh, list[str]]:
+def export_scene(scene: Scene, fps: float = FRAME_RATE) -> tuple[native.Mesh, list[str]]:
     """A neutral scene (as :func:`mesh_import.import_mesh` makes it) straight to a file,
     with no Blender in between: bones back in file order, skin indices to match."""
     skeleton = file_order(scene.skeleton) if scene.skeleton is not None else None

@@ -20,6 +20,7 @@ from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Ski
 from ..transforms import parent_first_order
 from . import mesh as native
 from .anim_convert import bind_wxyz, mesh_animation_to_neutral
+from .common import FRAME_RATE
 
 VERTEX_ATTRIBUTE = "unigine:vertex"
 TANGENT_ATTRIBUTE = "unigine:tangent"
@@ -211,7 +212,7 @@ def _parent_first(scene: Scene) -> None:
             me.skin.joints = place[me.skin.joints].astype(np.int32)
 
 
-def import_mesh(m: native.Mesh, name: str, fps: float = 30.0) -> Scene:
+def import_mesh(m: native.Mesh, name: str, fps: float = FRAME_RATE) -> Scene:
     """The file as a neutral scene; embedded animations become animations at ``fps``."""
     skeleton = skeleton_from_file(m.bones, m.bind)
     scene = Scene(name, skeleton, [mesh_from_file(m, name)])

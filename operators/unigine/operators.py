@@ -1,29 +1,46 @@
-"""Unigine mesh (.mesh, ms11) and animation (.anim, an10) import/export operators."""
+"""Unigine mesh (.mesh, ms11) and animation (.anim, an10) import/export operators.
+
+Unigine is Z-up and right-handed, as Blender is: the engine's axes are Blender's
+(forward Y, up Z), and only other axes or a scale chosen in the options change
+anything. Its files store animation frames, not times: RigPort takes a file frame
+as 1/30 s (``FRAME_RATE``), and the Frame Rate options say at which rate those
+seconds become Blender frames. The default (Custom, 30 fps) keys file frame n at
+Blender frame n, as RigPort always has.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
+from ...io_formats import global_transform
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
-from ...io_formats.scene import Mesh
+from ...io_formats.scene import Animation, Mesh, Scene, Skeleton
 from ...io_formats.unigine import anim, mesh
-from ...io_formats.unigine.anim_convert import json_list
+from ...io_formats.unigine.anim_convert import NAME_KEY, file_name, json_list
 from ...io_formats.unigine.anim_file_convert import (
+    BOUNDS_KEY,
     CLIP_KEY,
     SOURCE_KEY,
     export_anim_file,
     import_anim_file,
 )
-from ...io_formats.unigine.mesh_export import ExportOptions, export_mesh, file_order, merge_files
+from ...io_formats.unigine.common import FRAME_RATE
+from ...io_formats.unigine.mesh_export import (
+    ExportOptions,
+    export_mesh,
+    file_order,
+    merge_files,
+    rotate_kept_tangents,
+)
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
 from ..blender import compat
 from ..blender.actions import keep_actions
@@ -46,11 +63,67 @@ from ..common import (
     fit_armature,
     one_armature,
     read_bytes,
-    report_export,
+)
+from ..conventions import (
+    FRAME_RATE_ITEMS,
+    ExportScope,
+    FrameRateOptions,
+    ReuseMaterials,
+    draw_transform,
+    evaluated_meshes,
+    file_matrix,
+    option_matrix,
+    place_roots,
+    section,
+    transform_options,
+)
+from .animations import (
+    ACTIONS_ITEM,
+    ACTIVE_ITEM,
+    NLA_ITEM,
+    Chosen,
+    action_paths,
+    chosen_actions,
+    none_message,
 )
 
-DEFAULT_FPS = 30.0
-FPS_DESCRIPTION = "Frames per second of the file's animation frames (Unigine's default is 30)"
+#: Unigine's axes, as ``orientation_helper`` names them: Blender's own.
+ENGINE_FORWARD, ENGINE_UP = "Y", "Z"
+
+FRAME_RATE_DESCRIPTION = (
+    "The rate at which the file's frames (1/30 s each: Unigine files store no rate) "
+    "become Blender frames. Custom at 30 keys file frame n at Blender frame n"
+)
+EXPORT_FRAME_RATE_DESCRIPTION = (
+    "The rate of the actions RigPort did not import (imported ones keep the rate they "
+    "were imported at); the file's frames are 1/30 s each. Custom at 30 writes "
+    "Blender frame n as file frame n"
+)
+
+
+def _frame_rate_property(export: bool = False):
+    """``frame_rate`` with Unigine's default: Custom (30 fps), file frames one to one."""
+    return EnumProperty(
+        name="Frame Rate",
+        items=FRAME_RATE_ITEMS,
+        default="CUSTOM",
+        description=EXPORT_FRAME_RATE_DESCRIPTION if export else FRAME_RATE_DESCRIPTION,
+    )
+
+
+@dataclass
+class Transform:
+    """The axes and scale options of an export when no operator gives them
+    (``batch.py``, scripts): "As Imported", else the engine's axes at scale 1."""
+
+    engine_axes: tuple[str, str] = (ENGINE_FORWARD, ENGINE_UP)
+    axis_forward: str = ENGINE_FORWARD
+    axis_up: str = ENGINE_UP
+    global_scale: float = 1.0
+    use_transform_as_imported: bool = True
+
+
+AS_IMPORTED = Transform()
 
 
 def _parse(codec, path: str):
@@ -61,22 +134,28 @@ def _parse(codec, path: str):
         raise err.with_path(path) from None
 
 
-def import_mesh_file(context, path: str, fps: float = DEFAULT_FPS) -> Built:
-    """Import one .mesh: returns what was built; a FormatError leaves nothing behind."""
+def import_mesh_file(
+    context,
+    path: str,
+    fps: float = FRAME_RATE,
+    reuse_materials: bool = False,
+    matrix: np.ndarray | None = None,
+) -> Built:
+    """Import one .mesh, its embedded animations keyed at ``fps`` Blender frames per
+    second; ``matrix`` (the axes and scale options) goes on the root objects. Returns
+    what was built; a FormatError leaves nothing behind."""
     native = _parse(mesh, path)
     name = os.path.splitext(os.path.basename(path))[0]
     try:
-        scene = import_mesh(native, name, fps)
+        scene = import_mesh(native, name, FRAME_RATE)
     except FormatError as err:
         raise err.with_path(path) from None
-    built = build_scene(context, scene, fps=fps)
+    built = build_scene(context, scene, fps=fps, reuse_materials=reuse_materials)
     if built.armature is not None and built.actions:  # Blender may have renamed them
         built.armature[ANIMATIONS_KEY] = json.dumps([a.name for a in built.actions])
+    if matrix is not None:
+        place_roots(built.objects, matrix)
     return built
-
-
-def _action_fps(action, default: float) -> float:
-    return float(action.get("rigport_fps", default))
 
 
 @dataclass
@@ -95,13 +174,14 @@ class AnimImport:
         return iter((self.armature, self.actions, self.how))
 
 
-def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS) -> AnimImport:
+def import_anim_path(context, path: str, armature=None, fps: float = FRAME_RATE) -> AnimImport:
     """Every animation of one .anim as an action on ``armature`` (or the armature that
-    fits), kept through a save (:func:`keep_actions`, the last one active); refused
-    when none of its animated bones is in the armature."""
+    fits), keyed at ``fps`` Blender frames per second and kept through a save
+    (:func:`keep_actions`, the last one active); refused when none of its animated
+    bones is in the armature."""
     native = _parse(anim, path)
     try:
-        anims = import_anim_file(native, os.path.basename(path), fps)
+        anims = import_anim_file(native, os.path.basename(path), FRAME_RATE)
     except FormatError as err:
         raise err.with_path(path) from None
     bones = [t.bone for a in anims for t in a.tracks] or [b.name for b in native.bones]
@@ -119,13 +199,23 @@ def import_anim_path(context, path: str, armature=None, fps: float = DEFAULT_FPS
     return AnimImport(armature, actions, how, warnings, undo)
 
 
-def _apply_object_transform(m: Mesh, obj, armature) -> np.ndarray:
-    """Bring the mesh into the armature's (or the world's) space; returns the matrix."""
-    mat = np.array(obj.matrix_world, np.float64)
-    if armature is not None:
-        mat = np.linalg.inv(np.array(armature.matrix_world, np.float64)) @ mat
-    if np.allclose(mat, np.eye(4), atol=1e-9):
-        return mat
+# -- export: the file's space ---------------------------------------------------
+
+
+def _root(obj: bpy.types.Object) -> bpy.types.Object:
+    while obj.parent is not None:
+        obj = obj.parent
+    return obj
+
+
+def _file_matrix(transform, root, space_world) -> np.ndarray:
+    return file_matrix(transform, root, np.array(space_world, np.float64))
+
+
+def _apply_matrix(m: Mesh, mat: np.ndarray) -> None:
+    """Any matrix (shear, uneven scale) on the mesh's positions, morph offsets and
+    normals; the kept tangent quaternions are left to be remade where they no
+    longer fit the normals."""
     m.positions = (m.positions @ mat[:3, :3].T + mat[:3, 3]).astype(np.float32)
     for morph in m.morphs:
         morph.position_offsets = (morph.position_offsets @ mat[:3, :3].T).astype(np.float32)
@@ -134,7 +224,37 @@ def _apply_object_transform(m: Mesh, obj, armature) -> np.ndarray:
         m.normals = (n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)).astype(
             np.float32
         )
-    return mat
+
+
+def _to_file_space(m: Mesh, mat: np.ndarray) -> None:
+    """Bring a mesh read in object space into the file's space (``mat``: nothing
+    when it is the identity, so unmoved imports write their own bytes)."""
+    if global_transform.is_identity(mat):
+        return
+    try:
+        rotation, _, _ = global_transform.split(mat)
+    except ValueError:
+        _apply_matrix(m, mat)
+        return
+    global_transform.bake_mesh(m, mat)
+    rotate_kept_tangents(m, rotation)
+
+
+def _bake_rig(transform, armature, skeleton: Skeleton, anims: list[Animation]) -> np.ndarray:
+    """The armature's skeleton and animations into the file's space; the matrix."""
+    matrix = _file_matrix(transform, armature, armature.matrix_world)
+    if global_transform.is_identity(matrix):
+        return matrix
+    try:
+        global_transform.bake(Scene(armature.name, skeleton, [], anims), matrix)
+    except ValueError as err:
+        raise FormatError(
+            f"armature {armature.name!r}: its transform cannot be written ({err}); "
+            "apply its rotation and scale (Ctrl+A) first"
+        ) from None
+    for a in anims:  # the bounds the file had no longer fit the moved skeleton
+        a.extras.pop(BOUNDS_KEY, None)
+    return matrix
 
 
 def _blender_tangents(obj, mat: np.ndarray) -> np.ndarray:
@@ -146,74 +266,164 @@ def _blender_tangents(obj, mat: np.ndarray) -> np.ndarray:
     return out
 
 
-def _embedded_actions(armature, which: str) -> list:
+# -- export: animations ---------------------------------------------------------
+
+
+def _imported_actions(armature) -> list[Chosen]:
+    names = json_list(read_prop(armature, ANIMATIONS_KEY)) or []
+    return [Chosen(bpy.data.actions[n]) for n in names if n in bpy.data.actions]
+
+
+def _embedded_actions(armature, which: str) -> list[Chosen]:
+    """IMPORTED: the actions the mesh file had embedded; NONE; or an
+    :func:`chosen_actions` choice (ACTIVE, ACTIONS, NLA)."""
     if armature is None or which == "NONE":
         return []
-    if which == "ACTIVE":
-        ad = armature.animation_data
-        return [ad.action] if ad is not None and ad.action is not None else []
-    names = json_list(read_prop(armature, ANIMATIONS_KEY)) or []
-    return [bpy.data.actions[n] for n in names if n in bpy.data.actions]
+    if which == "IMPORTED":
+        return _imported_actions(armature)
+    return chosen_actions(armature, which)
 
 
-def export_mesh_file(
-    context, path: str, objects: list, animations: str = "IMPORTED", fps: float = DEFAULT_FPS
-) -> list[str]:
-    """Write ``objects`` (their material slots as surfaces) to one .mesh; returns warnings."""
+def _extract(armature, chosen: list[Chosen], fps: float) -> list[Animation]:
+    """The chosen actions as animations (in seconds), each under its chosen name;
+    where two would write the same name, the later one writes its Blender name."""
+    out, used = [], set()
+    for c in chosen:
+        a = extract_animation(armature, c.action, fps)
+        if c.name is not None:
+            a.name = c.name
+        if file_name(a) in used:
+            a.extras.pop(NAME_KEY, None)
+        used.add(file_name(a))
+        out.append(a)
+    return out
+
+
+@dataclass
+class MeshExport:
+    """What a .mesh export wrote: its surfaces and animations, and the warnings."""
+
+    surfaces: int
+    animations: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def write_mesh_file(
+    context,
+    path: str,
+    objects: list,
+    animations: str = "IMPORTED",
+    fps: float = FRAME_RATE,
+    transform=AS_IMPORTED,
+) -> MeshExport:
+    """Write ``objects`` (their material slots as surfaces) and the ``animations``
+    choice of their armature's actions to one .mesh, in the file's space that
+    ``transform`` (axes and scale options) gives."""
     if not objects:
         raise FormatError("no mesh objects to export")
     armature = one_armature(objects, "a Unigine mesh")
-    skeleton = file_order(extract_skeleton(armature)) if armature is not None else None
-    names = skeleton.names if skeleton is not None else None
-    actions = _embedded_actions(armature, animations)
-    anims = []
-    for action in actions:
-        rate = _action_fps(action, fps)
-        anims.append((extract_animation(armature, action, rate), rate))
+    context.view_layer.update()  # world matrices after an import moved the roots
+    skeleton, names, anims = None, None, []
+    if armature is not None:
+        skeleton = file_order(extract_skeleton(armature))
+        names = skeleton.names
+        anims = _extract(armature, _embedded_actions(armature, animations), fps)
+        _bake_rig(transform, armature, skeleton, anims)
     parts, warnings = [], []
     for i, obj in enumerate(sorted(objects, key=lambda o: o.name)):
         m = extract_mesh(obj, names)
-        mat = _apply_object_transform(m, obj, armature)
+        root = armature if armature is not None else _root(obj)
+        mat = _file_matrix(transform, root, obj.matrix_world)
+        _to_file_space(m, mat)
         opts = ExportOptions(tangent_source=lambda o=obj, x=mat: _blender_tangents(o, x))
-        part, part_warnings = export_mesh(m, skeleton, anims if i == 0 else [], opts)
+        embedded = [(a, FRAME_RATE) for a in anims] if i == 0 else []
+        part, part_warnings = export_mesh(m, skeleton, embedded, opts)
         parts.append(part)
         warnings += part_warnings
-    write_atomic(path, lambda: mesh.write(merge_files(parts)))
-    return warnings
+    merged = merge_files(parts)
+    write_atomic(path, lambda: mesh.write(merged))
+    return MeshExport(len(merged.surfaces), len(merged.animations), warnings)
 
 
-def _file_actions(armature, which: str) -> list:
+def export_mesh_file(
+    context,
+    path: str,
+    objects: list,
+    animations: str = "IMPORTED",
+    fps: float = FRAME_RATE,
+    transform=AS_IMPORTED,
+) -> list[str]:
+    """:func:`write_mesh_file`, returning its warnings."""
+    return write_mesh_file(context, path, objects, animations, fps, transform).warnings
+
+
+def _file_actions(armature, which: str) -> list[Chosen]:
+    """IMPORTED: the active action and the other clips of the .anim it came from
+    (in file order); ACTIVE: the active action alone."""
     ad = armature.animation_data
     active = ad.action if ad is not None else None
     if active is None:
         raise FormatError(f"armature {armature.name!r} has no action to export")
     source = active.get(SOURCE_KEY)
     if which == "ACTIVE" or source is None:
-        return [active]
+        return [Chosen(active)]
     same = [a for a in bpy.data.actions if a.get(SOURCE_KEY) == source]
-    return sorted(same, key=lambda a: int(a.get(CLIP_KEY, 0)))
+    return [Chosen(a) for a in sorted(same, key=lambda a: int(a.get(CLIP_KEY, 0)))]
+
+
+@dataclass
+class AnimExport:
+    """What an .anim export wrote: the files and how many animations in all."""
+
+    paths: list[str]
+    animations: int
 
 
 def export_anim_path(
-    context, path: str, armature, which: str = "FILE", fps: float = DEFAULT_FPS
-) -> int:
-    """Write the armature's action (and the other clips of its file) to one .anim."""
+    context,
+    path: str,
+    armature,
+    which: str = "IMPORTED",
+    fps: float = FRAME_RATE,
+    transform=AS_IMPORTED,
+    use_action_names: bool = False,
+) -> AnimExport:
+    """Write the armature's animations as ``which`` says: IMPORTED (the active action
+    and the other clips of its file) or ACTIVE into ``path``; ACTIONS or NLA one
+    .anim per action beside it (:func:`action_paths`). Every file is made before
+    the first is written, so a refusal writes none."""
     skeleton = file_order(extract_skeleton(armature))
-    anims = []
-    for action in _file_actions(armature, which):
-        rate = _action_fps(action, fps)
-        anims.append((extract_animation(armature, action, rate), rate))
-    write_atomic(path, lambda: anim.write(export_anim_file(anims, skeleton)))
-    return len(anims)
+    if which in ("IMPORTED", "ACTIVE"):
+        groups = [(path, _file_actions(armature, which))]
+    else:
+        chosen = chosen_actions(armature, which)
+        if not chosen:
+            raise FormatError(none_message(armature, which))
+        paths = action_paths(path, [c.label for c in chosen], use_action_names)
+        groups = [(p, [c]) for p, c in zip(paths, chosen, strict=True)]
+    per_file = [(p, _extract(armature, group, fps)) for p, group in groups]
+    _bake_rig(transform, armature, skeleton, [a for _, anims in per_file for a in anims])
+    files = [
+        (p, export_anim_file([(a, FRAME_RATE) for a in anims], skeleton)) for p, anims in per_file
+    ]
+    for p, f in files:
+        write_atomic(p, lambda f=f: anim.write(f))
+    return AnimExport([p for p, _ in files], sum(len(f.animations) for _, f in files))
 
 
-def _fps_property():
-    return FloatProperty(
-        name="Frame Rate", default=DEFAULT_FPS, min=0.001, description=FPS_DESCRIPTION
-    )
+# -- operators ------------------------------------------------------------------
 
 
-class IMPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ImportFiles):
+def _draw_frame_rate(op, layout, importing: bool) -> None:
+    body = section(layout, op, "animation", "Animation")
+    if body is not None:
+        op.draw_frame_rate(body, importing)
+
+
+@transform_options(ENGINE_FORWARD, ENGINE_UP)
+class IMPORT_SCENE_OT_unigine_mesh(
+    bpy.types.Operator, ImportFiles, FrameRateOptions, ReuseMaterials
+):
     """Import Unigine meshes (.mesh): surfaces, morph targets, skin, bones, animations"""
 
     bl_idname = "import_scene.unigine_mesh"
@@ -222,19 +432,39 @@ class IMPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ImportFiles):
 
     filename_ext = ".mesh"
     filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
-    fps: _fps_property()
+    frame_rate: _frame_rate_property()
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_transform(layout, self)
+        body = section(layout, self, "geometry", "Geometry")
+        if body is not None:
+            body.prop(self, "reuse_materials")
+        _draw_frame_rate(self, layout, True)
 
     def execute(self, context):
+        fps = self.frames_per_second(context)
+        matrix = option_matrix(self)
+        actions = []
+
         def one(context, path, progress):
-            built = import_mesh_file(context, path, self.fps)
+            built = import_mesh_file(context, path, fps, self.reuse_materials, matrix)
+            actions.extend(built.actions)
             extra = f", {len(built.actions)} actions" if built.actions else ""
             return [f"{len(built.objects)} objects{extra}"], [built.discard]
 
-        return self.import_files(context, one)
+        result = self.import_files(context, one)
+        if result == {"FINISHED"}:
+            self.apply_scene_timing(context, actions)
+        return result
 
 
-class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper):
-    """Export meshes (material slots as surfaces, with their armature) to a Unigine mesh"""
+@transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
+class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
+    """Export meshes (material slots as surfaces, with their armature and its
+    animations) to a Unigine mesh"""
 
     bl_idname = "export_scene.unigine_mesh"
     bl_label = "Export Unigine Mesh"
@@ -242,28 +472,67 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".mesh"
     filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
-    use_selection: BoolProperty(name="Selected Only", default=False)
-    animations: EnumProperty(
+    export_animations: EnumProperty(
         name="Animations",
         items=(
-            ("IMPORTED", "As imported", "The actions the mesh file had embedded"),
-            ("ACTIVE", "Active action", "The armature's current action"),
+            (
+                "IMPORTED",
+                "As Imported",
+                "The actions the mesh file had embedded (none for a rig made in Blender)",
+            ),
+            ACTIVE_ITEM,
+            ACTIONS_ITEM,
+            NLA_ITEM,
             ("NONE", "None", "No embedded animations"),
         ),
         default="IMPORTED",
+        description="The armature's actions the mesh embeds as animations",
     )
-    fps: _fps_property()
+    frame_rate: _frame_rate_property(export=True)
+    set_scene_timing: BoolProperty(options={"HIDDEN"})  # an import's option
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        self.draw_include(layout)
+        draw_transform(layout, self)
+        body = section(layout, self, "geometry", "Geometry")
+        if body is not None:
+            body.prop(self, "apply_modifiers")
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            body.prop(self, "export_animations")
+            self.draw_frame_rate(body, importing=False)
 
     def execute(self, context):
-        pool = context.selected_objects if self.use_selection else context.scene.objects
-        objects = [o for o in pool if o.type == "MESH"]
-        return report_export(
-            self,
-            lambda: export_mesh_file(context, self.filepath, objects, self.animations, self.fps),
+        try:
+            objects = self.scope_objects(context, ("MESH",))
+            with evaluated_meshes(context, objects, self.apply_modifiers) as (read, warnings):
+                done = write_mesh_file(
+                    context,
+                    self.filepath,
+                    read,
+                    self.export_animations,
+                    self.frames_per_second(context),
+                    self,
+                )
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        for w in warnings + done.warnings:
+            self.report({"WARNING"}, w)
+        self.report(
+            {"INFO"},
+            f"{os.path.basename(self.filepath)}: {done.surfaces} surfaces, "
+            f"{done.animations} animations written",
         )
+        return {"FINISHED"}
 
 
-class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles):
+# No axes or scale options: the actions play in their armature's space, which
+# carries the transform its mesh import put on it.
+class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, FrameRateOptions):
     """Import Unigine animations (.anim): an action per animation on an armature"""
 
     bl_idname = "import_anim.unigine_anim"
@@ -272,21 +541,41 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles):
 
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
-    fps: _fps_property()
+    frame_rate: _frame_rate_property()
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=True,
+        description="Set the scene's frame rate to the one used and its frame range to "
+        "the imported animations'",
+    )
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        self.draw_frame_rate(layout, importing=True)
 
     def execute(self, context):
+        fps = self.frames_per_second(context)
+        actions = []
+
         def one(context, path, progress):
-            result = import_anim_path(context, path, None, self.fps)
+            result = import_anim_path(context, path, None, fps)
+            actions.extend(result.actions)
             messages = [
                 f"{len(result.actions)} actions applied to {result.armature.name} ({result.how})"
             ]
             return messages + [f"warning: {w}" for w in result.warnings], [result.undo]
 
-        return self.import_files(context, one)
+        result = self.import_files(context, one)
+        if result == {"FINISHED"}:
+            self.apply_scene_timing(context, actions)
+        return result
 
 
-class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper):
-    """Export the active armature's action to a Unigine animation (.anim)"""
+@transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
+class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
+    """Export an armature's actions to Unigine animations (.anim)"""
 
     bl_idname = "export_anim.unigine_anim"
     bl_label = "Export Unigine Animation"
@@ -294,30 +583,78 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
-    clips: EnumProperty(
+    export_animations: EnumProperty(
         name="Animations",
         items=(
-            ("FILE", "As imported", "The active action and the other actions of its file"),
-            ("ACTIVE", "Active action", "Only the armature's current action"),
+            (
+                "IMPORTED",
+                "As Imported",
+                "The active action and the other animations of the .anim it came from, in one file",
+            ),
+            ACTIVE_ITEM,
+            (ACTIONS_ITEM[0], ACTIONS_ITEM[1], ACTIONS_ITEM[2] + ": one file each"),
+            (NLA_ITEM[0], NLA_ITEM[1], NLA_ITEM[2] + ": one file each"),
         ),
-        default="FILE",
+        default="IMPORTED",
+        description="Which actions to write, into which files",
     )
-    fps: _fps_property()
+    use_action_names: BoolProperty(
+        name="Name Files by Action",
+        default=False,
+        description="One file per action named exactly after it (action.anim) instead of "
+        "the chosen name followed by the action's (chosen_action.anim)",
+    )
+    frame_rate: _frame_rate_property(export=True)
+    set_scene_timing: BoolProperty(options={"HIDDEN"})  # an import's option
+    apply_modifiers: BoolProperty(options={"HIDDEN"})  # no meshes in an animation
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        self.draw_include(layout)
+        draw_transform(layout, self)
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            body.prop(self, "export_animations")
+            row = body.row()
+            row.active = self.export_animations in ("ACTIONS", "NLA")
+            row.prop(self, "use_action_names")
+            self.draw_frame_rate(body, importing=False)
+
+    def _armature(self, context):
+        """The scope's active armature, else its only one."""
+        arms = self.scope_objects(context, ("ARMATURE",))
+        active = context.view_layer.objects.active
+        if active in arms:
+            return active
+        if len(arms) == 1:
+            return arms[0]
+        where = f"collection {self.collection!r}" if self.collection else "the scene"
+        if not arms:
+            raise FormatError(f"{where} has no armature whose actions to export")
+        raise FormatError(
+            f"{where} has {len(arms)} armatures: make the one whose actions to export active"
+        )
 
     def execute(self, context):
-        arm = context.view_layer.objects.active
-        if arm is None or arm.type != "ARMATURE":
-            arms = [o for o in context.scene.objects if o.type == "ARMATURE"]
-            arm = arms[0] if len(arms) == 1 else None
-        if arm is None:
-            self.report({"ERROR"}, "select the armature whose action to export")
-            return {"CANCELLED"}
         try:
-            n = export_anim_path(context, self.filepath, arm, self.clips, self.fps)
+            done = export_anim_path(
+                context,
+                self.filepath,
+                self._armature(context),
+                self.export_animations,
+                self.frames_per_second(context),
+                self,
+                self.use_action_names,
+            )
         except FormatError as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"{n} animations written")
+        names = ", ".join(os.path.basename(p) for p in done.paths)
+        self.report(
+            {"INFO"}, f"{done.animations} animations written to {len(done.paths)} files: {names}"
+        )
         return {"FINISHED"}
 
 
@@ -346,8 +683,7 @@ def _batch_export_anim(context, path: str, state: dict, options: dict) -> str:
     action = state.get("action")
     if action is not None:
         compat.assign_action(arm, action)
-    n = export_anim_path(context, path, arm)
-    return f"{n} animations"
+    return f"{export_anim_path(context, path, arm).animations} animations"
 
 
 CLASSES = (

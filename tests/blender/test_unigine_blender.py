@@ -212,7 +212,7 @@ def test_blender_made_action_exports(blank_blend, tmp_path):
             pb.keyframe_insert("location", frame=frame)
     expected = {f: _pose(bpy, arm, f) for f in (1, 3, 5, 9)}
     out = tmp_path / "wave.anim"
-    assert bpy.ops.export_anim.unigine_anim(filepath=str(out), clips="ACTIVE", fps=24.0) == {
+    assert bpy.ops.export_anim.unigine_anim(filepath=str(out), export_animations="ACTIVE") == {
         "FINISHED"
     }
     a = anim.read(out.read_bytes())
@@ -224,7 +224,7 @@ def test_blender_made_action_exports(blank_blend, tmp_path):
     assert (clip.frames.flags[5:7] == 0).all() and (clip.frames.flags[7:] == 15).all()
     compat.assign_action(arm, bpy.data.actions.new("empty"))
     bpy.data.actions.remove(action)
-    assert bpy.ops.import_anim.unigine_anim(filepath=str(out), fps=24.0) == {"FINISHED"}
+    assert bpy.ops.import_anim.unigine_anim(filepath=str(out)) == {"FINISHED"}
     for f, want in expected.items():
         got = _pose(bpy, arm, f - 1)  # the file's frame 0 is Blender's frame 1
         assert np.allclose(got, want, atol=2e-4), f
