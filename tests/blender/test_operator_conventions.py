@@ -70,7 +70,9 @@ ENGINE_AXES = ("Z", "Y")
 #: RenderWare and BonesPro are Z-up and right-handed, as Blender is: axes
 #: options are not needed there, and where they are offered they default to
 #: Blender's own.
-SCALE = set(OPERATORS) - {"import_scene.rw_txd"}
+#: The Unigine .anim importer makes no objects: its actions play in their
+#: armature's space, which carries the mesh import's transform.
+SCALE = set(OPERATORS) - {"import_scene.rw_txd", "import_anim.unigine_anim"}
 BLENDER_AXES = ("Y", "Z")
 
 #: Operators that turn key times into frames or back (the file's times are seconds).
@@ -83,9 +85,7 @@ FRAME_RATE = {
     "export_anim.urho3d_ani",
     "import_scene.urho3d_package",
     "import_anim.rw_anm",
-    "export_anim.rw_anm",
     "import_anim.gta_ifp",
-    "export_anim.gta_ifp",
     "import_anim.mrtk_input",
     "export_anim.mrtk_input",
 }
@@ -96,6 +96,9 @@ MESH_EXPORTERS = {
     "export_scene.rw_dff",
     "export_scene.bonespro_structure",
 }
+#: Animation exporters that write the active armature's actions (or the Collection
+#: Exporter's collection's armature): no selection limits.
+ACTIVE_ARMATURE_EXPORTERS = {"export_anim.rw_anm", "export_anim.gta_ifp"}
 #: Exporters that write animations (issue 14 item 3): ``export_animations``.
 ANIMATION_EXPORTERS = {k for k in EXPORTERS if k.startswith("export_anim.")} | {
     "export_scene.unigine_mesh",  # embedded animations
@@ -124,7 +127,13 @@ NOT_DRAWN = {"filepath", "collection"}
 BLENDER_ENUMS = {"axis_forward", "axis_up"}
 ENUM_IDENTIFIER = re.compile(r"[A-Z0-9_]+")
 EXPORT_ANIMATION_ITEMS = {"ACTIVE": "Active Action", "ACTIONS": "All Actions", "NLA": "NLA Tracks"}
-FRAME_RATE_ITEMS = {"SCENE": "Scene", "CUSTOM": "Custom", "FILE": "As in File"}
+#: Exporters may also write each action at the rate it was imported with.
+FRAME_RATE_ITEMS = {
+    "SCENE": "Scene",
+    "CUSTOM": "Custom",
+    "FILE": "As in File",
+    "AUTO": "As Imported",
+}
 
 
 def _registered(rigport_registered) -> dict:
@@ -388,7 +397,9 @@ def test_other_operators_follow_the_general_rules(other_classes):
 @pytest.mark.parametrize("idname", EXPORTERS)
 def test_exporters_take_a_scope(classes, idname):
     props = _props(classes[idname])
-    wanted = ["collection", "use_selection", "use_visible", "use_active_collection"]
+    wanted = ["collection"]
+    if idname not in ACTIVE_ARMATURE_EXPORTERS:
+        wanted += ["use_selection", "use_visible", "use_active_collection"]
     if idname in MESH_EXPORTERS:
         wanted.append("apply_modifiers")
     missing = [n for n in wanted if n not in props]

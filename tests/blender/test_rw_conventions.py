@@ -7,6 +7,7 @@ actions, NLA tracks)."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -158,9 +159,15 @@ def test_a_dropped_file_lists_its_contents_in_the_popup(rigport_registered, tmp_
         img.save_archive(str(path), a)
     cls = next(c for c in _classes() if c.__name__ == name)
     fake = _fake(cls, filepath=str(path))
+    fake.properties = SimpleNamespace(is_property_set=lambda prop: prop == "filepath")
     popups = []
     fake.invoke_popup = lambda context: popups.append(True) or {"RUNNING_MODAL"}
-    assert cls.invoke(fake, None, None) == {"RUNNING_MODAL"} and popups
+    # an importer of one archive has no ``files``: its dialog is opened directly
+    dialog = SimpleNamespace(
+        invoke_props_dialog=lambda op, **kw: popups.append(kw) or {"RUNNING_MODAL"}
+    )
+    context = SimpleNamespace(window_manager=dialog)
+    assert cls.invoke(fake, context, None) == {"RUNNING_MODAL"} and popups
     assert len(getattr(fake, cls.list_attr)) == rows and fake.listed == str(path)
     log: list = []
     fake.layout = _Layout(log)
