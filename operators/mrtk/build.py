@@ -93,7 +93,8 @@ def _in_order(co: np.ndarray, hl: np.ndarray, hr: np.ndarray) -> bool:
 
 
 def fill_fcurve(fc, co, hl, hr, interp: np.ndarray, codes: np.ndarray | None = None) -> None:
-    """Keys from float32 (K, 2) arrays in frames and interpolation codes.
+    """Keys from float32 (K, 2) arrays in frames and interpolation codes (the handles
+    may be None for a curve without Bezier keys).
 
     Curves with Bezier keys get every handle, FREE. A curve of lines and steps
     only (MRTK 1.1 files, bool curves, MRTK's recorder keys) gets no handles:
