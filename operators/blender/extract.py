@@ -398,11 +398,18 @@ def _morphs(me, nv: int) -> list[MorphTarget]:
 
 
 def extract_animation(
-    armature: bpy.types.Object, action: bpy.types.Action, fps: float | None = None
+    armature: bpy.types.Object,
+    action: bpy.types.Action,
+    fps: float | None = None,
+    rest: dict | None = None,
 ) -> Animation:
-    """Engine-local tracks at the action's keyframes, one per keyed bone."""
+    """Engine-local tracks at the action's keyframes, one per keyed bone.
+
+    ``rest`` is :func:`rest_relative` of the armature: an exporter that writes many
+    actions of one armature computes it once (each bone's matrix inverted per action
+    otherwise)."""
     fps = float(action.get("rigport_fps", fps or 24.0))
-    rels = rest_relative(armature.data)
+    rels = rest_relative(armature.data) if rest is None else rest
     per_bone: dict[str, dict[str, dict[int, object]]] = {}
     for fc in compat.fcurves(action):
         path = fc.data_path

@@ -221,8 +221,9 @@ def export_ifp(
         warnings = []
     compressed = target.version == "ANP3" and _compressed(target, kept)
     fps_scene = context.scene.render.fps / context.scene.render.fps_base
+    rest = rest_relative(armature.data)
     for action, source in zip(actions, kept, strict=True):
-        neutral = extract_animation(armature, action, fps_scene)
+        neutral = extract_animation(armature, action, fps_scene, rest)
         src = source.animations[0] if source is not None and source.animations else None
         if src is not None and source.version != target.version:
             warnings.append(f"{action.name}: written as {target.version}, not {source.version}")
