@@ -64,8 +64,9 @@ def _pairs(x: np.ndarray, y: np.ndarray, dtype=np.float64) -> np.ndarray:
     return out
 
 
-def _unity_sides(keys: np.ndarray, sign: float, boolean: bool):
-    """Key times, values, handle x and y (seconds, float64) and interpolation codes."""
+def _unity_sides(keys: np.ndarray, sign: float, boolean: bool, codes=None):
+    """Key times, values, handle x and y (seconds, float64) and interpolation codes.
+    ``codes``: :func:`_full_codes` of full keys when already known."""
     k = len(keys)
     if keys.dtype.names == SIMPLE_KEY.names:
         t, v = keys["time"].astype(np.float64), keys["value"].astype(np.float64)
@@ -92,7 +93,7 @@ def _unity_sides(keys: np.ndarray, sign: float, boolean: bool):
         return t, v, lx, ly, rx, ry, interp
     # field by field: numpy is many times slower on two-dimensional views of the records
     t, v, tin, tout, win, wout = (keys[name].astype(np.float64) for name in FULL_KEY.names[:6])
-    interp, weighted_in, weighted_out, inf_in, inf_out = _full_codes(keys)
+    interp, weighted_in, weighted_out, inf_in, inf_out = codes or _full_codes(keys)
     win[~weighted_in] = THIRD
     wout[~weighted_out] = THIRD
     if sign != 1.0:
@@ -146,12 +147,14 @@ def unity_to_bezier(keys: np.ndarray, sign: float = 1.0, boolean: bool = False):
     return _pairs(t, v), _pairs(lx, ly), _pairs(rx, ry), interp
 
 
-def unity_to_frames(keys: np.ndarray, fps: float, sign: float = 1.0, boolean: bool = False):
+def unity_to_frames(
+    keys: np.ndarray, fps: float, sign: float = 1.0, boolean: bool = False, codes=None
+):
     """:func:`unity_to_bezier` in frames as Blender stores them: float32 (K, 2) arrays.
 
     The same numbers as ``to_frames(*unity_to_bezier(...)[:3], fps)``, bit for bit.
     """
-    t, v, lx, ly, rx, ry, interp = _unity_sides(keys, sign, boolean)
+    t, v, lx, ly, rx, ry, interp = _unity_sides(keys, sign, boolean, codes)
     return (
         _pairs(t * fps, v, np.float32),
         _pairs(lx * fps, ly, np.float32),
@@ -174,9 +177,10 @@ def unity_to_keyframes(keys: np.ndarray, fps: float, sign: float = 1.0, boolean:
     elif _recorder_keys(keys):
         interp = np.full(k, LINEAR, np.uint8)
     else:
-        interp = _full_codes(keys)[0]
+        codes = _full_codes(keys)
+        interp = codes[0]
         if np.any(interp == BEZIER):
-            return unity_to_frames(keys, fps, sign, boolean)
+            return unity_to_frames(keys, fps, sign, boolean, codes)
     # float64 products rounded once to float32, as unity_to_frames computes them (field
     # by field: numpy is many times slower on two-dimensional views of the records)
     co = np.empty((k, 2), np.float32)
