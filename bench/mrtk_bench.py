@@ -14,9 +14,10 @@ float curves of 36,000 keys, 14 million keys):
 
 For each: codec read and write, Blender import (``import_anim.mrtk_input``)
 and export with default options (byte-exact is checked), wall and CPU time,
-and the floor: Blender's own calls alone (actions, F-curves,
-``keyframe_points.add`` and the ``foreach_set`` calls) on the same arrays,
-and ``foreach_get`` of the same properties for export. The machine may be
+and the floor: Blender's own calls alone on the same arrays (the calls the
+import makes: actions, F-curves, ``keyframe_points.add``, the ``foreach_set``
+calls, the objects playing the actions and the view-layer update that ends the
+operator), and ``foreach_get`` of the same properties for export. The machine may be
 shared: CPU time is the steadier number there. Not a test.
 """
 
@@ -57,7 +58,17 @@ def _timed(fn, *args, **kwargs):
 
 
 def _floor(bpy, plan, fps: float):
-    """Blender's own calls alone for the import's F-curves, then foreach_get of them."""
+    """Blender's own calls alone for the import's F-curves, then foreach_get of them.
+
+    The same calls the import makes on the same arrays: an action per object,
+    its F-curves, ``keyframe_points.add`` and ``foreach_set`` of co and
+    interpolation, plus both handles and handle types on curves with Bezier
+    keys; the objects that play the actions and the view-layer update that
+    ends every operator (Blender copies each action for evaluation). For
+    export, ``foreach_get`` of co and interpolation, and of the handles where
+    some key is Bezier.
+    """
+    from rigport.io_formats.mrtk import keys as kc
     from rigport.operators.blender import compat
     from rigport.operators.mrtk.build import _enum, interpolation_codes
 
@@ -66,10 +77,13 @@ def _floor(bpy, plan, fps: float):
     arrays = []
     for c in plan.curves:
         co, hl, hr, interp = c.frames(fps)
-        arrays.append((c, co.ravel(), hl.ravel(), hr.ravel(), codes[interp]))
+        bez = hl is not None
+        arrays.append(
+            (c, co.ravel(), hl.ravel() if bez else None, hr.ravel() if bez else None, codes[interp])
+        )
 
     def build():
-        fcurves, actions = [], {}
+        actions = {}
         for c, co, hl, hr, ic in arrays:
             action = actions.get(c.target)
             if action is None:
@@ -78,28 +92,36 @@ def _floor(bpy, plan, fps: float):
             kp = fc.keyframe_points
             kp.add(len(ic))
             kp.foreach_set("co", co)
-            kp.foreach_set("handle_left", hl)
-            kp.foreach_set("handle_right", hr)
             kp.foreach_set("interpolation", ic)
-            free = np.full(len(ic), free_code, np.uint8)
-            kp.foreach_set("handle_left_type", free)
-            kp.foreach_set("handle_right_type", free)
-            fcurves.append(fc)
-        return fcurves, actions
+            if hl is not None:
+                kp.foreach_set("handle_left", hl)
+                kp.foreach_set("handle_right", hr)
+                free = np.full(len(ic), free_code, np.uint8)
+                kp.foreach_set("handle_left_type", free)
+                kp.foreach_set("handle_right_type", free)
+        scene = bpy.context.scene
+        for target, action in actions.items():
+            obj = bpy.data.objects.new(target, None)
+            scene.collection.objects.link(obj)
+            compat.assign_action(obj, action)
+        bpy.context.view_layer.update()
+        return actions
 
-    (fcurves, actions), wall_set, cpu_set = _timed(build)
+    actions, wall_set, cpu_set = _timed(build)
 
     def read():
-        for fc in fcurves:
-            kp = fc.keyframe_points
-            k = len(kp)
-            for prop in ("co", "handle_left", "handle_right"):
-                kp.foreach_get(prop, np.empty(2 * k, np.float32))
-            kp.foreach_get("interpolation", np.empty(k, np.uint8))
+        for action in actions.values():
+            for fc in compat.fcurves(action):
+                kp = fc.keyframe_points
+                k = len(kp)
+                kp.foreach_get("co", np.empty(2 * k, np.float32))
+                interp = np.empty(k, np.uint8)
+                kp.foreach_get("interpolation", interp)
+                if np.any(interp == codes[kc.BEZIER]):
+                    kp.foreach_get("handle_left", np.empty(2 * k, np.float32))
+                    kp.foreach_get("handle_right", np.empty(2 * k, np.float32))
 
     _, wall_get, cpu_get = _timed(read)
-    for action in actions.values():
-        bpy.data.actions.remove(action)
     return wall_set, cpu_set, wall_get, cpu_get
 
 
@@ -138,6 +160,8 @@ def main() -> None:
         with quiet_stdout():
             floor = _floor(bpy, plan, float(args.rate))
             del plan
+            bpy.ops.wm.read_factory_settings(use_empty=True)
+            bpy.context.scene.render.fps = int(args.rate)
             _, wi, ci = _timed(bpy.ops.import_anim.mrtk_input, filepath=str(src))
             out = tmp / "out.bin"
             _, we, ce = _timed(bpy.ops.export_anim.mrtk_input, filepath=str(out))

@@ -345,7 +345,6 @@ def _category(fname: str, name: str) -> str:
     return "other" if str(rel).startswith(("bench", ".venv")) else "rigport"
 
 
-
 def _profile_rows(prof, top: int = 5) -> dict:
     import pstats
 

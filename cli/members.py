@@ -108,6 +108,5 @@ def members(path: str) -> list[str]:
     return [
         f"{path}:{name}"
         for name in container.names(archive)
-        if readable(name, (container.read(archive, name) or b"")[: registry.SNIFF_BYTES])
-        is None
+        if readable(name, (container.read(archive, name) or b"")[: registry.SNIFF_BYTES]) is None
     ]

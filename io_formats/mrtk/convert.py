@@ -74,21 +74,79 @@ def hand_role(side: str) -> str:
 # stored file curves
 
 
+def _constant_fields(keys: np.ndarray) -> list[str]:
+    """The fields every key has the same bits in (NaN and -0 included)."""
+    if len(keys) < 2:
+        return []
+    out = []
+    for name in keys.dtype.names:
+        bits = keys[name].view("<i4")
+        if bits.min() == bits.max():
+            out.append(name)
+    return out
+
+
 def pack_record(c: Curve) -> bytes:
-    """A curve as bytes: layout letter, wrap modes, raw keys."""
-    tag = b"F" if c.keys.dtype.names == FULL_KEY.names else b"S"
-    keys = np.ascontiguousarray(c.keys)
-    return b"".join((tag, struct.pack("<ii", c.pre_wrap, c.post_wrap), memoryview(keys).cast("B")))
+    """A curve as bytes: layout letter, wrap modes, keys.
+
+    ``S`` and ``F``: the raw keys. ``C``: full keys with some field the same in
+    every key (MRTK's recorder writes tangents and weights 0 and weighted mode
+    Both, 20 of each key's 28 bytes): the key count (uint32), a bit per field
+    (bit i: field i is constant), the constant fields' 4 bytes, then the other
+    fields of every key, key by key.
+    """
+    wraps = struct.pack("<ii", c.pre_wrap, c.post_wrap)
+    full = c.keys.dtype.names == FULL_KEY.names
+    same = _constant_fields(c.keys) if full else []
+    if not same:
+        keys = np.ascontiguousarray(c.keys)
+        return b"".join((b"F" if full else b"S", wraps, memoryview(keys).cast("B")))
+    names = FULL_KEY.names
+    mask = sum(1 << names.index(name) for name in same)
+    first = np.ascontiguousarray(c.keys[:1]).view("<i4")
+    consts = np.array([first[names.index(name)] for name in same], "<i4")
+    rest = [name for name in names if name not in same]
+    rows = np.empty(len(c.keys), [(name, FULL_KEY.fields[name][0]) for name in rest])
+    for name in rest:
+        rows[name] = c.keys[name]
+    head = struct.pack("<IB", len(c.keys), mask)
+    return b"".join((b"C", wraps, head, consts.tobytes(), memoryview(rows).cast("B")))
+
+
+def _unpack_columns(data: bytes) -> np.ndarray | None:
+    """The full keys of a ``C`` record (see :func:`pack_record`); None if malformed."""
+    if len(data) < 14:
+        return None
+    n, mask = struct.unpack_from("<IB", data, 9)
+    names = FULL_KEY.names
+    if mask >= 1 << len(names):
+        return None
+    same = [name for i, name in enumerate(names) if mask >> i & 1]
+    rest = [name for name in names if name not in same]
+    at = 14 + 4 * len(same)
+    if len(data) != at + 4 * len(rest) * n:
+        return None
+    keys = np.empty(n, FULL_KEY)
+    consts = np.frombuffer(data, "<i4", len(same), 14)
+    for name, value in zip(same, consts, strict=True):
+        keys[name].view("<i4")[:] = value
+    rows = np.frombuffer(data, [(name, FULL_KEY.fields[name][0]) for name in rest], n, at)
+    for name in rest:
+        keys[name] = rows[name]
+    return keys
 
 
 def unpack_record(data: bytes) -> Curve | None:
     """The curve :func:`pack_record` stored; None for anything else."""
-    if len(data) < 9 or data[:1] not in (b"F", b"S"):
+    if len(data) < 9 or data[:1] not in (b"F", b"S", b"C"):
         return None
+    pre, post = struct.unpack_from("<ii", data, 1)
+    if data[:1] == b"C":
+        keys = _unpack_columns(data)
+        return None if keys is None else Curve(pre, post, keys)
     dtype = FULL_KEY if data[:1] == b"F" else SIMPLE_KEY
     if (len(data) - 9) % dtype.itemsize:
         return None
-    pre, post = struct.unpack_from("<ii", data, 1)
     return Curve(pre, post, np.frombuffer(data, dtype, offset=9))  # read-only view
 
 
@@ -132,8 +190,9 @@ class ImportedCurve:
         )
 
     def frames(self, fps: float):
-        """(co, handle_left, handle_right, interpolation codes) as Blender stores them."""
-        return kc.unity_to_frames(self.source.keys, fps, self.sign, self.boolean)
+        """(co, handle_left, handle_right, interpolation codes) as Blender stores them;
+        the handles are None for a curve without Bezier keys (nothing to set)."""
+        return kc.unity_to_keyframes(self.source.keys, fps, self.sign, self.boolean)
 
 
 @dataclass
@@ -164,6 +223,8 @@ def curve_to_bezier(
 
 def _check_times(c: Curve, what: str) -> None:
     t = c.keys["time"]
+    if not len(t) or (np.isfinite(t[0]) and np.isfinite(t[-1]) and np.all(t[1:] >= t[:-1])):
+        return  # in order, so all between the finite ends (NaN fails the comparison)
     bad = np.flatnonzero(~np.isfinite(t))
     if not len(bad) and len(t) > 1:
         bad = np.flatnonzero(np.diff(t) < 0) + 1
@@ -312,8 +373,9 @@ def _shaping_handles(interp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _expected(stored: Curve, fps: float, sign: float, boolean: bool):
-    """What the import put into Blender for ``stored``: float32 frames and codes."""
-    return kc.unity_to_frames(stored.keys, fps, sign, boolean)
+    """What the import put into Blender for ``stored``: float32 frames and codes (no
+    handles, None, for a curve without Bezier keys: the import set none)."""
+    return kc.unity_to_keyframes(stored.keys, fps, sign, boolean)
 
 
 def _unchanged(bc: BlenderCurve, expected) -> bool:
@@ -322,6 +384,8 @@ def _unchanged(bc: BlenderCurve, expected) -> bool:
         return False
     if not (np.array_equal(eco, bc.co) and np.array_equal(interp, bc.interpolation)):
         return False
+    if ehl is None:  # lines and steps only, as imported: no handle shapes anything
+        return True
     left, right = _shaping_handles(interp)
     x = eco[:, 0]
     return bool(
@@ -344,14 +408,15 @@ def _kept_keys(bc: BlenderCurve, expected):
         return none, none
     pos = np.minimum(np.searchsorted(eco[:, 0], bc.co[:, 0]), n - 1)
     cur_interp = np.asarray(bc.interpolation)
-    x = bc.co[:, 0]
-    left, right = _shaping_handles(cur_interp)
-    same = (
-        np.all(eco[pos] == bc.co, axis=1)
-        & (_handles_match(ehl[pos], bc.handle_left, x, -1.0, bc.handle_min_x) | ~left)
-        & (_handles_match(ehr[pos], bc.handle_right, x, 1.0, bc.handle_min_x) | ~right)
-        & (interp[pos] == cur_interp)
-    )
+    same = np.all(eco[pos] == bc.co, axis=1) & (interp[pos] == cur_interp)
+    # Without stored handles (the import made lines and steps only), a key whose handle
+    # now shapes a Bezier segment fails anyway: its own interpolation (right side) or
+    # its previous key's (left side, ``prev_ok``) differs from the import's.
+    if ehl is not None:
+        x = bc.co[:, 0]
+        left, right = _shaping_handles(cur_interp)
+        same &= _handles_match(ehl[pos], bc.handle_left, x, -1.0, bc.handle_min_x) | ~left
+        same &= _handles_match(ehr[pos], bc.handle_right, x, 1.0, bc.handle_min_x) | ~right
     prev_ok = np.zeros(k, bool)
     prev_ok[0] = pos[0] == 0
     prev_ok[1:] = (

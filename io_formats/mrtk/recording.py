@@ -170,7 +170,8 @@ def _curve(r: Reader, dtype: np.dtype) -> Curve:
     keys = np.frombuffer(r.data, dtype, n, keys_at)  # a read-only view: 14 M keys, no copy
     r.pos += n * dtype.itemsize
     if "weighted_mode" in dtype.names and n:
-        bad = np.flatnonzero((keys["weighted_mode"] < 0) | (keys["weighted_mode"] > 3))
+        mode = keys["weighted_mode"]
+        bad = np.flatnonzero((mode < 0) | (mode > 3)) if mode.min() < 0 or mode.max() > 3 else ()
         if len(bad):
             i = int(bad[0])
             raise r.error(

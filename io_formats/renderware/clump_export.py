@@ -491,16 +491,21 @@ def _restore_normals(mesh: Mesh) -> None:
     stored = next((a for a in mesh.attributes if a.name == NORMAL_ATTRIBUTE), None)
     if stored is None or mesh.normals is None or len(stored.data) != len(mesh.positions):
         return
-    raw = np.asarray(stored.data, np.float32)[mesh.corner_verts]
-    length = np.linalg.norm(raw, axis=1)
-    unit = raw / np.maximum(length, 1e-12)[:, None]
-    agree = (length < 1e-6) | ((unit * mesh.normals).sum(axis=1) > 0.999)
+    cv = mesh.corner_verts.astype(np.int64)
+    data = np.asarray(stored.data, np.float32)
+    length = np.linalg.norm(data, axis=1)  # per vertex, then per corner: the same numbers
+    unit = data / np.maximum(length, 1e-12)[:, None]
+    agree = (length[cv] < 1e-6) | ((unit[cv] * mesh.normals).sum(axis=1) > 0.999)
     held = np.abs(np.linalg.norm(mesh.normals, axis=1) - 1.0) < 1e-3
-    flat = np.repeat(zero_area(mesh.positions, mesh.corner_verts.reshape(-1, 3)), 3)
+    raw = data[cv]
     normals = np.where((agree | ~held)[:, None], raw, mesh.normals).astype(np.float32)
+    flat = zero_area(mesh.positions, cv.reshape(-1, 3))
+    if not flat.any():
+        mesh.normals = normals
+        return
+    flat = np.repeat(flat, 3)
     # a zero-area triangle shows no normal: its corners take the one their vertex has on
     # its other triangles (so the vertex is not split), else the file's
-    cv = mesh.corner_verts.astype(np.int64)
     shown = np.nonzero(~flat)[0][::-1]
     first = np.full(len(mesh.positions), -1, np.int64)
     first[cv[shown]] = shown

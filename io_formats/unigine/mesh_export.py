@@ -148,33 +148,62 @@ def _surface_info(mesh: Mesh, n_surfaces: int) -> list[dict] | None:
     return info
 
 
-def _group_corners(fields: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _group_corners(
+    fields: list[np.ndarray], key: np.ndarray, bound: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Corners with equal fields share a surface vertex. Returns the first corner of each
     vertex and each corner's vertex number; vertices are numbered by the first two
     fields (surface, imported surface vertex), then by first appearance.
 
-    Corners are grouped by a 64-bit hash of their fields, then checked against their
-    group's first corner; only when hashes collide does an exact row sort run."""
-    h = np.zeros(len(fields[0]), np.uint64)
-    with np.errstate(over="ignore"):
-        for f in fields:
-            h = h * np.uint64(0x9E3779B97F4A7C15) + f.astype(np.uint64)
-    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    rep = first[inverse]
-    if not all(np.array_equal(f, f[rep]) for f in fields):
-        keys = np.stack(fields, axis=1)
-        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
-    order = np.lexsort((first, fields[1][first], fields[0][first]))
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return first[order], rank[inverse]
+    ``key`` (ints in ``[0, bound)``, a function of the fields) names each corner's
+    likely vertex: each corner is compared with the first corner of its key, and
+    those equal to it share its vertex at once (every corner of an unedited import
+    keyed by its imported surface vertex). Only the others are grouped by sorting
+    their fields.
+    """
+    n = len(key)
+    first_of = np.empty(bound, np.int64)
+    first_of[key[::-1]] = np.arange(n - 1, -1, -1)  # the last write (smallest) wins
+    ref = first_of[key]
+    differ = np.zeros(n, bool)
+    for f in fields:
+        differ |= f != f[ref]
+    ids = key.astype(np.int64)
+    total = bound
+    odd = np.flatnonzero(differ)
+    if len(odd):
+        rows = np.stack([f[odd] for f in fields], axis=1)
+        void = rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).reshape(-1)
+        _, inverse = np.unique(void, return_inverse=True)
+        ids[odd] = bound + inverse.reshape(-1)
+        total += int(inverse.max()) + 1
+    first = np.full(total, n, np.int64)
+    first[ids[::-1]] = np.arange(n - 1, -1, -1)
+    pick = np.sort(first[first < n])  # each vertex's first corner, in corner order
+    order = pick[np.lexsort((pick, fields[1][pick], fields[0][pick]))]
+    rank = np.empty(total, np.int64)
+    rank[ids[order]] = np.arange(len(order))
+    return order, rank[ids]
 
 
-def _bits(a: np.ndarray) -> list[np.ndarray]:
-    a = np.ascontiguousarray(a, np.float32).view(np.int32)
-    return [a[:, i].astype(np.int64) for i in range(a.shape[1])]
+def _distinct(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` for ints in ``[0, bound)``: counted, not
+    sorted, where ``bound`` is not much more than the number of keys."""
+    if bound > 4 * len(key) + 64:
+        values, inverse = np.unique(key, return_inverse=True)
+        return values, inverse.reshape(-1)
+    present = np.zeros(bound, bool)
+    present[key] = True
+    number = np.cumsum(present, dtype=np.int64)
+    number -= 1
+    return np.flatnonzero(present), number[key]
+
+
+def _words(a: np.ndarray) -> np.ndarray:
+    """The rows of a C-contiguous 2-D array of 4 or 8 bytes per row as one integer each."""
+    a = np.ascontiguousarray(a)
+    size = a.shape[1] * a.itemsize
+    return a.view({4: np.uint32, 8: np.int64}[size]).reshape(-1)
 
 
 def build_surfaces(
@@ -198,11 +227,11 @@ def build_surfaces(
     verts = mesh.corner_verts.astype(np.int64)
     fields = [surf_of, svid, verts]
     for uv in mesh.uv_sets[:2]:
-        fields += _bits(uv.uv)
+        fields.append(_words(np.asarray(uv.uv, np.float32)))  # both floats' bits
     colors = None
     if mesh.colors:
         colors = np.clip(np.rint(mesh.colors[0].color * 255), 0, 255).astype(np.uint8)
-        fields += [colors[:, i].astype(np.int64) for i in range(4)]
+        fields.append(_words(colors))
     no_tangents = np.array(
         [bool(info) and info[si].get("tangents", [True])[:1] == [False] for si in range(n_slots)]
     )
@@ -211,14 +240,18 @@ def build_surfaces(
     else:
         no_tangents[:] = False
         grouped_q = corner_q
-    fields += [grouped_q[:, i].astype(np.int64) for i in range(4)]
-    first, sv = _group_corners(fields)
+    fields.append(_words(grouped_q.astype(np.int16)))
+    # corners are keyed by their imported surface vertex where it names one, else by vertex
+    n_sv = int(svid.max()) + 1 if svid_attr is not None and nc else 0
+    if n_sv and svid.min() >= 0 and n_sv * n_slots <= 4 * nc:
+        first, sv = _group_corners(fields, surf_of * n_sv + svid, n_sv * n_slots)
+    else:
+        first, sv = _group_corners(fields, verts, len(mesh.positions))
     sv_surface = surf_of[first]
     sv_start = np.searchsorted(sv_surface, np.arange(n_slots + 1))
     # coordinate vertices: the mesh vertices each surface uses, in vertex order
     ckey = surf_of * max(len(mesh.positions), 1) + verts
-    cunique, cindex = np.unique(ckey, return_inverse=True)
-    cindex = cindex.reshape(-1)
+    cunique, cindex = _distinct(ckey, n_slots * max(len(mesh.positions), 1))
     c_surface = cunique // max(len(mesh.positions), 1)
     c_vertex = cunique % max(len(mesh.positions), 1)
     c_start = np.searchsorted(c_surface, np.arange(n_slots + 1))

@@ -417,14 +417,19 @@ def extract_animation(
     action: bpy.types.Action,
     fps: float | None = None,
     use_recorded_fps: bool = True,
+    rest: dict | None = None,
 ) -> Animation:
     """Engine-local tracks at the action's keyframes, one per keyed bone. Key
     times convert at the rate the action was imported with (so they come back
     exactly), else at ``fps``; ``use_recorded_fps=False`` makes ``fps`` win
-    (an export's explicit frame rate)."""
+    (an export's explicit frame rate).
+
+    ``rest`` is :func:`rest_relative` of the armature: an exporter that writes many
+    actions of one armature computes it once (each bone's matrix inverted per action
+    otherwise)."""
     recorded = action.get("rigport_fps") if use_recorded_fps else None
     fps = float(recorded if recorded is not None else (fps or 24.0))
-    rels = rest_relative(armature.data)
+    rels = rest_relative(armature.data) if rest is None else rest
     per_bone: dict[str, dict[str, dict[int, object]]] = {}
     for fc in compat.fcurves(action):
         path = fc.data_path

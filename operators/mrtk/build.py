@@ -93,7 +93,8 @@ def _in_order(co: np.ndarray, hl: np.ndarray, hr: np.ndarray) -> bool:
 
 
 def fill_fcurve(fc, co, hl, hr, interp: np.ndarray, codes: np.ndarray | None = None) -> None:
-    """Keys from float32 (K, 2) arrays in frames and interpolation codes.
+    """Keys from float32 (K, 2) arrays in frames and interpolation codes (the handles
+    may be None for a curve without Bezier keys).
 
     Curves with Bezier keys get every handle, FREE. A curve of lines and steps
     only (MRTK 1.1 files, bool curves, MRTK's recorder keys) gets no handles:
@@ -224,11 +225,13 @@ def build_recording(
                 stored[c.target] = {}
                 wraps[c.target] = {}
             fc = compat.new_fcurve(action, c.data_path, c.index, obj.name)
-            fill_fcurve(fc, *c.frames(fps), codes)
+            # Before the keys: setting a modifier's property recalculates the curve's
+            # handles (twice over 36,000 keys per curve of a 10-minute recording).
             if c.cycle_before != "NONE" or c.cycle_after != "NONE":
                 mod = fc.modifiers.new("CYCLES")
                 mod.mode_before = c.cycle_before
                 mod.mode_after = c.cycle_after
+            fill_fcurve(fc, *c.frames(fps), codes)
             key = curve_key(c.data_path, c.index)
             stored[c.target][key] = c.record
             wraps[c.target][key] = list(c.wraps)

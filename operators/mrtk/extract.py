@@ -65,19 +65,25 @@ def _code_table() -> np.ndarray:
 def read_fcurve(
     fc, record: bytes | None, wraps=None, table: np.ndarray | None = None
 ) -> tuple[BlenderCurve, int]:
-    """The keys of ``fc`` and how many use an interpolation MRTK cannot hold."""
+    """The keys of ``fc`` and how many use an interpolation MRTK cannot hold.
+
+    The handles of a curve of lines and steps only shape nothing and are not
+    read (two of the four bulk reads): the keys stand in for them.
+    """
     kp = fc.keyframe_points
     k = len(kp)
-    arrays = []
-    for prop in ("co", "handle_left", "handle_right"):
-        a = np.empty(k * 2, np.float32)
-        kp.foreach_get(prop, a)
-        arrays.append(a.reshape(k, 2))
+    co = np.empty((k, 2), np.float32)
+    kp.foreach_get("co", co.ravel())
     raw = np.empty(k, np.uint8)
     kp.foreach_get("interpolation", raw)
     codes = (_code_table() if table is None else table)[raw]
     odd = codes < 0
     codes[odd] = kc.BEZIER
+    arrays = [co, co, co]
+    if np.any(codes == kc.BEZIER):
+        for i, prop in ((1, "handle_left"), (2, "handle_right")):
+            arrays[i] = np.empty((k, 2), np.float32)
+            kp.foreach_get(prop, arrays[i].ravel())
     before = after = "NONE"
     for mod in fc.modifiers:
         if mod.type == "CYCLES" and not mod.mute:

@@ -247,8 +247,9 @@ def export_ifp(
         warnings = []
     compressed = target.version == "ANP3" and _compressed(target, kept)
     fps_scene = context.scene.render.fps / context.scene.render.fps_base
+    rest = rest_relative(armature.data)
     for (name, action), source in zip(pairs, kept, strict=True):
-        neutral = extract_animation(armature, action, fps_scene)
+        neutral = extract_animation(armature, action, fps_scene, rest=rest)
         neutral.name = name if name != action.name else neutral.name
         scale_translations(neutral, export_scale(options, action))
         src = source.animations[0] if source is not None and source.animations else None

@@ -40,7 +40,9 @@ def _root(bpy, name: str):
 
 
 def _camera(bpy, name: str):
-    return next(o for o in bpy.data.collections[name].all_objects if o.get("mrtk_role") == "camera")
+    return next(
+        o for o in bpy.data.collections[name].all_objects if o.get("_mrtk_role") == "camera"
+    )
 
 
 def _keys(obj) -> dict:

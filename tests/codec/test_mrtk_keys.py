@@ -274,3 +274,109 @@ def test_lines_and_steps_need_no_handles() -> None:
     np.testing.assert_allclose(back["out_tangent"][[0, 1, 3, 4]], [2.0, 4.0, 1.0, 1.0])
     np.testing.assert_allclose(back["in_tangent"][[0, 1, 2, 4]], [2.0, 2.0, 4.0, 1.0])
     assert back["out_tangent"][2] == np.inf and back["in_tangent"][3] == 0.0
+
+
+def _recorder_keys(n: int = 7) -> np.ndarray:
+    keys = np.zeros(n, R.FULL_KEY)
+    keys["time"] = np.cumsum(np.linspace(0.01, 0.5, n)).astype(np.float32) / 3
+    keys["value"] = np.sin(np.arange(n) * 1.7).astype(np.float32)
+    keys["weighted_mode"] = 3
+    return keys
+
+
+def _with(name: str, index, value) -> np.ndarray:
+    """Recorder keys with one field changed."""
+    keys = _recorder_keys()
+    keys[name][index] = value
+    return keys
+
+
+KEYFRAME_CASES = {
+    "recorder": _recorder_keys,
+    "recorder_one_key": lambda: _recorder_keys(1),
+    "recorder_negative_zero_weights": lambda: _with("in_weight", slice(None), -0.0),
+    "recorder_nan_tangent": lambda: _with("in_tangent", 3, np.nan),
+    "recorder_with_a_step": lambda: _with("out_tangent", 2, np.inf),
+    "recorder_step_from_the_right": lambda: _with("in_tangent", 4, -np.inf),
+    "recorder_one_bezier_side": lambda: _with("out_weight", 3, 0.2),
+    "recorder_one_bezier_unweighted": lambda: _with("weighted_mode", 0, 1),
+    "full_mixed": lambda: samples.full_curve(np.random.default_rng(5), 200, infinite=True).keys,
+    "simple": lambda: samples.simple_curve(np.random.default_rng(6), 50).keys,
+    "empty": lambda: np.zeros(0, R.FULL_KEY),
+}
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("case", sorted(KEYFRAME_CASES))
+def test_keyframes_without_handles_are_the_same_numbers(case: str, sign: float) -> None:
+    """unity_to_keyframes (the import's fast path) gives unity_to_frames' keys bit for bit,
+    and leaves out the handles exactly when no key is Bezier."""
+    keys = np.frombuffer(KEYFRAME_CASES[case]().tobytes(), KEYFRAME_CASES[case]().dtype)
+    co, hl, hr, interp = K.unity_to_keyframes(keys, 59.94, sign)
+    want = K.unity_to_frames(keys, 59.94, sign)
+    assert co.dtype == np.float32 and co.shape == (len(keys), 2)
+    assert co.tobytes() == want[0].tobytes()
+    assert interp.tobytes() == want[3].tobytes()
+    if np.any(want[3] == K.BEZIER):
+        assert hl.tobytes() == want[1].tobytes() and hr.tobytes() == want[2].tobytes()
+    else:
+        assert hl is None and hr is None
+    lines = case.startswith("recorder") and "bezier" not in case and "one_key" not in case
+    assert lines == (hl is None) or case in ("simple", "empty")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_overlong_keys_counts_segments_over_one(case: str) -> None:
+    """The quick bound in overlong_keys gives the count of the full test."""
+    keys = CASES[case]().copy()
+    keys["in_weight"] = np.linspace(0.2, 0.9, len(keys))
+    win, wout = K._weights(keys)
+    step = np.isinf(keys["out_tangent"][:-1]) | np.isinf(keys["in_tangent"][1:])
+    want = int(np.count_nonzero((wout[:-1] + win[1:] > 1 + 1e-6) & ~step))
+    assert K.overlong_keys(keys) == want
+    keys["in_weight"] = 0.5
+    keys["out_weight"] = 0.5
+    assert K.overlong_keys(keys) == 0
+
+
+def _stored_cases() -> dict[str, R.Curve]:
+    rec = _recorder_keys(9)
+    odd = _recorder_keys(9)
+    odd["in_tangent"] = np.float32(-0.0)
+    odd["out_tangent"] = np.float32(np.nan)
+    odd["out_tangent"].view("<i4")[:] = 0x7FC00123  # a NaN with payload bits
+    odd["value"] = 2.5  # a constant value, varying weights
+    odd["in_weight"] = np.linspace(0, 1, 9)
+    full = samples.full_curve(np.random.default_rng(9), 30, infinite=True)
+    return {
+        "recorder": R.Curve(8, 8, rec),
+        "odd_bits": R.Curve(2, 4, odd),
+        "full": full,
+        "one_key": R.Curve(1, 0, _recorder_keys(1)),
+        "empty": R.Curve(8, 8, np.zeros(0, R.FULL_KEY)),
+        "simple": samples.simple_curve(np.random.default_rng(2), 20),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_stored_cases()))
+def test_stored_curves_come_back_bit_for_bit(case: str) -> None:
+    """Each imported curve's stored record gives its keys back, every bit; fields the same
+    in every key (MRTK's recorder: 20 of 28 bytes) are stored once."""
+    c = _stored_cases()[case]
+    data = C.pack_record(c)
+    back = C.unpack_record(data)
+    assert back is not None and (back.pre_wrap, back.post_wrap) == (c.pre_wrap, c.post_wrap)
+    assert back.keys.dtype == c.keys.dtype and back.keys.tobytes() == c.keys.tobytes()
+    if case == "recorder":
+        assert len(data) == 9 + 5 + 5 * 4 + 8 * len(c.keys)  # time and value per key
+    if case == "odd_bits":
+        assert data[:1] == b"C"
+
+
+def test_damaged_stored_curves_are_ignored() -> None:
+    data = C.pack_record(R.Curve(8, 8, _recorder_keys(9)))
+    assert data[:1] == b"C"
+    for bad in (data[:-1], data + b"\0", data[:13], data[:13] + b"\xff" + data[14:]):
+        assert C.unpack_record(bad) is None
+    old = C.pack_record(R.Curve(8, 8, samples.full_curve(np.random.default_rng(1), 5).keys))
+    assert old[:1] == b"F" and C.unpack_record(old[:-3]) is None

@@ -145,3 +145,45 @@ def test_rotate_kept_tangents_turns_the_frames_and_keeps_handedness():
     rotate_kept_tangents(me, turn.T)
     back, _ = export_scene(scene)
     assert compare.mesh_differences(m, back) == []
+
+
+def _grouped_by_sorting(fields: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The surface vertices by definition: distinct rows of fields, numbered by surface,
+    imported surface vertex, then first appearance."""
+    rows = np.stack(fields, axis=1)
+    _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    order = np.lexsort((first, fields[1][first], fields[0][first]))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.reshape(-1)]
+
+
+@pytest.mark.parametrize("keyed_by", ["surface_vertex", "vertex"])
+def test_corners_group_into_surface_vertices_as_sorting_would(keyed_by: str) -> None:
+    """Corners keyed by vertex or imported surface vertex, with seams, edits and keys
+    whose corners differ, group exactly as sorting every corner's fields does."""
+    from rigport.io_formats.unigine.mesh_export import _group_corners
+
+    rng = np.random.default_rng(4)
+    n, nv = 3000, 500
+    verts = rng.integers(0, nv, n)
+    surf = (verts >= 300).astype(np.int64)
+    svid = verts.copy()
+    seam = rng.random(n) < 0.2
+    svid[seam] += nv  # split at a seam: another surface vertex
+    uv = rng.integers(0, 3, (n, 2)).astype(np.float32)[svid % 7]  # follows the surface vertex
+    edited = rng.random(n) < 0.05
+    uv[edited, 0] = 9.0  # edits inside a surface vertex
+    uv[rng.random(n) < 0.01] = -0.0
+    words = np.ascontiguousarray(uv).view(np.int64).reshape(-1)
+    fields = [surf, svid, verts, words, rng.integers(0, 2, n) * edited]
+    if keyed_by == "vertex":
+        first, sv = _group_corners(fields, verts, nv)
+    else:
+        first, sv = _group_corners(fields, surf * 2 * nv + svid, 4 * nv)
+    want_first, want_sv = _grouped_by_sorting(fields)
+    np.testing.assert_array_equal(first, want_first)
+    np.testing.assert_array_equal(sv, want_sv)
+    empty = [f[:0] for f in fields]
+    got = _group_corners(empty, verts[:0], nv)
+    assert len(got[0]) == len(got[1]) == 0
