@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codec import FormatError
+from .posing import quat_multiply
 from .scene import Animation, Mesh, Scene, Skeleton
 from .transforms import matrix_to_quat
 
@@ -69,21 +70,6 @@ def _directions(a: np.ndarray | None, r: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product, w x y z, broadcasting."""
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
-
-
 def bake_mesh(mesh: Mesh, matrix: np.ndarray, vectors: tuple[str, ...] = ()) -> None:
     """Positions, morph offsets, normals and the named direction attributes of
     ``mesh``, in place (``vectors``: attribute names holding directions, e.g. kept
@@ -110,7 +96,7 @@ def bake_skeleton(skeleton: Skeleton, matrix: np.ndarray) -> None:
     skeleton.local_translation = tr
     q = matrix_to_quat(r[None])[0]
     rot = np.array(skeleton.local_rotation, np.float64)
-    rot[roots] = _quat_mul(q, rot[roots])
+    rot[roots] = quat_multiply(q, rot[roots])
     skeleton.local_rotation = rot
     if skeleton.inverse_bind is not None:
         g = np.eye(4)
@@ -135,7 +121,7 @@ def bake_animation(anim: Animation, skeleton: Skeleton | None, matrix: np.ndarra
             tr = np.asarray(track.translation, np.float64) * s
             track.translation = tr @ r.T + t if root else tr
         if track.rotation is not None and root:
-            track.rotation = _quat_mul(q, np.asarray(track.rotation, np.float64))
+            track.rotation = quat_multiply(q, np.asarray(track.rotation, np.float64))
 
 
 def bake(scene: Scene, matrix: np.ndarray, vectors: tuple[str, ...] = ()) -> None:
