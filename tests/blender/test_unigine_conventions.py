@@ -444,7 +444,7 @@ def _three_actions(bpy, tmp_path):
     arm = bpy.context.view_layer.objects.active
     walk = bpy.data.actions["clip_0"].copy()
     walk.name = "walk"
-    for key in [k for k in walk.keys() if k.startswith("unigine_")]:
+    for key in [k for k in walk.keys() if k.lstrip("_").startswith("unigine_")]:
         del walk[key]
     walk.use_fake_user = True
     return m, arm, walk
