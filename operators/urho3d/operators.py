@@ -43,6 +43,14 @@ from ...io_formats.urho3d.model_import import (
     import_model,
 )
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
+from ..animation_files import (
+    action_paths,
+    chosen_actions,
+    draw_animation_choice,
+    export_animations_property,
+    none_message,
+    use_action_names_property,
+)
 from ..blender.actions import keep_actions
 from ..blender.build import build_action, build_scene
 from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
@@ -76,7 +84,6 @@ from ..conventions import (
     section,
     transform_options,
 )
-from .animations_out import AnimationChoice, action_paths, armature_actions
 
 #: Urho3D's own axes (left-handed, Y up, +Z forward), which the codec's
 #: conversion turns into Blender's: the axes options' default.
@@ -656,9 +663,7 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, FrameRateOption
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_ANIM_OT_urho3d_ani(
-    bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions, AnimationChoice
-):
+class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
     """Export an armature's actions to Urho3D animations (.ani): the active one, every
     action or every NLA track, one file each"""
 
@@ -668,6 +673,8 @@ class EXPORT_ANIM_OT_urho3d_ani(
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
+    export_animations: export_animations_property()
+    use_action_names: use_action_names_property()
     file_format: EnumProperty(
         name="Format",
         items=(
@@ -716,7 +723,7 @@ class EXPORT_ANIM_OT_urho3d_ani(
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
         if body is not None:
-            self.draw_animation_choice(body)
+            draw_animation_choice(body, self)
             self.draw_frame_rate(body, importing=False)
             body.prop(self, "file_format")
         draw_package(layout, self)
@@ -745,7 +752,9 @@ class EXPORT_ANIM_OT_urho3d_ani(
 
         def export() -> list[str]:
             arm = self.armature(context)
-            chosen = armature_actions(arm, self.export_animations)
+            chosen = chosen_actions(arm, self.export_animations)
+            if not chosen:
+                raise FormatError(none_message(arm, self.export_animations))
             if self.export_animations == "ACTIVE":
                 paths = [self.filepath]
                 entries = [self.package_entry or f"Models/{os.path.basename(self.filepath)}"]
