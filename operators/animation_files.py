@@ -144,3 +144,18 @@ def action_paths(path: str, names: list[str], use_action_names: bool) -> list[st
         seen[key] = name
         out.append(os.path.join(folder, file))
     return out
+
+
+def chosen_files(
+    armature: bpy.types.Object, which: str, path: str, use_action_names: bool
+) -> list[tuple[str, str, bpy.types.Action]]:
+    """(file, name, action) per animation the choice ``which`` names on ``armature``
+    for a format of one animation per file: the active action to ``path`` itself,
+    the others one file each beside it (:func:`action_paths`). FormatError naming
+    ``path`` when there is nothing to write or two would share a file."""
+    chosen = chosen_actions(armature, which)
+    if not chosen:
+        raise FormatError(none_message(armature, which), None, path)
+    names = [name for name, _ in chosen]
+    paths = [path] if which == "ACTIVE" else action_paths(path, names, use_action_names)
+    return [(p, name, action) for p, (name, action) in zip(paths, chosen, strict=True)]

@@ -29,11 +29,9 @@ from ...io_formats.codec.files import write_atomic
 from ...io_formats.global_transform import is_identity, split
 from ...io_formats.scene import Scene
 from ..animation_files import (
-    action_paths,
-    chosen_actions,
+    chosen_files,
     draw_animation_choice,
     export_animations_property,
-    none_message,
     use_action_names_property,
 )
 from ..blender import compat
@@ -1113,16 +1111,15 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, ExportScope
             raise FormatError(
                 "All Actions and NLA Tracks export an armature's actions: select the armature"
             )
-        pairs = chosen_actions(armature, self.export_animations)
-        if not pairs:
-            raise FormatError(none_message(armature, self.export_animations))
-        paths = action_paths(self.filepath, [n for n, _ in pairs], self.use_action_names)
+        chosen = chosen_files(
+            armature, self.export_animations, self.filepath, self.use_action_names
+        )
         ad = armature.animation_data or armature.animation_data_create()
         kept_action, kept_nla = ad.action, ad.use_nla
         warnings: list[str] = []
         try:
             ad.use_nla = False  # each action alone
-            for path, (_, action) in zip(paths, pairs, strict=True):
+            for path, _, action in chosen:
                 compat.assign_action(armature, action)
                 more = self._export_one(context, path, armature, mesh)
                 warnings += [f"{os.path.basename(path)}: {w}" for w in more]
@@ -1132,7 +1129,7 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, ExportScope
             else:
                 compat.assign_action(armature, kept_action)
             ad.use_nla = kept_nla
-        self.report({"INFO"}, f"{len(paths)} BonesPro animations written")
+        self.report({"INFO"}, f"{len(chosen)} BonesPro animations written")
         return warnings
 
     def execute(self, context):

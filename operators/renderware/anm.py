@@ -23,11 +23,9 @@ from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, anm
 from ...io_formats.renderware.chunks import TARGETS
 from ..animation_files import (
-    action_paths,
-    chosen_actions,
+    chosen_files,
     draw_animation_choice,
     export_animations_property,
-    none_message,
     use_action_names_property,
 )
 from ..blender import kept_keys
@@ -139,18 +137,12 @@ def export_anm_files(
 ) -> tuple[list[str], list[str]]:
     """The ``export_animations`` choice ``which`` as .anm files: the active action
     to ``path``, every action (or NLA strip) to one file each next to it
-    (:func:`animation_files.action_paths`). Returns the paths written and warnings."""
-    chosen = chosen_actions(armature, which)
-    if not chosen:
-        raise FormatError(none_message(armature, which), None, path)
-    if which == "ACTIVE":
-        paths = [path]
-    else:
-        paths = action_paths(path, [name for name, _ in chosen], use_action_names)
+    (:func:`animation_files.chosen_files`). Returns the paths written and warnings."""
+    chosen = chosen_files(armature, which, path, use_action_names)
     warnings: list[str] = []
-    for out, (_, action) in zip(paths, chosen, strict=True):
+    for out, _, action in chosen:
         warnings += export_anm(context, out, armature, action, options)
-    return paths, warnings
+    return [out for out, _, _ in chosen], warnings
 
 
 class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, FrameRateOptions, ImportKeyScale):

@@ -46,10 +46,9 @@ from ..animation_files import (
     ACTIONS_ITEM,
     ACTIVE_ITEM,
     NLA_ITEM,
-    action_paths,
     chosen_actions,
+    chosen_files,
     draw_animation_choice,
-    none_message,
     use_action_names_property,
 )
 from ..blender import compat
@@ -395,17 +394,14 @@ def export_anim_path(
 ) -> AnimExport:
     """Write the armature's animations as ``which`` says: IMPORTED (the active action
     and the other clips of its file) or ACTIVE into ``path``; ACTIONS or NLA one
-    .anim per action beside it (:func:`action_paths`). Every file is made before
+    .anim per action beside it (:func:`animation_files.chosen_files`). Every file is made before
     the first is written, so a refusal writes none."""
     skeleton = file_order(extract_skeleton(armature))
     if which in ("IMPORTED", "ACTIVE"):
         groups = [(path, _file_actions(armature, which))]
     else:
-        chosen = chosen_actions(armature, which)
-        if not chosen:
-            raise FormatError(none_message(armature, which))
-        paths = action_paths(path, [name for name, _ in chosen], use_action_names)
-        groups = [(p, [c]) for p, c in zip(paths, chosen, strict=True)]
+        chosen = chosen_files(armature, which, path, use_action_names)
+        groups = [(p, [(name, action)]) for p, name, action in chosen]
     per_file = [(p, _extract(armature, group, fps)) for p, group in groups]
     _bake_rig(transform, armature, skeleton, [a for _, anims in per_file for a in anims])
     files = [

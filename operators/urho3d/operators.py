@@ -44,11 +44,9 @@ from ...io_formats.urho3d.model_import import (
 )
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
 from ..animation_files import (
-    action_paths,
-    chosen_actions,
+    chosen_files,
     draw_animation_choice,
     export_animations_property,
-    none_message,
     use_action_names_property,
 )
 from ..blender.actions import keep_actions
@@ -752,20 +750,17 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, ExportScope, F
 
         def export() -> list[str]:
             arm = self.armature(context)
-            chosen = chosen_actions(arm, self.export_animations)
-            if not chosen:
-                raise FormatError(none_message(arm, self.export_animations))
+            chosen = chosen_files(arm, self.export_animations, self.filepath, self.use_action_names)
+            paths = [p for p, _, _ in chosen]
             if self.export_animations == "ACTIVE":
-                paths = [self.filepath]
                 entries = [self.package_entry or f"Models/{os.path.basename(self.filepath)}"]
             else:
-                paths = action_paths(self.filepath, [n for n, _ in chosen], self.use_action_names)
                 folder = os.path.dirname(self.package_entry) or "Models"
                 if self.package_entry and not os.path.splitext(self.package_entry)[1]:
                     folder = self.package_entry.rstrip("/")
                 entries = [f"{folder}/{os.path.basename(p)}" for p in paths]
             warnings = []
-            for (name, action), path, entry in zip(chosen, paths, entries, strict=True):
+            for (path, name, action), entry in zip(chosen, entries, strict=True):
                 notes = export_ani_file(
                     context,
                     path,

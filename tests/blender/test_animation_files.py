@@ -113,6 +113,24 @@ def test_clashing_file_names_are_refused_letter_case_ignored(blank_blend):
         action_paths("/x/out.anim", ["Walk", "walk"], True)
 
 
+def test_chosen_files_active_to_the_path_others_beside_it(blank_blend):
+    from rigport.io_formats.codec import FormatError
+    from rigport.operators.animation_files import chosen_files
+
+    bpy = blank_blend
+    arm = _rig(bpy)
+    with pytest.raises(FormatError, match=r"/x/hero\.ani: armature 'Rig' has no action"):
+        chosen_files(arm, "ACTIVE", "/x/hero.ani", False)
+    walk, run = _action(bpy, arm, "walk"), _action(bpy, arm, "run")
+    arm.animation_data.action = walk
+    assert chosen_files(arm, "ACTIVE", "/x/hero.ani", True) == [("/x/hero.ani", "walk", walk)]
+    got = chosen_files(arm, "ACTIONS", "/x/hero.ani", False)
+    assert [(p.replace("\\", "/"), n, a) for p, n, a in got] == [
+        ("/x/hero_run.ani", "run", run),
+        ("/x/hero_walk.ani", "walk", walk),
+    ]
+
+
 #: Exporters of one animation per file: (operator, extension).
 ONE_PER_FILE = (
     ("urho3d_ani", ".ani"),
