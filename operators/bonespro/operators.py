@@ -29,10 +29,9 @@ from ...io_formats.codec.files import write_atomic
 from ...io_formats.global_transform import is_identity, split
 from ...io_formats.scene import Scene
 from ..animation_files import (
-    animation_paths,
-    bone_actions,
+    chosen_files,
+    draw_animation_choice,
     export_animations_property,
-    nla_actions,
     use_action_names_property,
 )
 from ..blender import compat
@@ -1064,10 +1063,7 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, ExportScope
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
         if body is not None:
-            body.prop(self, "export_animations")
-            row = body.row()
-            row.active = self.export_animations != "ACTIVE"
-            row.prop(self, "use_action_names")
+            draw_animation_choice(body, self)
             body.prop(self, "interval")
             col = body.column()
             col.active = self.interval == "CUSTOM"
@@ -1115,20 +1111,15 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, ExportScope
             raise FormatError(
                 "All Actions and NLA Tracks export an armature's actions: select the armature"
             )
-        if self.export_animations == "ACTIONS":
-            pairs = [(a.name, a) for a in bone_actions(armature)]
-        else:
-            pairs = nla_actions(armature)
-        if not pairs:
-            what = "action animates" if self.export_animations == "ACTIONS" else "NLA track of"
-            raise FormatError(f"nothing to export: no {what} armature {armature.name!r}")
-        paths = animation_paths(self.filepath, [n for n, _ in pairs], self.use_action_names)
+        chosen = chosen_files(
+            armature, self.export_animations, self.filepath, self.use_action_names
+        )
         ad = armature.animation_data or armature.animation_data_create()
         kept_action, kept_nla = ad.action, ad.use_nla
         warnings: list[str] = []
         try:
             ad.use_nla = False  # each action alone
-            for path, (_, action) in zip(paths, pairs, strict=True):
+            for path, _, action in chosen:
                 compat.assign_action(armature, action)
                 more = self._export_one(context, path, armature, mesh)
                 warnings += [f"{os.path.basename(path)}: {w}" for w in more]
@@ -1138,7 +1129,7 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, ExportScope
             else:
                 compat.assign_action(armature, kept_action)
             ad.use_nla = kept_nla
-        self.report({"INFO"}, f"{len(paths)} BonesPro animations written")
+        self.report({"INFO"}, f"{len(chosen)} BonesPro animations written")
         return warnings
 
     def execute(self, context):

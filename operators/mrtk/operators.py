@@ -23,7 +23,12 @@ from ...io_formats.global_transform import is_identity
 from ...io_formats.mrtk import recording
 from ...io_formats.mrtk.convert import ExportOptions, export_recording, import_recording
 from ...io_formats.mrtk.placement import bake_curves
-from ..animation_files import animation_paths, export_animations_property, use_action_names_property
+from ..animation_files import (
+    action_paths,
+    draw_animation_choice,
+    export_animations_property,
+    use_action_names_property,
+)
 from ..common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes, report_export
 from ..conventions import (
     FRAME_RATE_ITEMS,
@@ -298,10 +303,7 @@ class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper, ExportScope, F
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
         if body is not None:
-            body.prop(self, "export_animations")
-            row = body.row()
-            row.active = self.export_animations != "ACTIVE"
-            row.prop(self, "use_action_names")
+            draw_animation_choice(body, self, several=("ACTIONS",))
             for prop in ("version", "tolerance", "markers"):
                 body.prop(self, prop)
             self.draw_frame_rate(body, importing=False)
@@ -356,7 +358,7 @@ class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper, ExportScope, F
             return [self._active_job(context, colls)]
         if not colls:
             raise FormatError("nothing to export: no MRTK recording collection in the scene")
-        paths = animation_paths(self.filepath, [c.name for c in colls], self.use_action_names)
+        paths = action_paths(self.filepath, [c.name for c in colls], self.use_action_names)
         return [
             (path, coll, roles_in(coll), recording_meta(coll))
             for path, coll in zip(paths, colls, strict=True)

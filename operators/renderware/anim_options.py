@@ -1,7 +1,6 @@
-"""Options the RenderWare animation operators (.ifp, .anm) share: which actions
-an export writes (``export_animations``: the active one, every action of the
-armature's bones, or the NLA tracks' strips), the files one-animation formats
-write them to, and the scale of the keys' translations.
+"""Options the RenderWare animation operators (.ifp, .anm) share: the armature an
+export takes its actions from, and the scale of the keys' translations (which
+actions, and the files they go to, are every format's: ``animation_files``).
 
 An animation keys bones relative to their rest pose, so axes do not apply (the
 armature object carries them); a scale does: ``global_scale`` scales the
@@ -11,32 +10,14 @@ writes the file's values back.
 
 from __future__ import annotations
 
-import os
-
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, FloatProperty, StringProperty
 
 from ...io_formats.codec import FormatError
 from ...io_formats.scene import Animation
-from ..blender import compat
-from ..common import current_action, iter_armatures
+from ..common import iter_armatures
 from ..conventions import IMPORT_TRANSFORM, recorded_transform
-
-EXPORT_ANIMATION_ITEMS = (
-    ("ACTIVE", "Active Action", "The armature's current action"),
-    (
-        "ACTIONS",
-        "All Actions",
-        "Every action that animates the armature's bones (the imported ones, kept as "
-        "NLA tracks, included)",
-    ),
-    (
-        "NLA",
-        "NLA Tracks",
-        "The actions of the armature's NLA tracks' strips, named after the track",
-    ),
-)
 
 
 class ArmatureScope:
@@ -75,63 +56,6 @@ class ArmatureScope:
         if len(arms) == 1:
             return arms[0]
         raise FormatError(f"select the armature whose actions to export ({len(arms)} in the scene)")
-
-
-def bone_actions(armature) -> list:
-    """Every action of the blend file that keys a bone of ``armature``."""
-    names = {b.name for b in armature.data.bones}
-    out = []
-    for action in bpy.data.actions:
-        paths = {fc.data_path for fc in compat.fcurves(action)}
-        if any(p.startswith('pose.bones["') and p.split('"')[1] in names for p in paths):
-            out.append(action)
-    return out
-
-
-def nla_actions(armature) -> list[tuple[str, bpy.types.Action]]:
-    """(name, action) per strip of the armature's NLA tracks, bottom track first:
-    the track's name (with ``.<n>`` for its second and further strips)."""
-    ad = armature.animation_data
-    out: list[tuple[str, bpy.types.Action]] = []
-    for track in ad.nla_tracks if ad is not None else []:
-        strips = [s for s in track.strips if s.action is not None]
-        for k, strip in enumerate(strips):
-            out.append((track.name if k == 0 else f"{track.name}.{k}", strip.action))
-    return out
-
-
-def chosen_actions(armature, which: str) -> list[tuple[str, bpy.types.Action]]:
-    """(name to write, action) for ``export_animations`` ``which``."""
-    if which == "ACTIVE":
-        action = current_action(armature)
-        return [(action.name, action)] if action is not None else []
-    if which == "NLA":
-        return nla_actions(armature)
-    return [(a.name, a) for a in bone_actions(armature)]
-
-
-def file_per_action(path: str, names: list[str], use_action_names: bool) -> list[str]:
-    """One file path per animation name next to ``path``: ``<stem>_<name><ext>``,
-    or ``<name><ext>`` with ``use_action_names``; names cleaned for a file name
-    (``bpy.path.clean_name``). FormatError when two animations would share a file."""
-    folder, base = os.path.split(path)
-    stem, ext = os.path.splitext(base)
-    out, seen = [], {}
-    for name in names:
-        clean = bpy.path.clean_name(name)
-        out.append(
-            os.path.join(folder, f"{clean}{ext}" if use_action_names else f"{stem}_{clean}{ext}")
-        )
-        key = out[-1].lower()  # the same file on a case-insensitive file system
-        if key in seen:
-            raise FormatError(
-                f"animations {seen[key]!r} and {name!r} would both be written to "
-                f"{os.path.basename(out[-1])}: rename one of them",
-                None,
-                path,
-            )
-        seen[key] = name
-    return out
 
 
 class ImportKeyScale:

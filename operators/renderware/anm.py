@@ -16,12 +16,18 @@ import os
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, anm
 from ...io_formats.renderware.chunks import TARGETS
+from ..animation_files import (
+    chosen_files,
+    draw_animation_choice,
+    export_animations_property,
+    use_action_names_property,
+)
 from ..blender import kept_keys
 from ..blender.actions import keep_actions
 from ..blender.build import LOCAL, build_action
@@ -36,13 +42,10 @@ from ..common import (
 )
 from ..conventions import FrameRateOptions, section
 from .anim_options import (
-    EXPORT_ANIMATION_ITEMS,
     ArmatureScope,
     ExportKeyScale,
     ImportKeyScale,
-    chosen_actions,
     export_scale,
-    file_per_action,
     record_scale,
     scale_translations,
 )
@@ -134,24 +137,12 @@ def export_anm_files(
 ) -> tuple[list[str], list[str]]:
     """The ``export_animations`` choice ``which`` as .anm files: the active action
     to ``path``, every action (or NLA strip) to one file each next to it
-    (:func:`anim_options.file_per_action`). Returns the paths written and warnings."""
-    chosen = chosen_actions(armature, which)
-    if not chosen:
-        what = {"ACTIVE": "no active action", "NLA": "no NLA track with an action"}
-        raise FormatError(
-            f"{armature.name} has {what.get(which, 'no action keying its bones')}: nothing "
-            "exported",
-            None,
-            path,
-        )
-    if which == "ACTIVE":
-        paths = [path]
-    else:
-        paths = file_per_action(path, [name for name, _ in chosen], use_action_names)
+    (:func:`animation_files.chosen_files`). Returns the paths written and warnings."""
+    chosen = chosen_files(armature, which, path, use_action_names)
     warnings: list[str] = []
-    for out, (_, action) in zip(paths, chosen, strict=True):
+    for out, _, action in chosen:
         warnings += export_anm(context, out, armature, action, options)
-    return paths, warnings
+    return [out for out, _, _ in chosen], warnings
 
 
 class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, FrameRateOptions, ImportKeyScale):
@@ -201,28 +192,17 @@ class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper, ExportKeyScale, Ar
 
     filename_ext = ".anm"
     filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
-    export_animations: EnumProperty(
-        name="Animations",
-        items=EXPORT_ANIMATION_ITEMS,
-        default="ACTIVE",
+    export_animations: export_animations_property(
         description="Which actions to write: an .anm holds one, so All Actions and NLA "
-        "Tracks write one file per action next to the chosen path",
+        "Tracks write one file per action next to the chosen path"
     )
-    use_action_names: BoolProperty(
-        name="Name Files by Action",
-        default=False,
-        description="Name each file exactly after its action (or NLA track) instead of "
-        "<file name>_<action name>",
-    )
+    use_action_names: use_action_names_property()
 
     def draw(self, context) -> None:
         layout = self.layout
         layout.use_property_split = True
         layout.use_property_decorate = False
-        layout.prop(self, "export_animations")
-        row = layout.row()
-        row.active = self.export_animations != "ACTIVE"
-        row.prop(self, "use_action_names")
+        draw_animation_choice(layout, self)
         body = section(layout, self, "transform", "Transform")
         if body is not None:
             self.draw_scale(body)

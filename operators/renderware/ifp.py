@@ -32,6 +32,7 @@ from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, ifp
+from ..animation_files import chosen_actions, export_animations_property
 from ..blender.actions import keep_actions
 from ..blender.build import build_action, rest_relative
 from ..blender.extract import extract_animation
@@ -46,11 +47,9 @@ from ..common import (
 )
 from ..conventions import FrameRateOptions, section
 from .anim_options import (
-    EXPORT_ANIMATION_ITEMS,
     ArmatureScope,
     ExportKeyScale,
     ImportKeyScale,
-    chosen_actions,
     export_scale,
     record_scale,
     scale_translations,
@@ -190,7 +189,7 @@ def _source(action) -> dict | None:
 
 def armature_actions(armature, which: str = "ACTIONS") -> list[tuple[str, bpy.types.Action]]:
     """(name, action) to export for ``export_animations`` ``which`` (see
-    :func:`anim_options.chosen_actions`); every action of the bones ("ACTIONS")
+    :func:`animation_files.chosen_actions`); every action of the bones ("ACTIONS")
     with those from an IFP first, in their file order."""
     chosen = chosen_actions(armature, which)
     if which != "ACTIONS":
@@ -382,9 +381,7 @@ class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper, ExportKeyScale, A
 
     filename_ext = ".ifp"
     filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
-    export_animations: EnumProperty(
-        name="Animations",
-        items=EXPORT_ANIMATION_ITEMS,
+    export_animations: export_animations_property(
         default="ACTIONS",
         description="Which actions become the package's animations (an IFP holds many: "
         "All Actions writes back every animation an IFP import made)",

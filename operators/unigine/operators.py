@@ -42,6 +42,15 @@ from ...io_formats.unigine.mesh_export import (
     rotate_kept_tangents,
 )
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
+from ..animation_files import (
+    ACTIONS_ITEM,
+    ACTIVE_ITEM,
+    NLA_ITEM,
+    chosen_actions,
+    chosen_files,
+    draw_animation_choice,
+    use_action_names_property,
+)
 from ..blender import compat
 from ..blender.actions import keep_actions
 from ..blender.build import Built, build_action, build_scene, rest_relative
@@ -76,15 +85,6 @@ from ..conventions import (
     place_roots,
     section,
     transform_options,
-)
-from .animations import (
-    ACTIONS_ITEM,
-    ACTIVE_ITEM,
-    NLA_ITEM,
-    Chosen,
-    action_paths,
-    chosen_actions,
-    none_message,
 )
 
 #: Unigine's axes, as ``orientation_helper`` names them: Blender's own.
@@ -269,9 +269,13 @@ def _blender_tangents(obj, mat: np.ndarray) -> np.ndarray:
 # -- export: animations ---------------------------------------------------------
 
 
+#: (name to write, action), as :func:`animation_files.chosen_actions` gives them.
+Chosen = tuple[str, bpy.types.Action]
+
+
 def _imported_actions(armature) -> list[Chosen]:
     names = json_list(read_prop(armature, ANIMATIONS_KEY)) or []
-    return [Chosen(bpy.data.actions[n]) for n in names if n in bpy.data.actions]
+    return [(n, bpy.data.actions[n]) for n in names if n in bpy.data.actions]
 
 
 def _embedded_actions(armature, which: str) -> list[Chosen]:
@@ -288,10 +292,10 @@ def _extract(armature, chosen: list[Chosen], fps: float) -> list[Animation]:
     """The chosen actions as animations (in seconds), each under its chosen name;
     where two would write the same name, the later one writes its Blender name."""
     out, used = [], set()
-    for c in chosen:
-        a = extract_animation(armature, c.action, fps)
-        if c.name is not None:
-            a.name = c.name
+    for name, action in chosen:
+        a = extract_animation(armature, action, fps)
+        if name != action.name:  # an NLA track's; else the name the action keeps
+            a.name = name
         if file_name(a) in used:
             a.extras.pop(NAME_KEY, None)
         used.add(file_name(a))
@@ -366,9 +370,9 @@ def _file_actions(armature, which: str) -> list[Chosen]:
         raise FormatError(f"armature {armature.name!r} has no action to export")
     source = active.get(SOURCE_KEY)
     if which == "ACTIVE" or source is None:
-        return [Chosen(active)]
+        return [(active.name, active)]
     same = [a for a in bpy.data.actions if a.get(SOURCE_KEY) == source]
-    return [Chosen(a) for a in sorted(same, key=lambda a: int(a.get(CLIP_KEY, 0)))]
+    return [(a.name, a) for a in sorted(same, key=lambda a: int(a.get(CLIP_KEY, 0)))]
 
 
 @dataclass
@@ -390,17 +394,14 @@ def export_anim_path(
 ) -> AnimExport:
     """Write the armature's animations as ``which`` says: IMPORTED (the active action
     and the other clips of its file) or ACTIVE into ``path``; ACTIONS or NLA one
-    .anim per action beside it (:func:`action_paths`). Every file is made before
+    .anim per action beside it (:func:`animation_files.chosen_files`). Every file is made before
     the first is written, so a refusal writes none."""
     skeleton = file_order(extract_skeleton(armature))
     if which in ("IMPORTED", "ACTIVE"):
         groups = [(path, _file_actions(armature, which))]
     else:
-        chosen = chosen_actions(armature, which)
-        if not chosen:
-            raise FormatError(none_message(armature, which))
-        paths = action_paths(path, [c.label for c in chosen], use_action_names)
-        groups = [(p, [c]) for p, c in zip(paths, chosen, strict=True)]
+        chosen = chosen_files(armature, which, path, use_action_names)
+        groups = [(p, [(name, action)]) for p, name, action in chosen]
     per_file = [(p, _extract(armature, group, fps)) for p, group in groups]
     _bake_rig(transform, armature, skeleton, [a for _, anims in per_file for a in anims])
     files = [
@@ -598,12 +599,7 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, ExportScope,
         default="IMPORTED",
         description="Which actions to write, into which files",
     )
-    use_action_names: BoolProperty(
-        name="Name Files by Action",
-        default=False,
-        description="One file per action named exactly after it (action.anim) instead of "
-        "the chosen name followed by the action's (chosen_action.anim)",
-    )
+    use_action_names: use_action_names_property()
     frame_rate: _frame_rate_property(export=True)
     set_scene_timing: BoolProperty(options={"HIDDEN"})  # an import's option
     apply_modifiers: BoolProperty(options={"HIDDEN"})  # no meshes in an animation
@@ -616,10 +612,7 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, ExportScope,
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
         if body is not None:
-            body.prop(self, "export_animations")
-            row = body.row()
-            row.active = self.export_animations in ("ACTIONS", "NLA")
-            row.prop(self, "use_action_names")
+            draw_animation_choice(body, self)
             self.draw_frame_rate(body, importing=False)
 
     def _armature(self, context):

@@ -43,6 +43,12 @@ from ...io_formats.urho3d.model_import import (
     import_model,
 )
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
+from ..animation_files import (
+    chosen_files,
+    draw_animation_choice,
+    export_animations_property,
+    use_action_names_property,
+)
 from ..blender.actions import keep_actions
 from ..blender.build import build_action, build_scene
 from ..blender.extract import extract_animation, extract_mesh, extract_skeleton, read_prop
@@ -76,7 +82,6 @@ from ..conventions import (
     section,
     transform_options,
 )
-from .animations_out import AnimationChoice, action_paths, armature_actions
 
 #: Urho3D's own axes (left-handed, Y up, +Z forward), which the codec's
 #: conversion turns into Blender's: the axes options' default.
@@ -656,9 +661,7 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, FrameRateOption
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_ANIM_OT_urho3d_ani(
-    bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions, AnimationChoice
-):
+class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
     """Export an armature's actions to Urho3D animations (.ani): the active one, every
     action or every NLA track, one file each"""
 
@@ -668,6 +671,8 @@ class EXPORT_ANIM_OT_urho3d_ani(
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
+    export_animations: export_animations_property()
+    use_action_names: use_action_names_property()
     file_format: EnumProperty(
         name="Format",
         items=(
@@ -716,7 +721,7 @@ class EXPORT_ANIM_OT_urho3d_ani(
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
         if body is not None:
-            self.draw_animation_choice(body)
+            draw_animation_choice(body, self)
             self.draw_frame_rate(body, importing=False)
             body.prop(self, "file_format")
         draw_package(layout, self)
@@ -745,18 +750,17 @@ class EXPORT_ANIM_OT_urho3d_ani(
 
         def export() -> list[str]:
             arm = self.armature(context)
-            chosen = armature_actions(arm, self.export_animations)
+            chosen = chosen_files(arm, self.export_animations, self.filepath, self.use_action_names)
+            paths = [p for p, _, _ in chosen]
             if self.export_animations == "ACTIVE":
-                paths = [self.filepath]
                 entries = [self.package_entry or f"Models/{os.path.basename(self.filepath)}"]
             else:
-                paths = action_paths(self.filepath, [n for n, _ in chosen], self.use_action_names)
                 folder = os.path.dirname(self.package_entry) or "Models"
                 if self.package_entry and not os.path.splitext(self.package_entry)[1]:
                     folder = self.package_entry.rstrip("/")
                 entries = [f"{folder}/{os.path.basename(p)}" for p in paths]
             warnings = []
-            for (name, action), path, entry in zip(chosen, paths, entries, strict=True):
+            for (path, name, action), entry in zip(chosen, entries, strict=True):
                 notes = export_ani_file(
                     context,
                     path,

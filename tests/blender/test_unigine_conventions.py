@@ -516,17 +516,22 @@ def test_anim_export_one_file_per_action(blank_blend, tmp_path):
     ]
 
 
-def test_action_file_names_are_clean_and_distinct(blank_blend):
-    from rigport.operators.unigine.animations import action_paths
-
-    paths = action_paths("/x/out.anim", ["a b", "a_b", "A_B", "r/un"], False)
-    assert [p.replace("\\", "/") for p in paths] == [
-        "/x/out_a_b.anim",
-        "/x/out_a_b_2.anim",
-        "/x/out_A_B_3.anim",
-        "/x/out_r_un.anim",
-    ]
-    assert action_paths("/x/out.anim", ["walk"], True)[0].replace("\\", "/") == "/x/walk.anim"
+def test_clashing_action_file_names_are_refused(blank_blend, tmp_path):
+    """Two actions whose files would differ only in letter case: a refusal naming
+    both, and no file written (once numbered ``_2``)."""
+    bpy = blank_blend
+    m = samples.skinned_mesh(animations=0)
+    bpy.ops.import_scene.unigine_mesh(filepath=_write(tmp_path / "c.mesh", mesh.write(m)))
+    a = samples.anim_file(m, 127, n_frames=6, clips=2)
+    bpy.ops.import_anim.unigine_anim(filepath=_write(tmp_path / "a.anim", anim.write(a)))
+    bpy.data.actions["take_1"].name = "TAKE 0"
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(RuntimeError, match="'TAKE 0' and 'take_0' would both be written"):
+        bpy.ops.export_anim.unigine_anim(
+            filepath=str(out / "hero.anim"), export_animations="ACTIONS"
+        )
+    assert list(out.iterdir()) == []
 
 
 def test_no_action_for_a_choice_is_a_sentence(blank_blend, tmp_path):
