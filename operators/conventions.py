@@ -94,13 +94,7 @@ class ExportScope:
         not shown there, so they do not apply), else the scene (or the active
         collection) filtered by selection and visibility."""
         if self.collection:
-            coll = bpy.data.collections.get((self.collection, None))  # the local one
-            coll = coll or bpy.data.collections.get(self.collection)
-            if coll is None:
-                raise FormatError(
-                    f"collection {self.collection!r} does not exist: nothing exported"
-                )
-            return [o for o in coll.all_objects if o.type in types]
+            return collection_objects(self.collection, types)
         if self.use_active_collection:
             pool = list(context.view_layer.active_layer_collection.collection.all_objects)
         else:
@@ -110,6 +104,14 @@ class ExportScope:
         if self.use_visible:
             pool = [o for o in pool if o.visible_get()]
         return [o for o in pool if o.type in types]
+
+    def scope_armature(self, context):
+        """The armature an animation export writes (:func:`pick_armature` over
+        the scope's armatures)."""
+        pool = self.scope_objects(context, ("ARMATURE",))
+        if self.collection:
+            return pick_armature(context, pool, f"collection {self.collection!r}", False)
+        return pick_armature(context, pool, "the export's scope")
 
     def draw_include(self, layout, extra: tuple[str, ...] = ()) -> None:
         """The Include panel: the limits (not for a Collection Exporter, whose
@@ -124,6 +126,34 @@ class ExportScope:
                 col.prop(self, "use_visible")
                 col.prop(self, "use_active_collection")
             draw_props(body, self, extra)
+
+
+def collection_objects(name: str, types: tuple[str, ...]) -> list:
+    """The objects of ``types`` in collection ``name`` and its children (the
+    blend file's own collection before a linked one of that name); a sentence
+    when there is no such collection."""
+    coll = bpy.data.collections.get((name, None)) or bpy.data.collections.get(name)
+    if coll is None:
+        raise FormatError(f"collection {name!r} does not exist: nothing exported")
+    return [o for o in coll.all_objects if o.type in types]
+
+
+def pick_armature(context, pool: list, where: str, use_active: bool = True):
+    """The armature of ``pool`` an animation export writes: the active object
+    when it is one of them (``use_active``: not for a Collection Exporter, whose
+    collection decides, not what happens to be active), else the only one; a
+    sentence naming ``where`` and the candidates otherwise."""
+    active = context.view_layer.objects.active
+    if use_active and active is not None and active in pool:
+        return active
+    if len(pool) == 1:
+        return pool[0]
+    if not pool:
+        raise FormatError(f"{where} has no armature whose actions to export")
+    names = sorted(o.name for o in pool)
+    shown = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
+    todo = "make the one whose actions to export active" if use_active else "an export takes one"
+    raise FormatError(f"{where} has {len(pool)} armatures ({shown}): {todo}")
 
 
 def _live_modifiers(obj) -> list:
@@ -452,6 +482,18 @@ class FrameRateOptions:
 
 #: How close a rate must be to an NTSC rate (24, 30, 60 ... / 1.001) to be one.
 NTSC_CLOSE = 0.005
+
+
+class AnimationFrameRate(FrameRateOptions):
+    """:class:`FrameRateOptions` of an animation-only import: it sets the scene's
+    rate and frame range by default (the artist imports the animation to play it)."""
+
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=True,
+        description="Set the scene's frame rate to the one used and its frame range to "
+        "the imported animations'",
+    )
 
 
 def _fps_pair(fps: float) -> tuple[int, float]:

@@ -33,6 +33,7 @@ from ..common import BatchFormat, ImportFiles, batch_notes, file_handler, read_b
 from ..conventions import (
     FRAME_RATE_ITEMS,
     IMPORT_TRANSFORM,
+    AnimationFrameRate,
     ExportScope,
     FrameRateOptions,
     draw_transform,
@@ -178,7 +179,7 @@ def _recording_of(obj, colls: list) -> bpy.types.Collection | None:
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP)
-class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, FrameRateOptions):
+class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameRate):
     """Import MRTK input animation recordings (.bin): camera, hands, eye gaze, markers"""
 
     bl_idname = "import_anim.mrtk_input"
@@ -187,12 +188,6 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, FrameRateOption
 
     filename_ext = ".bin"
     filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
-    set_scene_timing: BoolProperty(
-        name="Set Scene Rate and Range",
-        default=True,
-        description="Set the scene's frame rate to the one used and its frame range to "
-        "the recording's",
-    )
 
     def draw(self, context):
         layout = self.layout

@@ -10,14 +10,17 @@ writes the file's values back.
 
 from __future__ import annotations
 
-import bpy
 import numpy as np
 from bpy.props import BoolProperty, FloatProperty, StringProperty
 
-from ...io_formats.codec import FormatError
 from ...io_formats.scene import Animation
 from ..common import iter_armatures
-from ..conventions import IMPORT_TRANSFORM, recorded_transform
+from ..conventions import (
+    IMPORT_TRANSFORM,
+    collection_objects,
+    pick_armature,
+    recorded_transform,
+)
 
 
 class ArmatureScope:
@@ -34,28 +37,12 @@ class ArmatureScope:
     )
 
     def target_armature(self, context):
-        """The armature to export; FormatError naming why there is none."""
+        """The armature to export: the Collection Exporter's collection's only
+        one, else the active armature, else the scene's only one (:func:`pick_armature`)."""
         if self.collection:
-            coll = bpy.data.collections.get(self.collection)
-            if coll is None:
-                raise FormatError(
-                    f"collection {self.collection!r} does not exist: nothing exported"
-                )
-            arms = [o for o in coll.all_objects if o.type == "ARMATURE"]
-            if len(arms) != 1:
-                names = ", ".join(sorted(a.name for a in arms)[:5])
-                raise FormatError(
-                    f"collection {self.collection!r} has {len(arms)} armatures"
-                    f"{': ' + names if names else ''}; an animation export takes one"
-                )
-            return arms[0]
-        arm = context.view_layer.objects.active
-        if arm is not None and arm.type == "ARMATURE":
-            return arm
-        arms = list(iter_armatures(context))
-        if len(arms) == 1:
-            return arms[0]
-        raise FormatError(f"select the armature whose actions to export ({len(arms)} in the scene)")
+            pool = collection_objects(self.collection, ("ARMATURE",))
+            return pick_armature(context, pool, f"collection {self.collection!r}", False)
+        return pick_armature(context, list(iter_armatures(context)), "the scene")
 
 
 class ImportKeyScale:

@@ -16,7 +16,7 @@ import os
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
@@ -40,7 +40,7 @@ from ..common import (
     iter_armatures,
     report_export,
 )
-from ..conventions import FrameRateOptions, section
+from ..conventions import AnimationFrameRate, section
 from .anim_options import (
     ArmatureScope,
     ExportKeyScale,
@@ -145,7 +145,7 @@ def export_anm_files(
     return [out for out, _, _ in chosen], warnings
 
 
-class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, FrameRateOptions, ImportKeyScale):
+class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate, ImportKeyScale):
     """Import RenderWare animations (.anm) onto an HAnim armature imported from a .dff"""
 
     bl_idname = "import_anim.rw_anm"
@@ -154,12 +154,6 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, FrameRateOptions, I
 
     filename_ext = ".anm"
     filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
-    set_scene_timing: BoolProperty(
-        name="Set Scene Rate and Range",
-        default=True,
-        description="Set the scene's frame rate to the one used and its frame range to "
-        "the imported animations'",
-    )
 
     def draw(self, context) -> None:
         layout = self.layout

@@ -45,7 +45,7 @@ from ..common import (
     iter_armatures,
     report_export,
 )
-from ..conventions import FrameRateOptions, section
+from ..conventions import AnimationFrameRate, section
 from .anim_options import (
     ArmatureScope,
     ExportKeyScale,
@@ -287,7 +287,7 @@ class RIGPORT_PG_ifp_animation(bpy.types.PropertyGroup):
 
 
 class IMPORT_ANIM_OT_gta_ifp(
-    bpy.types.Operator, FileBrowserList, ImportFiles, FrameRateOptions, ImportKeyScale
+    bpy.types.Operator, FileBrowserList, ImportFiles, AnimationFrameRate, ImportKeyScale
 ):
     """Import GTA IFP animations (III, Vice City, San Andreas) as actions on a ped armature"""
 
@@ -309,13 +309,6 @@ class IMPORT_ANIM_OT_gta_ifp(
         default="",
         description="Animations to import, ';'-separated (empty: all, or those ticked in the list)",
     )
-    set_scene_timing: BoolProperty(
-        name="Set Scene Rate and Range",
-        default=True,
-        description="Set the scene's frame rate to the one used and its frame range to "
-        "the imported animations'",
-    )
-
     list_attr = "animations"
 
     def invoke(self, context, event):

@@ -75,6 +75,7 @@ from ..common import (
 )
 from ..conventions import (
     FRAME_RATE_ITEMS,
+    AnimationFrameRate,
     ExportScope,
     FrameRateOptions,
     ReuseMaterials,
@@ -533,7 +534,7 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope
 
 # No axes or scale options: the actions play in their armature's space, which
 # carries the transform its mesh import put on it.
-class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, FrameRateOptions):
+class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFrameRate):
     """Import Unigine animations (.anim): an action per animation on an armature"""
 
     bl_idname = "import_anim.unigine_anim"
@@ -543,12 +544,6 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, FrameRateOpti
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
     frame_rate: _frame_rate_property()
-    set_scene_timing: BoolProperty(
-        name="Set Scene Rate and Range",
-        default=True,
-        description="Set the scene's frame rate to the one used and its frame range to "
-        "the imported animations'",
-    )
 
     def draw(self, context):
         layout = self.layout
@@ -615,27 +610,12 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, ExportScope,
             draw_animation_choice(body, self)
             self.draw_frame_rate(body, importing=False)
 
-    def _armature(self, context):
-        """The scope's active armature, else its only one."""
-        arms = self.scope_objects(context, ("ARMATURE",))
-        active = context.view_layer.objects.active
-        if active in arms:
-            return active
-        if len(arms) == 1:
-            return arms[0]
-        where = f"collection {self.collection!r}" if self.collection else "the scene"
-        if not arms:
-            raise FormatError(f"{where} has no armature whose actions to export")
-        raise FormatError(
-            f"{where} has {len(arms)} armatures: make the one whose actions to export active"
-        )
-
     def execute(self, context):
         try:
             done = export_anim_path(
                 context,
                 self.filepath,
-                self._armature(context),
+                self.scope_armature(context),
                 self.export_animations,
                 self.frames_per_second(context),
                 self,

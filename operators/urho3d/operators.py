@@ -69,6 +69,7 @@ from ..common import (
 from ..conventions import (
     IMPORT_TRANSFORM,
     SAME,
+    AnimationFrameRate,
     ExportScope,
     FrameRateOptions,
     ReuseMaterials,
@@ -619,7 +620,7 @@ def draw_package(layout, op) -> None:
 
 
 @transform_options(*ENGINE_AXES)
-class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, FrameRateOptions):
+class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameRate):
     """Import Urho3D animations (.ani) as actions on an armature"""
 
     bl_idname = "import_anim.urho3d_ani"
@@ -628,12 +629,6 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, FrameRateOption
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
-    set_scene_timing: BoolProperty(
-        name="Set Scene Rate and Range",
-        default=True,
-        description="Set the scene's frame rate to the one used and its frame range to "
-        "the imported animation's",
-    )
 
     def draw(self, context) -> None:
         layout = self.layout
@@ -726,30 +721,13 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, ExportScope, F
             body.prop(self, "file_format")
         draw_package(layout, self)
 
-    def armature(self, context):
-        """The armature to export: the active one when it is in scope, else the
-        only one in scope; FormatError otherwise."""
-        pool = self.scope_objects(context, ("ARMATURE",))
-        active = context.view_layer.objects.active
-        if active is not None and active in pool:
-            return active
-        if len(pool) == 1:
-            return pool[0]
-        if not pool:
-            raise FormatError("no armature to export the animation of")
-        names = sorted(o.name for o in pool)
-        raise FormatError(
-            f"{len(pool)} armatures could be exported ({', '.join(names[:3])}"
-            f"{' ...' if len(pool) > 3 else ''}): make the one whose actions to export active"
-        )
-
     def execute(self, context):
         convert, transform = transform_choice(self)
         fps = self.fps if self.frame_rate == "CUSTOM" else None
         package_path = bpy.path.abspath(self.package_file) if self.package_file else ""
 
         def export() -> list[str]:
-            arm = self.armature(context)
+            arm = self.scope_armature(context)
             chosen = chosen_files(arm, self.export_animations, self.filepath, self.use_action_names)
             paths = [p for p, _, _ in chosen]
             if self.export_animations == "ACTIVE":
