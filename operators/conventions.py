@@ -523,8 +523,11 @@ def select_imported(context, objects: list) -> None:
     as the glTF and FBX importers do."""
     layer = context.view_layer
     # objects linked since the view layer last synced are not in it yet (an
-    # import into a new collection, the second model of a package)
-    layer.update()
+    # import into a new collection, the second model of a package); syncing also
+    # evaluates the scene, so only when needed (not for an animation onto an
+    # armature already there)
+    if any(o.name not in layer.objects for o in objects):
+        layer.update()
     made = [o for o in objects if o.name in layer.objects]
     if not made:
         return
