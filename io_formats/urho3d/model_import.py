@@ -155,14 +155,16 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
             continue
         # sorted and unique: as many as the buffer holds means all of it, in order
         rows = vb.data if len(sel) == vb.count else vb.data[used[sel] - base[k]]
+        if len(sel) == n_vertices:  # the only buffer: plain copies, no scatter
+            sel = slice(None)
         for fname, e in zip(field_names(vb.elements, legacy), vb.elements, strict=True):
             col = rows[fname]
             if e.semantic == SEM_POSITION and e.index == 0 and e.type == TYPE_VECTOR3:
                 mesh.positions[sel] = axes.vectors(col, convert)
             elif e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
-                normals[sel] = axes.vectors(col, convert)
+                normals[sel] = values = axes.vectors(col, convert)
                 have_normals = True
-                _scatter(per_vertex, NORMAL_ATTRIBUTE, sel, normals[sel], n_vertices)
+                _scatter(per_vertex, NORMAL_ATTRIBUTE, sel, values, n_vertices)
             elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
                 joints[sel] = col
                 have_skin = True
@@ -185,12 +187,13 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
                 _scatter(per_vertex, element_attribute(e), sel, _raw(col, e), n_vertices)
 
     cv = mesh.corner_verts
+    # np.take: fancy indexing of 2-D rows is several times slower in numpy 1.x
     if have_normals and len(cv):
-        mesh.normals = normals[cv]
+        mesh.normals = np.take(normals, cv, axis=0)
     for key in sorted(k for k in per_vertex if k.startswith("uv:")):
         flipped = per_vertex[key].astype(np.float32)  # flip per vertex, then expand
         flipped[:, 1] = 1.0 - flipped[:, 1]
-        uv = flipped[cv]
+        uv = np.take(flipped, cv, axis=0)
         mesh.uv_sets.append(UVSet(f"UVMap{'' if key == 'uv:0' else int(key[3:]) + 1}", uv))
         if np.any(np.float32(1.0) - flipped[:, 1] != per_vertex[key][:, 1]):
             # 1 - (1 - v) rounds for some v in float32: keep the file's values.
@@ -201,7 +204,7 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
         mesh.colors.append(
             ColorSet(
                 f"Color{'' if index == '0' else int(index) + 1}",
-                per_vertex[key][cv].astype(np.float32),
+                np.take(per_vertex[key], cv, axis=0).astype(np.float32),
                 byte=int(etype) == TYPE_UBYTE4_NORM,
             )
         )
@@ -244,7 +247,10 @@ def _raw(col: np.ndarray, e) -> np.ndarray:
     return col
 
 
-def _scatter(store: dict, key: str, sel: np.ndarray, values: np.ndarray, n: int) -> None:
+def _scatter(store: dict, key: str, sel: np.ndarray | slice, values: np.ndarray, n: int) -> None:
+    if key not in store and isinstance(sel, slice):  # every vertex, in order
+        store[key] = np.array(values)
+        return
     if key not in store:
         store[key] = np.zeros((n,) + values.shape[1:], values.dtype)
     store[key][sel] = values
