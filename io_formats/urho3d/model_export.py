@@ -128,23 +128,39 @@ def fresh_elements(mesh: Mesh, skinned: bool, legacy: bool, tangents: bool) -> l
     return els
 
 
-def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.ndarray]:
+@dataclass
+class _CornerData:
+    """What the corner split reads: per-corner columns (``cols``); for some of
+    them, the corners that hold their vertex's own value by construction
+    (``kept_at``: no comparison needed there); and columns that are per vertex
+    outright (``by_vertex``: a stored tangent, which never splits a vertex)."""
+
+    cols: dict[str, np.ndarray] = field(default_factory=dict)
+    kept_at: dict[str, np.ndarray] = field(default_factory=dict)
+    by_vertex: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
     """Per-corner values of the elements that live on corners in Blender."""
-    cols: dict[str, np.ndarray] = {}
+    data = _CornerData()
+    cols = data.cols
     cv = mesh.corner_verts
     conv = opts.convert_axes
     for e in elements:
         key = e.key + f"_t{e.type}"
         if e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
             if mesh.normals is not None:
-                cols[key] = axes.vectors(_kept_normals(mesh), conv).astype(np.float32, copy=False)
+                normals, kept_at = _kept_normals(mesh)
+                cols[key] = axes.vectors(normals, conv).astype(np.float32, copy=False)
+                if kept_at is not None:
+                    data.kept_at[key] = kept_at
         elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and e.index < len(mesh.uv_sets):
             held = mesh.uv_sets[e.index].uv.astype(np.float32, copy=False)
             uv = held.copy()
             uv[:, 1] = 1.0 - uv[:, 1]
             kept = _attr(mesh, UV_ATTRIBUTE.format(e.index))
             if kept is not None:  # the file's own values where Blender's are unedited
-                kept = kept.astype(np.float32)[cv]
+                kept = np.take(kept.astype(np.float32), cv, axis=0)
                 flip = np.float32(1.0) - kept[:, 1]
                 same = (kept[:, 0] == held[:, 0]) & (flip == held[:, 1])
                 uv = np.where(same[:, None], kept, uv)
@@ -161,28 +177,36 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> dict[str, np.n
             stored = _attr(mesh, TANGENT_ATTRIBUTE)
             computed = _attr(mesh, COMPUTED_TANGENT, "CORNER")
             if stored is not None and not opts.recompute_tangents:
-                cols[key] = axes.tangents(stored, conv).astype(np.float32)[cv]
+                data.by_vertex[key] = axes.tangents(stored, conv).astype(np.float32)
             elif computed is not None:
                 cols[key] = axes.tangents(computed, conv).astype(np.float32)
-    return cols
+    return data
 
 
-def _kept_normals(mesh: Mesh) -> np.ndarray:
+def _kept_normals(mesh: Mesh) -> tuple[np.ndarray, np.ndarray | None]:
     """Blender's corner normals, or the file's own where they still agree (unedited)
     or where Blender has none to give (corners of degenerate triangles, whose
-    custom normals Blender cannot hold: their length is not 1)."""
+    custom normals Blender cannot hold: their length is not 1); and the corners
+    given the file's own (None: no file normals are kept)."""
     stored = _attr(mesh, NORMAL_ATTRIBUTE)
     if stored is None:
-        return mesh.normals
-    per_corner = stored[mesh.corner_verts]
-    close = np.all(np.abs(per_corner - mesh.normals) <= 0.05, axis=1)
-    close |= unheld_normals(mesh.normals)
-    return np.where(close[:, None], per_corner, mesh.normals)
+        return mesh.normals, None
+    per_corner = np.take(stored, mesh.corner_verts, axis=0)
+    normals = mesh.normals
+    with np.errstate(invalid="ignore"):
+        close = np.abs(per_corner[:, 0] - normals[:, 0]) <= 0.05
+        for c in (1, 2):
+            close &= np.abs(per_corner[:, c] - normals[:, c]) <= 0.05
+    far = np.flatnonzero(~close)
+    if len(far):
+        close[far] = unheld_normals(normals[far])
+    return np.where(close[:, None], per_corner, normals), close
 
 
 def unheld_normals(normals: np.ndarray) -> np.ndarray:
     """Per corner: Blender holds no usable normal there (degenerate triangles)."""
-    return np.abs(np.linalg.norm(normals, axis=1) - 1.0) > 1e-3
+    length = np.sqrt(np.einsum("ij,ij->i", normals, normals))  # linalg.norm, 4x faster
+    return np.abs(length - 1.0) > 1e-3
 
 
 def _skin_columns(mesh: Mesh, mapping: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -250,8 +274,9 @@ def _draw_candidates(
     legacy: bool,
     mapping: np.ndarray,
     opts: ExportOptions,
-    corner_cols: dict[str, np.ndarray],
+    corner_data: _CornerData,
 ) -> _Draw:
+    corner_cols = corner_data.cols
     if prim == PRIMITIVE_TRIANGLES:
         tri = np.nonzero(mesh.face_materials == g)[0]
         corners = (tri[:, None] * 3 + np.arange(3)).reshape(-1)
@@ -267,7 +292,9 @@ def _draw_candidates(
     # One row of per-corner data per corner; a vertex splits where its rows differ.
     corner_keys = [k for k in (e.key + f"_t{e.type}" for e in elements) if k in corner_cols]
     if corners is not None and corner_keys:
-        rep_corner, rep_vert, indices = _split_corners(verts, corners, corner_keys, corner_cols)
+        rep_corner, rep_vert, indices = _split_corners(
+            verts, corners, corner_keys, corner_cols, corner_data.kept_at
+        )
     else:
         pick, indices = _first_seen(verts, int(verts.max()) + 1 if len(verts) else 0)
         rep_vert = verts[pick]
@@ -277,15 +304,17 @@ def _draw_candidates(
     for name, e in zip(names, elements, strict=True):
         key = e.key + f"_t{e.type}"
         if e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
-            rec[name] = weights[rep_vert]
+            rec[name] = np.take(weights, rep_vert, axis=0)
         elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
-            rec[name] = joints[rep_vert]
+            rec[name] = np.take(joints, rep_vert, axis=0)
         elif rep_corner is not None and key in corner_cols:
-            rec[name] = corner_cols[key][rep_corner]
+            rec[name] = np.take(corner_cols[key], rep_corner, axis=0)
+        elif rep_corner is not None and key in corner_data.by_vertex:
+            rec[name] = np.take(corner_data.by_vertex[key], rep_vert, axis=0)
         else:
             value = _vertex_value(mesh, e, opts)
             if value is not None:
-                rec[name] = value[rep_vert]
+                rec[name] = np.take(value, rep_vert, axis=0)
     src = _attr(mesh, SOURCE_ATTRIBUTE)
     sources = src[rep_vert].astype(np.int64) if src is not None else np.full(len(rep_vert), -1)
     draw = _Draw(g, lod, prim, vb, rec, sources, indices.astype(np.int64))
@@ -310,41 +339,80 @@ def _packed_rows(cols, keys, corners) -> np.ndarray:
     """The corners' data of ``keys`` side by side, one row of uint64 words per
     corner (every column is whole 4-byte words: float32, int32 or 4 x uint8)."""
     n = len(corners)
-    whole = n > 0 and all(len(cols[k]) == n for k in keys) and corners[-1] == n - 1
-    words = [np.ascontiguousarray(cols[k]).view(np.uint32).reshape(len(cols[k]), -1) for k in keys]
+    words = [_words(cols[k]) for k in keys]
+    words = [w.reshape(len(w), -1).view(np.uint32) for w in words]
     width = sum(w.shape[1] for w in words)
     rows = np.zeros((n, width + width % 2), np.uint32)
     at = 0
     for w in words:
-        rows[:, at : at + w.shape[1]] = w if whole else w[corners]
+        rows[:, at : at + w.shape[1]] = np.take(w, corners, axis=0)
         at += w.shape[1]
     return rows.view(np.uint64)
 
 
-def _split_corners(verts, corners, keys, cols):
+def _words(col: np.ndarray) -> np.ndarray:
+    """A column's rows as unsigned words, bit for bit: one uint64 (or uint32) per
+    row where a row is 8 (or 4) bytes, else rows of them."""
+    a = np.ascontiguousarray(col)
+    size = a.itemsize * (a.size // len(a) if len(a) else 1)
+    word = np.uint64 if size % 8 == 0 else np.uint32
+    w = a.view(word).reshape(len(a), -1)
+    return w[:, 0] if w.shape[1] == 1 else w
+
+
+def _differs(words: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows ``a`` and ``b`` of ``words`` are not bit for bit the same (column by
+    column: ``any(axis=1)`` over millions of short rows is slow)."""
+    x, y = np.take(words, a, axis=0), np.take(words, b, axis=0)
+    if x.ndim == 1:
+        return x != y
+    out = x[:, 0] != y[:, 0]
+    for c in range(1, x.shape[1]):
+        out |= x[:, c] != y[:, c]
+    return out
+
+
+def _unlike_first(verts, corners, ref, keys, cols, kept_at) -> np.ndarray:
+    """Per corner: its data differs bit for bit from its vertex's first corner's.
+    A column that holds the vertex's own value at some corners (``kept_at``) is
+    compared only where one of the two corners does not."""
+    out = np.zeros(len(corners), bool)
+    first = corners[ref]
+    for k in keys:
+        words = _words(cols[k])
+        mask = kept_at.get(k)
+        if mask is None:
+            out |= _differs(words, corners, first)
+            continue
+        check = np.flatnonzero(~(np.take(mask, corners) & np.take(mask, first)))
+        if len(check):
+            out[check] |= _differs(words, corners[check], first[check])
+    return out
+
+
+def _split_corners(verts, corners, keys, cols, kept_at=None):
     """One vertex per Blender vertex and distinct corner data.
 
     Corners whose data is within a tolerance of the vertex's first corner (the
     small noise of Blender's custom normal encoding) count as that corner, so
-    an unchanged mesh keeps its vertex count; real seams still split. The
-    corners' data is packed into one row of words per corner: rows equal to
-    their vertex's first corner's are the same vertex at once (all of them in an
-    unedited mesh, whose split is then one pass over the vertex ids); only the
-    others are compared with the tolerance and grouped.
+    an unchanged mesh keeps its vertex count; real seams still split. Corners
+    whose data is bit for bit their vertex's first corner's are the same vertex
+    at once (all of them in an unedited mesh, whose split is then one pass over
+    the vertex ids); only the others are compared with the tolerance and grouped.
+    ``kept_at`` is :attr:`_CornerData.kept_at`.
     """
     nv = int(verts.max()) + 1 if len(verts) else 0
     n = len(corners)
     first_corner = np.empty(nv, np.int64)
     first_corner[verts[::-1]] = np.arange(n - 1, -1, -1)  # the last write (smallest) wins
     ref = first_corner[verts]
-    rows = _packed_rows(cols, keys, corners)
-    near = np.nonzero(np.any(rows != rows[ref], axis=1))[0]
+    near = np.flatnonzero(_unlike_first(verts, corners, ref, keys, cols, kept_at or {}))
     ids = verts.astype(np.int64)
     if len(near):
         same = np.ones(len(near), bool)
         for k in keys:
-            a = cols[k][corners[near]]
-            b = cols[k][corners[ref[near]]]
+            a = np.take(cols[k], corners[near], axis=0)
+            b = np.take(cols[k], corners[ref[near]], axis=0)
             tol = 2e-4 if k.startswith(("normal", "tangent")) else 1e-6
             if a.dtype.kind == "f":
                 same &= np.all(np.abs(a - b) <= tol, axis=1)
@@ -354,7 +422,8 @@ def _split_corners(verts, corners, keys, cols):
         # others (seams) are grouped by their data.
         diff = near[~same]
         if len(diff):
-            keyed = np.concatenate([verts[diff].astype(np.uint64)[:, None], rows[diff]], axis=1)
+            rows = _packed_rows(cols, keys, corners[diff])
+            keyed = np.concatenate([verts[diff].astype(np.uint64)[:, None], rows], axis=1)
             void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1] * 8)))
             _, dinv = np.unique(void.reshape(-1), return_inverse=True)
             ids[diff] = nv + dinv.reshape(-1)
@@ -467,10 +536,10 @@ def export_model(
     for g, lod, prim in plan:
         mesh = meshes[lod]
         vb = draw_vb[(g, lod)]
-        cols = _corner_columns(mesh, vb_elements[vb], opts)
+        corner_data = _corner_columns(mesh, vb_elements[vb], opts)
         draws.append(
             _draw_candidates(
-                mesh, lod, g, prim, vb, vb_elements[vb], legacy, mappings[g], opts, cols
+                mesh, lod, g, prim, vb, vb_elements[vb], legacy, mappings[g], opts, corner_data
             )
         )
 

@@ -317,8 +317,10 @@ def _set_custom_normals(me: bpy.types.Mesh, mesh: Mesh) -> None:
         return
     cv = np.asarray(mesh.corner_verts, np.int64)
     per_vertex = np.zeros((len(mesh.positions), 3), np.float32)
-    per_vertex[cv] = normals
-    if np.array_equal(per_vertex[cv], normals):
+    # rows as one 12-byte item each: 1-D scatter and take, where 2-D fancy indexing is slow
+    row = np.dtype((np.void, 12))
+    per_vertex.view(row).ravel()[cv] = normals.view(row).ravel()
+    if np.array_equal(np.take(per_vertex, cv, axis=0), normals):
         compat.set_vertex_normals(me, per_vertex)
     else:
         compat.set_corner_normals(me, normals)

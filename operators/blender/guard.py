@@ -90,8 +90,11 @@ def _face_flags(cv: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nv: int):
     if nf and (cv.min() < 0 or cv.max() >= nv):
         bad = (cv < 0) | (cv >= nv)
         out_of_range = np.add.reduceat(bad.astype(np.int64), starts) > 0
-    if triangles:  # the usual triangle list: a row sort is enough
-        rows = np.sort(cv.reshape(nf, 3), axis=1)
+    if triangles:  # the usual triangle list: each row sorted by min, middle, max
+        a, b, c = cv[0::3], cv[1::3], cv[2::3]
+        lo = np.minimum(np.minimum(a, b), c)
+        hi = np.maximum(np.maximum(a, b), c)
+        rows = np.stack([lo, a + b + c - lo - hi, hi], axis=1)
         repeated = (rows[:, 0] == rows[:, 1]) | (rows[:, 1] == rows[:, 2])
         sorted_cv = rows.ravel()
     else:
@@ -107,7 +110,9 @@ def _face_flags(cv: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nv: int):
     for k in np.unique(sizes[ok]).tolist():
         if triangles:
             faces = np.arange(nf) if ok.all() else np.nonzero(ok)[0]
-            rows = sorted_cv.reshape(nf, 3)[faces].astype(np.int64)
+            rows = sorted_cv.reshape(nf, 3)
+            rows = rows if ok.all() else np.take(rows, faces, axis=0)
+            rows = rows.astype(np.int64, copy=False)
         else:
             faces = np.nonzero(ok & (sizes == k))[0]
             rows = sorted_cv[starts[faces][:, None] + np.arange(k)].astype(np.int64)

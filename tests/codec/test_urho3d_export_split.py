@@ -124,3 +124,23 @@ def test_used_bones_are_the_weighted_ones_of_the_chosen_vertices():
     assert got.dtype == np.int64
     weights[:] = 0
     assert len(model_export._used_bones(mesh, verts)) == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_split_corners_with_per_vertex_columns_matches_the_plain_split(seed):
+    """A column the exporter marks as the vertex's own value at some corners (kept
+    normals: the corners that agree) is compared only where needed, with the
+    same result as comparing everything."""
+    rng = np.random.default_rng(seed)
+    n_tris, nv = 3000, 700
+    verts, cols = _corner_data(rng, nv, n_tris * 3)
+    stored = rng.normal(size=(nv, 3)).astype(np.float32)
+    kept_at = rng.random(len(verts)) < 0.9
+    cols["normal0_t3"] = np.where(kept_at[:, None], stored[verts], cols["normal0_t3"])
+    corners = np.arange(len(verts))
+    keys = list(cols)
+    with np.errstate(invalid="ignore"):
+        got = model_export._split_corners(verts, corners, keys, cols, {"normal0_t3": kept_at})
+        want = _split_by_unique(verts, corners, keys, cols)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
