@@ -65,12 +65,19 @@ MODEL_STEPS = (
     "fbx_mdl_import",
 )
 STATIC_STEPS = ("rp_static_import", "rp_static_build", "obj_static_export", "obj_static_import")
-ANIM_STEPS = ("rp_ani_import", "rp_ani_export", "gltf_ani_export", "gltf_ani_import")
+ANIM_STEPS = (
+    "rp_ani_import",
+    "floor_ani_build",
+    "rp_ani_export",
+    "gltf_ani_export",
+    "gltf_ani_import",
+)
 STEPS = ("gen", *MODEL_STEPS, *STATIC_STEPS, *ANIM_STEPS)
 RIGPORT_STEPS = tuple(s for s in STEPS if s.startswith("rp_") and not s.endswith("_build"))
 BUILDS = (
     ("Model import", "rp_mdl_import", "rp_mdl_build"),
     ("Static model import", "rp_static_import", "rp_static_build"),
+    ("Animation import", "rp_ani_import", "floor_ani_build"),
 )
 PAIRS = (  # (label, RigPort step, reference step, reference name, target ratio)
     ("Model import", "rp_mdl_import", "gltf_mdl_import", "glTF", 0.25),
@@ -78,6 +85,7 @@ PAIRS = (  # (label, RigPort step, reference step, reference name, target ratio)
     ("Model export", "rp_mdl_export", "gltf_mdl_export", "glTF", 0.15),
     ("Static model import", "rp_static_import", "obj_static_import", "OBJ (C++)", 1.0),
     ("Animation import", "rp_ani_import", "gltf_ani_import", "glTF", 0.25),
+    ("Animation import, Blender's calls alone", "floor_ani_build", "gltf_ani_import", "glTF", 0.25),
     ("Animation export", "rp_ani_export", "gltf_ani_export", "glTF", 0.25),
 )
 MEMORY_TARGET = 1.2  # peak RSS during RigPort's model import / glTF's
@@ -258,7 +266,10 @@ def fmt_report(runs: list[dict], config: dict, extra: list[str] = ()) -> str:
                 "Python and numpy, RigPort's own) against building the Blender data "
                 "from the ready neutral scene (`build_scene`: almost all of it is "
                 "Blender's own calls on ready arrays, the floor for any importer "
-                "that creates the same data)."
+                "that creates the same data; for the animation, `floor_ani_build`: "
+                "the same F-curves and keys put in with Blender's calls alone, "
+                "new F-curve, `keyframe_points.add`, `foreach_set` of `co` and "
+                "`interpolation`, `update`, as the glTF importer does)."
             )
             out.append("")
             out.append(

@@ -260,6 +260,48 @@ def step_setup_and_call(step: str, workdir: Path):
             lambda: bpy.ops.import_anim.urho3d_ani(filepath=str(w / "walk.ani")),
             lambda: _save(w / "anim.blend"),
         )
+    if step == "floor_ani_build":
+        # The animation import's floor: the same F-curves and keys put in with
+        # Blender's calls alone (new F-curve, keyframe_points.add, foreach_set of
+        # co and interpolation, update), from arrays read out of the RigPort import.
+        curves = []
+
+        def setup():
+            import numpy as np
+
+            from rigport.operators.blender import compat
+
+            _open(w / "anim.blend")
+            arm = _armature()
+            action = arm.animation_data.action
+            for fc in compat.fcurves(action):
+                co = np.empty(2 * len(fc.keyframe_points), np.float32)
+                fc.keyframe_points.foreach_get("co", co)
+                group = fc.group.name if fc.group else ""
+                curves.append((fc.data_path, fc.array_index, group, co))
+            arm.animation_data.action = None
+            bpy.data.actions.remove(action)
+
+        def call():
+            import numpy as np
+
+            from rigport.operators.blender import compat
+
+            arm = bpy.context.view_layer.objects.active
+            action = bpy.data.actions.new("Walk")
+            linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
+            for path, index, group, co in curves:
+                fc = compat.new_fcurve(action, path, index, group)
+                fc.keyframe_points.add(len(co) // 2)
+                fc.keyframe_points.foreach_set("co", co)
+                fc.keyframe_points.foreach_set(
+                    "interpolation", np.full(len(co) // 2, linear, np.int32)
+                )
+                fc.update()
+            compat.assign_action(arm, action)
+            return {"FINISHED"}
+
+        return setup, call, None
     if step == "rp_ani_export":
 
         def setup():
