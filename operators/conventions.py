@@ -522,12 +522,12 @@ def select_imported(context, objects: list) -> None:
     """Select what an import made and make its root (an armature first) active,
     as the glTF and FBX importers do."""
     layer = context.view_layer
-    # objects linked since the view layer last synced are not in it yet (an
-    # import into a new collection, the second model of a package); syncing also
-    # evaluates the scene, so only when needed (not for an animation onto an
-    # armature already there)
-    if any(o.name not in layer.objects for o in objects):
-        layer.update()
+    # Objects linked since the view layer last synced (an import into a new
+    # collection, the second model of a package) are not in layer.objects yet.
+    # select_set brings its bases up to date first; layer.update() would also
+    # evaluate the scene (1.4 s for a 10-minute MRTK recording's actions).
+    for o in objects:
+        o.select_set(False)
     made = [o for o in objects if o.name in layer.objects]
     if not made:
         return

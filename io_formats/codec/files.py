@@ -24,8 +24,13 @@ def read_file(path: str, what: str = "file") -> bytes:
         raise FormatError(f"cannot read {what}: {exc.strerror or exc}", None, path) from exc
 
 
-def write_atomic(path: str, data: bytes | Callable[[], bytes], what: str = "file") -> None:
-    """Write ``data`` (bytes, or a function that makes them) to ``path`` atomically.
+Chunks = bytes | list | tuple
+
+
+def write_atomic(path: str, data: Chunks | Callable[[], Chunks], what: str = "file") -> None:
+    """Write ``data`` (bytes, a list of byte chunks, or a function that makes
+    either) to ``path`` atomically. Chunks are written one by one, so a large
+    file is never joined into one copy in memory first.
 
     The temporary file sits beside ``path`` (same file system, so the rename is
     atomic) and is removed again when anything fails, including ``data()``.
@@ -40,7 +45,8 @@ def write_atomic(path: str, data: bytes | Callable[[], bytes], what: str = "file
         payload = data() if callable(data) else data
         with os.fdopen(fd, "wb") as fh:
             fd = -1
-            fh.write(payload)
+            for chunk in payload if isinstance(payload, list | tuple) else (payload,):
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         _keep_mode(path, tmp)

@@ -280,7 +280,13 @@ def _write_curve(parts: list, c: Curve, dtype: np.dtype) -> None:
 
 
 def write(rec: Recording) -> bytes:
-    """The file's bytes; the keys are copied once (a 10-minute recording is 390 MB)."""
+    """The file's bytes."""
+    return b"".join(write_parts(rec))
+
+
+def write_parts(rec: Recording) -> list:
+    """The file's bytes in order, as chunks that view the keys without copying
+    them (a 10-minute recording is 390 MB): ``write_atomic`` writes them one by one."""
     if rec.version not in SUPPORTED:
         raise ValueError(f"cannot write version {rec.major}.{rec.minor}")
     if rec.layout not in (FULL, SIMPLE) or (rec.minor == 0 and rec.layout != FULL):
@@ -322,4 +328,4 @@ def write(rec: Recording) -> bytes:
         w.uleb7(len(raw))
         w.bytes(raw)
     parts.append(w.getvalue())
-    return b"".join(parts)
+    return parts

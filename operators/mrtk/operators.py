@@ -166,7 +166,7 @@ def export_mrtk_file(
     opts = ExportOptions(major, minor, layout, axes == "BLENDER", fps, tolerance)
     rec, more = export_recording(curves, set(objects), marks, opts)
     warnings += more
-    write_atomic(path, lambda: recording.write(rec))
+    write_atomic(path, lambda: recording.write_parts(rec))
     return warnings
 
 

@@ -79,18 +79,20 @@ def _operator(bpy, idname: str):
 
 
 def _failing(monkeypatch, module_path: str, error: Exception):
-    """Make ``rigport.io_formats.<module_path>.write`` produce its bytes, then fail."""
+    """Make ``rigport.io_formats.<module_path>``'s writer (``write_parts`` where the
+    exporter writes chunks, else ``write``) produce its bytes, then fail."""
     import importlib
 
     module = importlib.import_module(f"rigport.io_formats.{module_path}")
-    real = module.write
+    name = "write_parts" if hasattr(module, "write_parts") else "write"
+    real = getattr(module, name)
     calls = []
 
     def write(*args, **kwargs):
         calls.append(real(*args, **kwargs))  # the whole file made: fail at the last moment
         raise error
 
-    monkeypatch.setattr(module, "write", write)
+    monkeypatch.setattr(module, name, write)
     return calls
 
 

@@ -32,6 +32,21 @@ def test_failing_writer_leaves_old_file(tmp_path):
     assert os.listdir(tmp_path) == ["a.bin"]
 
 
+def test_chunks_are_written_in_order(tmp_path):
+    """A list of chunks (bytes and memoryviews of arrays) is the file they make
+    joined; a function may return one too."""
+    import numpy as np
+
+    target = tmp_path / "a.bin"
+    keys = np.arange(6, dtype="<f4")
+    chunks = [b"head", memoryview(keys).cast("B"), bytearray(b"tail")]
+    write_atomic(str(target), chunks)
+    assert target.read_bytes() == b"head" + keys.tobytes() + b"tail"
+    write_atomic(str(target), lambda: (b"x", b"y"))
+    assert target.read_bytes() == b"xy"
+    assert os.listdir(tmp_path) == ["a.bin"]
+
+
 def test_missing_folder_is_a_sentence(tmp_path):
     with pytest.raises(FormatError, match="does not exist") as info:
         write_atomic(str(tmp_path / "nope" / "a.bin"), b"x")
