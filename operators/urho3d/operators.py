@@ -58,7 +58,7 @@ from ..common import (
     ImportFiles,
     batch_add_built,
     batch_armature,
-    batch_meshes,
+    batch_mesh_export,
     batch_notes,
     file_handler,
     fit_armature,
@@ -69,15 +69,15 @@ from ..common import (
 from ..conventions import (
     IMPORT_TRANSFORM,
     SAME,
+    AnimationExport,
     AnimationFrameRate,
     ExportScope,
-    FrameRateOptions,
     ReuseMaterials,
-    draw_props,
     draw_transform,
     evaluated_meshes,
     file_matrix,
     option_matrix,
+    options_layout,
     place_roots,
     recorded_transform,
     section,
@@ -498,13 +498,9 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials
     lods: EnumProperty(name="LODs", items=LOD_ITEMS, default="ALL", description=LOD_DESCRIPTION)
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         draw_transform(layout, self)
-        body = section(layout, self, "geometry", "Geometry")
-        if body is not None:
-            draw_props(body, self, ("lods", "reuse_materials"))
+        section(layout, self, "geometry", "Geometry", props=("lods", "reuse_materials"))
 
     def execute(self, context):
         matrix = option_matrix(self)
@@ -571,14 +567,12 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
     )
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         self.draw_include(layout)
         draw_transform(layout, self)
-        body = section(layout, self, "geometry", "Geometry")
+        props = ("file_format", "apply_modifiers", "tangents")
+        body = section(layout, self, "geometry", "Geometry", props=props)
         if body is not None:
-            draw_props(body, self, ("file_format", "apply_modifiers", "tangents"))
             row = body.row()
             row.active = self.tangents
             row.prop(self, "recompute_tangents")
@@ -614,9 +608,9 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
 
 def draw_package(layout, op) -> None:
     """The Package panel of the exporters: write into an existing .pak."""
-    body = section(layout, op, "package", "Package", closed=not op.package_file)
-    if body is not None:
-        draw_props(body, op, ("package_file", "package_entry"))
+    section(
+        layout, op, "package", "Package", not op.package_file, ("package_file", "package_entry")
+    )
 
 
 @transform_options(*ENGINE_AXES)
@@ -631,9 +625,7 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
         if body is not None:
@@ -649,14 +641,11 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
             actions.append(result.action)
             return result.messages() + steps_warnings(result.action), [result.undo]
 
-        done = self.import_files(context, one)
-        if done == {"FINISHED"}:
-            self.apply_scene_timing(context, actions)
-        return done
+        return self.import_files(context, one, made=actions)
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
+class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, AnimationExport):
     """Export an armature's actions to Urho3D animations (.ani): the active one, every
     action or every NLA track, one file each"""
 
@@ -694,24 +683,9 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, ExportScope, F
         description="The animation's name inside the package (empty: Models/<file name>); "
         "with several animations, the folder their files go into",
     )
-    # An animation has no meshes, and an export sets no scene timing.
-    apply_modifiers: BoolProperty(
-        name="Apply Modifiers",
-        default=True,
-        options={"HIDDEN"},
-        description="Not used: an animation export writes no mesh",
-    )
-    set_scene_timing: BoolProperty(
-        name="Set Scene Rate and Range",
-        default=False,
-        options={"HIDDEN"},
-        description="Not used: an export leaves the scene's timing alone",
-    )
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         self.draw_include(layout)
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
@@ -764,12 +738,6 @@ def _batch_import_mdl(context, path: str, state: dict, options: dict) -> str:
     return batch_add_built(state, built)
 
 
-def _batch_export_mdl(context, path: str, state: dict, options: dict) -> str:
-    meshes = batch_meshes(state)
-    warnings = export_mdl_file(context, path, meshes)
-    return batch_notes(warnings)
-
-
 def _batch_import_ani(context, path: str, state: dict, options: dict) -> str:
     result = import_ani_file(context, path, state.get("armature"))
     state["armature"], state["action"] = result.armature, result.action
@@ -806,6 +774,6 @@ MENU_EXPORT = (
     ("export_anim.urho3d_ani", "Urho3D Animation (.ani)"),
 )
 BATCH = (
-    BatchFormat("urho3d.mdl", _batch_import_mdl, _batch_export_mdl),
+    BatchFormat("urho3d.mdl", _batch_import_mdl, batch_mesh_export(export_mdl_file)),
     BatchFormat("urho3d.ani", _batch_import_ani, _batch_export_ani),
 )
