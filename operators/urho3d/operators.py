@@ -80,6 +80,7 @@ from ..conventions import (
     options_layout,
     place_roots,
     recorded_transform,
+    scene_fps,
     section,
     transform_options,
 )
@@ -277,8 +278,7 @@ def build_animation(
     )
     if matrix is not None and not is_identity(matrix):
         bake_animation(neutral, extract_skeleton(armature), matrix)
-    r = context.scene.render
-    action = build_action(armature, neutral, fps or r.fps / r.fps_base)
+    action = build_action(armature, neutral, fps or scene_fps(context))
     if matrix is not None and not is_identity(matrix):
         action[IMPORT_TRANSFORM] = [float(v) for v in np.asarray(matrix, np.float64).ravel()]
     undo = keep_actions(armature, [action])
@@ -445,8 +445,7 @@ def export_ani_file(
     action = action or (armature.animation_data.action if armature.animation_data else None)
     if action is None:
         raise FormatError(f"armature {armature.name!r} has no action to export")
-    r = context.scene.render
-    neutral = extract_animation(armature, action, fps or r.fps / r.fps_base, fps is None)
+    neutral = extract_animation(armature, action, fps or scene_fps(context), fps is None)
     if transform is not None:
         matrix = transform(armature, np.array(armature.matrix_world, np.float64))
         own = recorded_transform(action) if convert is None else None
