@@ -163,14 +163,16 @@ def _multi(op, paths, **kw):
     )
 
 
-def _rig_and_animations(bpy, tmp_path, rig_op, rig: tuple[str, bytes], anim_op, anims: list):
-    """Import the file ``rig`` (name, bytes) with ``rig_op``, then the animation
-    files ``anims`` (name, bytes) in one multi-file ``anim_op``: the armature."""
+def _rig_and_animations(bpy, tmp_path, ops: tuple[str, str], rig: tuple, anims: list):
+    """Import the file ``rig`` (name, bytes) with ``import_scene.<ops[0]>``, then
+    the animation files ``anims`` (name, bytes) in one multi-file
+    ``import_anim.<ops[1]>``: the armature."""
     (tmp_path / rig[0]).write_bytes(rig[1])
     paths = []
     for name, data in anims:
         paths.append(tmp_path / name)
         paths[-1].write_bytes(data)
+    rig_op, anim_op = getattr(bpy.ops.import_scene, ops[0]), getattr(bpy.ops.import_anim, ops[1])
     assert rig_op(filepath=str(tmp_path / rig[0])) == {"FINISHED"}
     assert _multi(anim_op, paths) == {"FINISHED"}
     return next(o for o in bpy.data.objects if o.type == "ARMATURE")
@@ -185,14 +187,8 @@ def test_urho3d_model_and_five_animations(blank_blend, tmp_path):
         (f"a{i}.ani", ani.write(samples.walk_animation(model, 9 + i, name=f"Walk{i}")))
         for i in range(5)
     ]
-    arm = _rig_and_animations(
-        bpy,
-        tmp_path,
-        bpy.ops.import_scene.urho3d_mdl,
-        ("m.mdl", mdl.write(model)),
-        bpy.ops.import_anim.urho3d_ani,
-        anims,
-    )
+    rig = ("m.mdl", mdl.write(model))
+    arm = _rig_and_animations(bpy, tmp_path, ("urho3d_mdl", "urho3d_ani"), rig, anims)
     _save_and_check(bpy, tmp_path, arm.name, [f"Walk{i}" for i in range(5)])
 
 
@@ -223,14 +219,8 @@ def test_unigine_mesh_and_five_anims(blank_blend, tmp_path):
     anims = [
         (f"a{i}.anim", anim.write(samples.anim_file(m, n_frames=6 + i, clips=1))) for i in range(5)
     ]
-    arm = _rig_and_animations(
-        bpy,
-        tmp_path,
-        bpy.ops.import_scene.unigine_mesh,
-        ("m.mesh", mesh.write(m)),
-        bpy.ops.import_anim.unigine_anim,
-        anims,
-    )
+    rig = ("m.mesh", mesh.write(m))
+    arm = _rig_and_animations(bpy, tmp_path, ("unigine_mesh", "unigine_anim"), rig, anims)
     names = ["take_0"] + [f"take_0.{i:03d}" for i in range(1, 5)]
     _save_and_check(bpy, tmp_path, arm.name, names, embedded=2)
 
@@ -244,14 +234,8 @@ def test_bonespro_structure_and_five_animations(blank_blend, tmp_path):
         (f"anim{i}.txt", animation.write(samples.animation(s, n_frames=3 + i, seed=i)))
         for i in range(5)
     ]
-    arm = _rig_and_animations(
-        bpy,
-        tmp_path,
-        bpy.ops.import_scene.bonespro_structure,
-        ("rig.txt", structure.write(s)),
-        bpy.ops.import_anim.bonespro_anim,
-        anims,
-    )
+    rig = ("rig.txt", structure.write(s))
+    arm = _rig_and_animations(bpy, tmp_path, ("bonespro_structure", "bonespro_anim"), rig, anims)
     _save_and_check(bpy, tmp_path, arm.name, [f"anim{i}" for i in range(5)])
 
 
