@@ -118,6 +118,11 @@ class ExportScope:
             pool = [o for o in pool if o.visible_get()]
         return [o for o in pool if o.type in types]
 
+    def evaluated_scope(self, context):
+        """The mesh objects this export takes, as :func:`evaluated_meshes` gives
+        them (with ``apply_modifiers``): a context manager."""
+        return evaluated_meshes(context, self.scope_objects(context), self.apply_modifiers)
+
     def scope_armature(self, context):
         """The armature an animation export writes (:func:`pick_armature` over
         the scope's armatures)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
-from bpy.props import EnumProperty, StringProperty
+from bpy.props import StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats import global_transform
@@ -49,6 +49,7 @@ from ..animation_files import (
     chosen_actions,
     chosen_files,
     draw_animation_choice,
+    export_animations_property,
     use_action_names_property,
 )
 from ..blender import compat
@@ -81,7 +82,6 @@ from ..conventions import (
     FrameRateOptions,
     ReuseMaterials,
     draw_transform,
-    evaluated_meshes,
     file_matrix,
     frame_rate_property,
     option_matrix,
@@ -464,9 +464,8 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope
 
     filename_ext = ".mesh"
     filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
-    export_animations: EnumProperty(
-        name="Animations",
-        items=(
+    export_animations: export_animations_property(
+        (
             (
                 "IMPORTED",
                 "As Imported",
@@ -477,8 +476,8 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope
             NLA_ITEM,
             ("NONE", "None", "No embedded animations"),
         ),
-        default="IMPORTED",
-        description="The armature's actions the mesh embeds as animations",
+        "IMPORTED",
+        "The armature's actions the mesh embeds as animations",
     )
     frame_rate: _frame_rate_property(export=True)
 
@@ -493,8 +492,7 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope
 
     def execute(self, context):
         try:
-            objects = self.scope_objects(context, ("MESH",))
-            with evaluated_meshes(context, objects, self.apply_modifiers) as (read, warnings):
+            with self.evaluated_scope(context) as (read, warnings):
                 done = write_mesh_file(
                     context,
                     self.filepath,
@@ -557,9 +555,8 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, AnimationExp
 
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
-    export_animations: EnumProperty(
-        name="Animations",
-        items=(
+    export_animations: export_animations_property(
+        (
             (
                 "IMPORTED",
                 "As Imported",
@@ -569,8 +566,8 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, AnimationExp
             (ACTIONS_ITEM[0], ACTIONS_ITEM[1], ACTIONS_ITEM[2] + ": one file each"),
             (NLA_ITEM[0], NLA_ITEM[1], NLA_ITEM[2] + ": one file each"),
         ),
-        default="IMPORTED",
-        description="Which actions to write, into which files",
+        "IMPORTED",
+        "Which actions to write, into which files",
     )
     use_action_names: use_action_names_property()
     frame_rate: _frame_rate_property(export=True)

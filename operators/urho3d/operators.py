@@ -74,7 +74,6 @@ from ..conventions import (
     ExportScope,
     ReuseMaterials,
     draw_transform,
-    evaluated_meshes,
     file_matrix,
     option_matrix,
     options_layout,
@@ -583,8 +582,7 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
         convert, transform = transform_choice(self)
 
         def export() -> list[str]:
-            objects = self.scope_objects(context)
-            with evaluated_meshes(context, objects, self.apply_modifiers) as (read, notes):
+            with self.evaluated_scope(context) as (read, notes):
                 return notes + export_mdl_file(
                     context,
                     self.filepath,
