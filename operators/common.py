@@ -10,7 +10,7 @@ from typing import Any
 
 import bpy
 from bpy.props import CollectionProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper, poll_file_object_drop
+from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_drop
 
 from ..io_formats.codec import FormatError
 from .blender import compat, guard
@@ -174,8 +174,10 @@ ImportOne = Callable[[Any, str, Callable[[float], None]], tuple[list[str], list[
 
 class ImportFiles(ImportHelper):
     """Mixin for import operators: one or several files (multi-select, drag and
-    drop), imported all or nothing."""
+    drop), imported all or nothing; undoable, with presets (every RigPort
+    importer's ``bl_options``)."""
 
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
     files: CollectionProperty(
         type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
     )
@@ -236,8 +238,10 @@ class FileBrowserList:
     The operator declares a CollectionProperty named by ``list_attr`` (items
     with ``select``), and ``list_rows(path)`` returning one dict per row;
     ``fill_item(item, row)`` copies a row into an item (every key by default).
-    ``listed`` is the file the list shows, ``list_error`` why it shows none."""
+    ``listed`` is the file the list shows, ``list_error`` why it shows none.
+    An importer: undoable, with presets (as :class:`ImportFiles`)."""
 
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
     listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     list_attr = ""
@@ -313,6 +317,13 @@ class FileBrowserList:
             box.label(text=nothing_selected if not self.filepath else empty)
             return False
         return True
+
+
+class ExportFile(ExportHelper):
+    """Mixin for export operators: the file browser, and presets (every RigPort
+    exporter's ``bl_options``; an export changes nothing to undo)."""
+
+    bl_options = {"REGISTER", "PRESET"}
 
 
 def report_export(op, export: Callable[[], list[str]]) -> set[str]:

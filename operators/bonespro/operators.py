@@ -18,7 +18,6 @@ from bpy.props import (
     FloatProperty,
     StringProperty,
 )
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, formats, structure
@@ -40,6 +39,7 @@ from ..blender.build import Built, build_action, build_scene
 from ..blender.extract import extract_skeleton, read_prop
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     batch_meshes,
     batch_notes,
@@ -781,7 +781,6 @@ class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
 
     bl_idname = "import_scene.bonespro_structure"
     bl_label = "Import BonesPro Structure"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
@@ -809,7 +808,6 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, _ImportTimin
 
     bl_idname = "import_anim.bonespro_anim"
     bl_label = "Import BonesPro Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
@@ -840,7 +838,6 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, _ImportTiming):
 
     bl_idname = "import_scene.bonespro"
     bl_label = "Import BonesPro"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
@@ -911,13 +908,12 @@ def _root_matrix(op):
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)
-class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportHelper, ExportScope):
+class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportFile, ExportScope):
     """Export the active armature (or the active mesh's) and its mesh's weights to a
     BonesPro structure file (.txt)"""
 
     bl_idname = "export_scene.bonespro_structure"
     bl_label = "Export BonesPro Structure"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
@@ -975,13 +971,12 @@ def _file_value(identifier: str, pairs) -> str:
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)
-class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, AnimationExport):
+class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportFile, AnimationExport):
     """Export the active armature's animation (or the active mesh's deformation) to a
     BonesPro animation file (.txt); with All Actions or NLA Tracks, one file each"""
 
     bl_idname = "export_anim.bonespro_anim"
     bl_label = "Export BonesPro Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})

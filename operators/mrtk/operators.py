@@ -15,7 +15,6 @@ from collections.abc import Callable
 import bpy
 import numpy as np
 from bpy.props import EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
@@ -29,7 +28,15 @@ from ..animation_files import (
     export_animations_property,
     use_action_names_property,
 )
-from ..common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes, report_export
+from ..common import (
+    BatchFormat,
+    ExportFile,
+    ImportFiles,
+    batch_notes,
+    file_handler,
+    read_bytes,
+    report_export,
+)
 from ..conventions import (
     FRAME_RATE_ITEMS,
     IMPORT_TRANSFORM,
@@ -181,7 +188,6 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameR
 
     bl_idname = "import_anim.mrtk_input"
     bl_label = "Import MRTK Input Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".bin"
     filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
@@ -209,12 +215,11 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameR
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP, export=True)
-class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper, AnimationExport):
+class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportFile, AnimationExport):
     """Export MRTK recording collections (or objects you pick) to .bin recordings"""
 
     bl_idname = "export_anim.mrtk_input"
     bl_label = "Export MRTK Input Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".bin"
     filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})

@@ -17,7 +17,6 @@ import os
 import bpy
 import numpy as np
 from bpy.props import StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, anm
@@ -34,6 +33,7 @@ from ..blender.build import LOCAL, build_action
 from ..blender.extract import extract_animation
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     current_action,
     file_handler,
@@ -148,7 +148,6 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate,
 
     bl_idname = "import_anim.rw_anm"
     bl_label = "Import RenderWare Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".anm"
     filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
@@ -166,12 +165,11 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate,
         return self.import_files(context, one, made=made)
 
 
-class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper, ExportKeyScale, ArmatureScope):
+class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope):
     """Export the active armature's actions to RenderWare animations (.anm), one per file"""
 
     bl_idname = "export_anim.rw_anm"
     bl_label = "Export RenderWare Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".anm"
     filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})

@@ -28,7 +28,6 @@ import os
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, IntProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, ifp
@@ -38,6 +37,7 @@ from ..blender.build import build_action, rest_relative
 from ..blender.extract import extract_animation
 from ..common import (
     BatchFormat,
+    ExportFile,
     FileBrowserList,
     ImportFiles,
     current_action,
@@ -292,7 +292,6 @@ class IMPORT_ANIM_OT_gta_ifp(
 
     bl_idname = "import_anim.gta_ifp"
     bl_label = "Import GTA IFP"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".ifp"
     filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
@@ -351,12 +350,11 @@ class IMPORT_ANIM_OT_gta_ifp(
         return self.import_files(context, one, made=made)
 
 
-class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper, ExportKeyScale, ArmatureScope):
+class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope):
     """Export actions of the active armature into a GTA IFP (new, or replacing animations)"""
 
     bl_idname = "export_anim.gta_ifp"
     bl_label = "Export GTA IFP"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".ifp"
     filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})

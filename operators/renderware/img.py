@@ -165,7 +165,6 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper,
 
     bl_idname = "import_scene.gta_img"
     bl_label = "Import GTA IMG Archive"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".img"
     filter_glob: StringProperty(default="*.img", options={"HIDDEN"})

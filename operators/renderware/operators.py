@@ -7,7 +7,6 @@ import os
 import bpy
 import numpy as np
 from bpy.props import EnumProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
@@ -18,6 +17,7 @@ from ...io_formats.renderware.clump_import import import_dff
 from ..blender.build import Built
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     batch_add_built,
     batch_mesh_export,
@@ -148,7 +148,6 @@ class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
 
     bl_idname = "import_scene.rw_dff"
     bl_label = "Import RenderWare DFF"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".dff"
     filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
@@ -170,12 +169,11 @@ class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper, ExportScope):
+class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportFile, ExportScope):
     """Export meshes (with their armature and frames) to a RenderWare clump (.dff)"""
 
     bl_idname = "export_scene.rw_dff"
     bl_label = "Export RenderWare DFF"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".dff"
     filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})

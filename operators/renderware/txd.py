@@ -175,7 +175,6 @@ class IMPORT_SCENE_OT_rw_txd(bpy.types.Operator, ImportFiles):
 
     bl_idname = "import_scene.rw_txd"
     bl_label = "Import RenderWare TXD"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".txd"
     filter_glob: StringProperty(default="*.txd", options={"HIDDEN"})

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 from bpy.props import StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats import global_transform
 from ...io_formats.codec import FormatError
@@ -64,6 +63,7 @@ from ..blender.extract import (
 )
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     batch_add_built,
     batch_armature,
@@ -425,7 +425,6 @@ class IMPORT_SCENE_OT_unigine_mesh(
 
     bl_idname = "import_scene.unigine_mesh"
     bl_label = "Import Unigine Mesh"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".mesh"
     filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
@@ -454,13 +453,12 @@ class IMPORT_SCENE_OT_unigine_mesh(
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
-class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope, ExportFrameRate):
+class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportFile, ExportScope, ExportFrameRate):
     """Export meshes (material slots as surfaces, with their armature and its
     animations) to a Unigine mesh"""
 
     bl_idname = "export_scene.unigine_mesh"
     bl_label = "Export Unigine Mesh"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".mesh"
     filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
@@ -521,7 +519,6 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFram
 
     bl_idname = "import_anim.unigine_anim"
     bl_label = "Import Unigine Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
@@ -546,12 +543,11 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFram
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
-class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, AnimationExport):
+class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportFile, AnimationExport):
     """Export an armature's actions to Unigine animations (.anim)"""
 
     bl_idname = "export_anim.unigine_anim"
     bl_label = "Export Unigine Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})

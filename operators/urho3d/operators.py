@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
@@ -55,6 +54,7 @@ from ..blender.extract import extract_animation, extract_mesh, extract_skeleton,
 from ..blender.weights import reader_groups_kept
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     batch_add_built,
     batch_armature,
@@ -489,7 +489,6 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials
 
     bl_idname = "import_scene.urho3d_mdl"
     bl_label = "Import Urho3D Model"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".mdl"
     filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
@@ -516,12 +515,11 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
+class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
     """Export meshes (with their armature and LOD collection) to an Urho3D model (.mdl)"""
 
     bl_idname = "export_scene.urho3d_mdl"
     bl_label = "Export Urho3D Model"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".mdl"
     filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
@@ -616,7 +614,6 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
 
     bl_idname = "import_anim.urho3d_ani"
     bl_label = "Import Urho3D Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
@@ -642,13 +639,12 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, AnimationExport):
+class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportFile, AnimationExport):
     """Export an armature's actions to Urho3D animations (.ani): the active one, every
     action or every NLA track, one file each"""
 
     bl_idname = "export_anim.urho3d_ani"
     bl_label = "Export Urho3D Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})

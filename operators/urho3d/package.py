@@ -246,7 +246,6 @@ class IMPORT_SCENE_OT_urho3d_package(
 
     bl_idname = "import_scene.urho3d_package"
     bl_label = "Import Urho3D Package"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".pak"
     filter_glob: StringProperty(default="*.pak", options={"HIDDEN"})
