@@ -424,7 +424,7 @@ def recorded_transform(obj) -> np.ndarray | None:
 def file_matrix(op, root, space_world: np.ndarray | None = None) -> np.ndarray:
     """The 4x4 transform an export bakes into data read in ``root``'s space (an
     armature's, or world space for unparented meshes: ``space_world`` is that
-    space's world matrix, the root's own by default): the inverse of the file's
+    space's world matrix; none: world space itself): the inverse of the file's
     space (the root's recorded import transform with "As Imported", else the
     options') times the space. Exactly the identity when they agree."""
     frame = None
