@@ -10,7 +10,7 @@ from typing import Any
 
 import bpy
 from bpy.props import CollectionProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper, poll_file_object_drop
+from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_drop
 
 from ..io_formats.codec import FormatError
 from .blender import compat, guard
@@ -151,6 +151,22 @@ def failure_message(err: Exception, what: str) -> str:
     )
 
 
+#: The prefix of a report line that is a warning (:func:`report_lines`).
+WARNING = "warning: "
+
+
+def report_lines(op, lines: list[str], prefix: str = "") -> None:
+    """Report an import's ``lines`` on ``op``, each after ``prefix`` (a file's
+    name): a line starting with ``"warning: "`` as a warning without it, any
+    other as information. Names in them may not be UTF-8: made Blender's
+    (``guard.blender_name``)."""
+    for line in map(guard.blender_name, lines):
+        if line.startswith(WARNING):
+            op.report({"WARNING"}, prefix + line[len(WARNING) :])
+        else:
+            op.report({"INFO"}, prefix + line)
+
+
 #: ``one(context, path, progress)`` of :meth:`ImportFiles.import_files`.
 Undo = Callable[[], None]
 ImportOne = Callable[[Any, str, Callable[[float], None]], tuple[list[str], list[Undo]]]
@@ -158,8 +174,10 @@ ImportOne = Callable[[Any, str, Callable[[float], None]], tuple[list[str], list[
 
 class ImportFiles(ImportHelper):
     """Mixin for import operators: one or several files (multi-select, drag and
-    drop), imported all or nothing."""
+    drop), imported all or nothing; undoable, with presets (every RigPort
+    importer's ``bl_options``)."""
 
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
     files: CollectionProperty(
         type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
     )
@@ -170,13 +188,17 @@ class ImportFiles(ImportHelper):
         and FBX's importers do; File > Import opens the file browser."""
         return self.invoke_popup(context)
 
-    def import_files(self, context, one: ImportOne, paths: list[str] | None = None) -> set[str]:
+    def import_files(
+        self, context, one: ImportOne, paths: list[str] | None = None, made: list | None = None
+    ) -> set[str]:
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
         selection). It returns ``(messages, undo)``: each message is reported
-        (a ``"warning: "`` prefix makes it a warning) and the ``undo`` callables
-        take that file's import back. Any failure undoes every file of this call
-        and leaves the scene as it was (``SceneState``), selection included; what
-        the guard left out of Blender is one warning per file."""
+        (:func:`report_lines`) and the ``undo`` callables take that file's import
+        back. Any failure undoes every file of this call and leaves the scene as
+        it was (``SceneState``), selection included; what the guard left out of
+        Blender is one warning per file. ``made``: the actions (anything with a
+        ``frame_range``) ``one`` collects, whose range the scene's timing follows
+        once every file is in (``FrameRateOptions.apply_scene_timing``)."""
         paths = paths or selected_paths(self)
         undo: list[Undo] = []
         state = SceneState(context)
@@ -200,14 +222,12 @@ class ImportFiles(ImportHelper):
                 undo.extend(undo_one)
                 notes = guard.take_notes()
                 if notes:
-                    messages = [*messages, "warning: " + guard.summary(notes)]
-                for m in map(guard.blender_name, messages):  # names may not be UTF-8
-                    if m.startswith("warning: "):
-                        self.report({"WARNING"}, f"{name}: {m[len('warning: ') :]}")
-                    else:
-                        self.report({"INFO"}, f"{name}: {m}")
+                    messages = [*messages, WARNING + guard.summary(notes)]
+                report_lines(self, messages, f"{name}: ")
                 progress.update(i + 1)
         select_imported(context, state.added_objects())
+        if made is not None:
+            self.apply_scene_timing(context, made)
         return {"FINISHED"}
 
 
@@ -215,11 +235,15 @@ class FileBrowserList:
     """Mixin for importers whose file browser lists what a file holds (package
     members, archive members, animations), refreshed when the file changes.
 
-    The operator declares ``listed`` and ``list_error`` (hidden StringProperty),
-    a CollectionProperty named by ``list_attr``, and ``list_rows(path)`` returning
-    one dict per row; ``fill_item(item, row)`` copies a row into an item (every
-    key by default)."""
+    The operator declares a CollectionProperty named by ``list_attr`` (items
+    with ``select``), and ``list_rows(path)`` returning one dict per row;
+    ``fill_item(item, row)`` copies a row into an item (every key by default).
+    ``listed`` is the file the list shows, ``list_error`` why it shows none.
+    An importer: undoable, with presets (as :class:`ImportFiles`)."""
 
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+    listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
+    list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     list_attr = ""
 
     def list_rows(self, path: str) -> list[dict]:
@@ -266,6 +290,23 @@ class FileBrowserList:
             return True
         return False
 
+    def chosen_names(
+        self, typed: str, nothing: str, keep: Callable[[Any], bool] | None = None
+    ) -> list[str] | None:
+        """What to import: the names of ``typed`` (an option's ';'-separated
+        list), else those ticked in the list of the current file (of the rows
+        ``keep`` accepts), else None (everything). FormatError ``nothing`` when
+        the list has rows and none is ticked."""
+        if typed:
+            return [n.strip() for n in typed.split(";") if n.strip()]
+        items = getattr(self, self.list_attr)
+        if self.listed != self.filepath or not len(items):
+            return None
+        names = [i.name for i in items if i.select and (keep is None or keep(i))]
+        if not names:
+            raise FormatError(nothing)
+        return names
+
     def draw_list_state(self, box, nothing_selected: str, empty: str) -> bool:
         """Draw why there is no list (an error, no file, nothing in it); True when
         there is a list to draw."""
@@ -276,6 +317,13 @@ class FileBrowserList:
             box.label(text=nothing_selected if not self.filepath else empty)
             return False
         return True
+
+
+class ExportFile(ExportHelper):
+    """Mixin for export operators: the file browser, and presets (every RigPort
+    exporter's ``bl_options``; an export changes nothing to undo)."""
+
+    bl_options = {"REGISTER", "PRESET"}
 
 
 def report_export(op, export: Callable[[], list[str]]) -> set[str]:
@@ -442,6 +490,18 @@ def batch_add_built(state: dict, built) -> str:
 def batch_meshes(state: dict) -> list:
     """The mesh objects a batch run imported so far."""
     return [o for o in state.get("objects", []) if o.type == "MESH"]
+
+
+def batch_mesh_export(
+    export: Callable[[Any, str, list], list[str]],
+) -> Callable[[Any, str, dict, dict], str]:
+    """A :class:`BatchFormat` ``export_file`` writing the meshes a batch run
+    imported with ``export(context, path, meshes)`` (which returns warnings)."""
+
+    def export_file(context, path: str, state: dict, options: dict) -> str:
+        return batch_notes(export(context, path, batch_meshes(state)))
+
+    return export_file
 
 
 def batch_armature(state: dict, what: str) -> bpy.types.Object:

@@ -37,14 +37,27 @@ IMPORT_TRANSFORM = "_rigport_import_transform"
 SAME = 1e-6
 
 
-def section(layout, op, idname: str, label: str, closed: bool = False):
+def _split(layout):
+    """``layout`` drawing options as the bundled add-ons do: the label left of
+    each field (property split), no animation decorators."""
+    layout.use_property_split = True
+    layout.use_property_decorate = False
+    return layout
+
+
+def options_layout(op):
+    """The layout an operator's ``draw()`` starts from (see :func:`_split`)."""
+    return _split(op.layout)
+
+
+def section(layout, op, idname: str, label: str, closed: bool = False, props: tuple[str, ...] = ()):
     """A collapsible sub-panel of an operator's options (glTF's Include /
-    Transform / Geometry / Animation); the body layout, or None when closed."""
+    Transform / Geometry / Animation) showing ``props`` first; the body layout,
+    or None when closed."""
     header, body = layout.panel(f"RIGPORT_{type(op).__name__}_{idname}", default_closed=closed)
     header.label(text=label)
     if body is not None:
-        body.use_property_split = True
-        body.use_property_decorate = False
+        draw_props(_split(body), op, props)
     return body
 
 
@@ -104,6 +117,11 @@ class ExportScope:
         if self.use_visible:
             pool = [o for o in pool if o.visible_get()]
         return [o for o in pool if o.type in types]
+
+    def evaluated_scope(self, context):
+        """The mesh objects this export takes, as :func:`evaluated_meshes` gives
+        them (with ``apply_modifiers``): a context manager."""
+        return evaluated_meshes(context, self.scope_objects(context), self.apply_modifiers)
 
     def scope_armature(self, context):
         """The armature an animation export writes (:func:`pick_armature` over
@@ -293,6 +311,20 @@ def _carry_shape_keys(source: bpy.types.Mesh, temp) -> None:
 # -- axes and scale -------------------------------------------------------------
 
 
+def scale_property(description: str):
+    """A ``global_scale`` option (glTF's and FBX's "Scale" range); ``description``
+    says which way it scales."""
+    return FloatProperty(
+        name="Scale",
+        min=0.001,
+        max=1000.0,
+        soft_min=0.01,
+        soft_max=100.0,
+        default=1.0,
+        description=description,
+    )
+
+
 def transform_options(forward: str, up: str, export: bool = False):
     """Class decorator: ``axis_forward``/``axis_up`` (``orientation_helper``, the
     engine's axes ``forward``/``up`` as default: Blender's own, Y and Z, for a
@@ -306,16 +338,8 @@ def transform_options(forward: str, up: str, export: bool = False):
             "The file's forward axis (default: the engine's)"
         )
         ann["axis_up"].keywords["description"] = "The file's up axis (default: the engine's)"
-        ann["global_scale"] = FloatProperty(
-            name="Scale",
-            min=0.001,
-            max=1000.0,
-            soft_min=0.01,
-            soft_max=100.0,
-            default=1.0,
-            description="Blender units per file unit"
-            if not export
-            else "File units per Blender unit",
+        ann["global_scale"] = scale_property(
+            "Blender units per file unit" if not export else "File units per Blender unit"
         )
         if export:
             ann["use_transform_as_imported"] = BoolProperty(
@@ -400,7 +424,7 @@ def recorded_transform(obj) -> np.ndarray | None:
 def file_matrix(op, root, space_world: np.ndarray | None = None) -> np.ndarray:
     """The 4x4 transform an export bakes into data read in ``root``'s space (an
     armature's, or world space for unparented meshes: ``space_world`` is that
-    space's world matrix, the root's own by default): the inverse of the file's
+    space's world matrix; none: world space itself): the inverse of the file's
     space (the root's recorded import transform with "As Imported", else the
     options') times the space. Exactly the identity when they agree."""
     frame = None
@@ -421,17 +445,28 @@ FRAME_RATE_ITEMS = (
 )
 
 
+def frame_rate_property(
+    items=FRAME_RATE_ITEMS,
+    default: str = "SCENE",
+    description: str = "The frame rate key times convert at",
+):
+    """The ``frame_rate`` choice: the shared items, or a format's (an "As Imported"
+    ``AUTO`` added, its own tooltips) with its default."""
+    return EnumProperty(name="Frame Rate", items=items, default=default, description=description)
+
+
+def scene_fps(context) -> float:
+    """The scene's frame rate in frames per second."""
+    r = context.scene.render
+    return r.fps / r.fps_base
+
+
 class FrameRateOptions:
     """Mixin: the frame rate key times convert at, and whether an import sets the
     scene's rate and frame range (on by default for animation-only imports: the
     subclass overrides ``set_scene_timing``)."""
 
-    frame_rate: EnumProperty(
-        name="Frame Rate",
-        items=FRAME_RATE_ITEMS,
-        default="SCENE",
-        description="The frame rate key times convert at",
-    )
+    frame_rate: frame_rate_property()
     fps: FloatProperty(
         name="Frames per Second",
         default=30.0,
@@ -454,8 +489,7 @@ class FrameRateOptions:
             return float(self.fps)
         if self.frame_rate == "FILE" and file_fps:
             return float(file_fps)
-        r = context.scene.render
-        return r.fps / r.fps_base
+        return scene_fps(context)
 
     def draw_frame_rate(self, layout, importing: bool = True) -> None:
         layout.prop(self, "frame_rate")
@@ -493,6 +527,31 @@ class AnimationFrameRate(FrameRateOptions):
         default=True,
         description="Set the scene's frame rate to the one used and its frame range to "
         "the imported animations'",
+    )
+
+
+class ExportFrameRate(FrameRateOptions):
+    """:class:`FrameRateOptions` of an exporter: ``set_scene_timing`` (an import's
+    option) hidden."""
+
+    set_scene_timing: BoolProperty(
+        name="Set Scene Rate and Range",
+        default=False,
+        options={"HIDDEN"},
+        description="Not used: an export leaves the scene's timing alone",
+    )
+
+
+class AnimationExport(ExportScope, ExportFrameRate):
+    """Mixin for exporters of animations (no meshes of their own): the export's
+    scope and frame rate, with ``apply_modifiers`` hidden (what an animation
+    samples is what Blender shows)."""
+
+    apply_modifiers: BoolProperty(
+        name="Apply Modifiers",
+        default=True,
+        options={"HIDDEN"},
+        description="Not used: an animation export has no mesh option",
     )
 
 

@@ -18,7 +18,6 @@ from bpy.props import (
     FloatProperty,
     StringProperty,
 )
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, formats, structure
@@ -40,6 +39,7 @@ from ..blender.build import Built, build_action, build_scene
 from ..blender.extract import extract_skeleton, read_prop
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     batch_meshes,
     batch_notes,
@@ -51,13 +51,17 @@ from ..common import (
     selected_paths,
 )
 from ..conventions import (
+    AnimationExport,
     ExportScope,
     FrameRateOptions,
+    draw_props,
     draw_transform,
     evaluated_meshes,
     file_matrix,
+    frame_rate_property,
     option_matrix,
     place_roots,
+    scene_fps,
     section,
     transform_options,
 )
@@ -267,8 +271,7 @@ def import_anim_file(
             )
         except FormatError as err:
             raise err.with_path(path) from None
-    r = context.scene.render
-    fps = r.fps / r.fps_base
+    fps = scene_fps(context)
     neutral, shear = convert.bones_to_neutral(a, names, parents, fps / frame_scale, name)
     if shear > 1e-5:
         warnings.append(
@@ -757,12 +760,7 @@ class _ImportTiming(FrameRateOptions):
         """Blender frames per file frame."""
         if self.frame_rate != "CUSTOM" or self.set_scene_timing:
             return 1.0  # the scene's rate is (or becomes) the file's
-        return _scene_fps(context) / float(self.fps)
-
-
-def _scene_fps(context) -> float:
-    r = context.scene.render
-    return r.fps / r.fps_base
+        return scene_fps(context) / float(self.fps)
 
 
 def _draw_import(op, layout, weights: bool, animation: bool) -> None:
@@ -783,7 +781,6 @@ class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
 
     bl_idname = "import_scene.bonespro_structure"
     bl_label = "Import BonesPro Structure"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
@@ -811,7 +808,6 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, _ImportTimin
 
     bl_idname = "import_anim.bonespro_anim"
     bl_label = "Import BonesPro Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
@@ -833,10 +829,7 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, _ImportTimin
             spans.append(_Span(result["frame_range"]))
             return _anim_messages(result), [lambda: _undo_anim(result)]
 
-        done = self.import_files(context, one)
-        if done == {"FINISHED"}:
-            self.apply_scene_timing(context, spans)
-        return done
+        return self.import_files(context, one, made=spans)
 
 
 @transform_options(MAX_FORWARD, MAX_UP)
@@ -845,7 +838,6 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, _ImportTiming):
 
     bl_idname = "import_scene.bonespro"
     bl_label = "Import BonesPro"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
@@ -869,10 +861,7 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, _ImportTiming):
                 for m in messages
             ], undo
 
-        done = self.import_files(context, one, ordered)
-        if done == {"FINISHED"}:
-            self.apply_scene_timing(context, spans)
-        return done
+        return self.import_files(context, one, ordered, spans)
 
 
 def _active_armature_and_mesh(context):
@@ -919,13 +908,12 @@ def _root_matrix(op):
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)
-class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportHelper, ExportScope):
+class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportFile, ExportScope):
     """Export the active armature (or the active mesh's) and its mesh's weights to a
     BonesPro structure file (.txt)"""
 
     bl_idname = "export_scene.bonespro_structure"
     bl_label = "Export BonesPro Structure"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
@@ -970,10 +958,11 @@ UNIT_IDS = (("DEGREES", anim_file.DEGREES), ("RADIANS", anim_file.RADIANS))
 ORDER_IDS = tuple((o, o) for o in ORDERS)
 
 
-def _auto(pairs):
-    return (("AUTO", "As Imported", "The imported file's setting, else the first one"),) + tuple(
-        (i, v, f"{v}, as the file writes it") for i, v in pairs
-    )
+def _setting(name: str, pairs, description: str):
+    """A header setting of the file: "As Imported" (``AUTO``) or one of ``pairs``."""
+    items = (("AUTO", "As Imported", "The imported file's setting, else the first one"),)
+    items += tuple((i, v, f"{v}, as the file writes it") for i, v in pairs)
+    return EnumProperty(name=name, items=items, default="AUTO", description=description)
 
 
 def _file_value(identifier: str, pairs) -> str:
@@ -982,61 +971,43 @@ def _file_value(identifier: str, pairs) -> str:
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)
-class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
+class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportFile, AnimationExport):
     """Export the active armature's animation (or the active mesh's deformation) to a
     BonesPro animation file (.txt); with All Actions or NLA Tracks, one file each"""
 
     bl_idname = "export_anim.bonespro_anim"
     bl_label = "Export BonesPro Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".txt"
     filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
-    # the frames are sampled from what Blender shows: modifiers always apply
-    apply_modifiers: BoolProperty(default=True, options={"HIDDEN"})
-    set_scene_timing: BoolProperty(default=False, options={"HIDDEN"})
-    frame_rate: EnumProperty(
-        name="Frame Rate",
-        items=(
+    frame_rate: frame_rate_property(
+        (
             ("AUTO", "As Imported", "The frame rate the animation was imported at, else Scene"),
             ("SCENE", "Scene", "The file's frames are the scene's frames"),
             ("CUSTOM", "Custom", "The file's frames are at the frame rate given below"),
         ),
-        default="AUTO",
-        description="The frame rate of the file's frame numbers",
+        "AUTO",
+        "The frame rate of the file's frame numbers",
     )
     export_animations: export_animations_property()
     use_action_names: use_action_names_property()
-    mode: EnumProperty(
-        name="Export Mode",
-        items=_auto(MODE_IDS),
-        default="AUTO",
-        description="Bones, or the mesh's vertex positions (absolute or in bone space)",
+    mode: _setting(
+        "Export Mode",
+        MODE_IDS,
+        "Bones, or the mesh's vertex positions (absolute or in bone space)",
     )
-    system: EnumProperty(
-        name="Transform System",
-        items=_auto(SYSTEM_IDS),
-        default="AUTO",
-        description="Bone transforms in world space (absolute) or relative to the parent",
+    system: _setting(
+        "Transform System",
+        SYSTEM_IDS,
+        "Bone transforms in world space (absolute) or relative to the parent",
     )
-    representation: EnumProperty(
-        name="Representation",
-        items=_auto(REPRESENTATION_IDS),
-        default="AUTO",
-        description="Bone transforms as matrices or as Euler angles and a translation",
+    representation: _setting(
+        "Representation",
+        REPRESENTATION_IDS,
+        "Bone transforms as matrices or as Euler angles and a translation",
     )
-    euler_order: EnumProperty(
-        name="Euler Order",
-        items=_auto(ORDER_IDS),
-        default="AUTO",
-        description="The order of the Euler angles",
-    )
-    angle_units: EnumProperty(
-        name="Angle Units",
-        items=_auto(UNIT_IDS),
-        default="AUTO",
-        description="Degrees or radians for Euler angles",
-    )
+    euler_order: _setting("Euler Order", ORDER_IDS, "The order of the Euler angles")
+    angle_units: _setting("Angle Units", UNIT_IDS, "Degrees or radians for Euler angles")
     interval: EnumProperty(
         name="Frames",
         items=(
@@ -1067,20 +1038,17 @@ class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportHelper, ExportScope
             body.prop(self, "interval")
             col = body.column()
             col.active = self.interval == "CUSTOM"
-            for prop in ("first_frame", "last_frame", "step"):
-                col.prop(self, prop)
+            draw_props(col, self, ("first_frame", "last_frame", "step"))
             self.draw_frame_rate(body, importing=False)
-        body = section(layout, self, "format", "File Settings")
-        if body is not None:
-            for prop in ("mode", "system", "representation", "euler_order", "angle_units"):
-                body.prop(self, prop)
+        props = ("mode", "system", "representation", "euler_order", "angle_units")
+        section(layout, self, "format", "File Settings", props=props)
 
     def _frame_scale(self, context) -> float | None:
         if self.frame_rate == "AUTO":
             return None
         if self.frame_rate == "SCENE":
             return 1.0
-        return _scene_fps(context) / float(self.fps)
+        return scene_fps(context) / float(self.fps)
 
     def _export_one(self, context, path: str, armature, mesh) -> list[str]:
         interval = None

@@ -14,8 +14,7 @@ from collections.abc import Callable
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
+from bpy.props import EnumProperty, FloatProperty, StringProperty
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
@@ -29,17 +28,27 @@ from ..animation_files import (
     export_animations_property,
     use_action_names_property,
 )
-from ..common import BatchFormat, ImportFiles, batch_notes, file_handler, read_bytes, report_export
+from ..common import (
+    BatchFormat,
+    ExportFile,
+    ImportFiles,
+    batch_notes,
+    file_handler,
+    read_bytes,
+    report_export,
+)
 from ..conventions import (
     FRAME_RATE_ITEMS,
     IMPORT_TRANSFORM,
+    AnimationExport,
     AnimationFrameRate,
-    ExportScope,
-    FrameRateOptions,
+    draw_props,
     draw_transform,
     file_matrix,
+    frame_rate_property,
     option_matrix,
     place_roots,
+    scene_fps,
     section,
     transform_options,
 )
@@ -63,11 +72,6 @@ RECORDING_ITEMS = (
     ("ACTIVE", "Active Recording", "The recording of the active object (or the only one)"),
     ("ACTIONS", "All Recordings", "Every recording collection in the scene, one file each"),
 )
-
-
-def _scene_fps(context) -> float:
-    r = context.scene.render
-    return r.fps / r.fps_base
 
 
 def _add_root(built: BuiltRecording, matrix: np.ndarray | None) -> bpy.types.Object:
@@ -113,7 +117,7 @@ def import_mrtk_file(
     except FormatError as err:
         raise err.with_path(path) from None
     name = os.path.splitext(os.path.basename(path))[0]
-    built = build_recording(context, plan, name, fps or _scene_fps(context), progress)
+    built = build_recording(context, plan, name, fps or scene_fps(context), progress)
     try:
         _add_root(built, matrix)
     except Exception:
@@ -152,7 +156,7 @@ def export_mrtk_file(
         major, minor, layout = VERSIONS[version]
     if axes == "AUTO":
         axes = meta.get("axes", "BLENDER")
-    fps = fps or float(meta.get("fps", 0.0)) or _scene_fps(context)
+    fps = fps or float(meta.get("fps", 0.0)) or scene_fps(context)
     curves, warnings = extract_curves(objects)
     if matrix is not None and not is_identity(matrix):
         try:
@@ -184,7 +188,6 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameR
 
     bl_idname = "import_anim.mrtk_input"
     bl_label = "Import MRTK Input Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".bin"
     filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
@@ -208,33 +211,25 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameR
             summary = f"{len(built.objects)} objects, {len(built.markers)} markers"
             return [*notes, summary], [built.discard]
 
-        result = self.import_files(context, one)
-        if result == {"FINISHED"}:
-            self.apply_scene_timing(context, actions)
-        return result
+        return self.import_files(context, one, made=actions)
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP, export=True)
-class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
+class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportFile, AnimationExport):
     """Export MRTK recording collections (or objects you pick) to .bin recordings"""
 
     bl_idname = "export_anim.mrtk_input"
     bl_label = "Export MRTK Input Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".bin"
     filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
-    # a recording has no meshes; the scope's option has nothing to apply to
-    apply_modifiers: BoolProperty(default=True, options={"HIDDEN"})
-    set_scene_timing: BoolProperty(default=False, options={"HIDDEN"})
-    frame_rate: EnumProperty(
-        name="Frame Rate",
-        items=(
+    frame_rate: frame_rate_property(
+        (
             ("AUTO", "As Imported", "The rate the recording was imported at, else the scene's"),
             *FRAME_RATE_ITEMS,
         ),
-        default="AUTO",
-        description="The frame rate key frames convert to seconds at",
+        "AUTO",
+        "The frame rate key frames convert to seconds at",
     )
     export_animations: export_animations_property(RECORDING_ITEMS)
     use_action_names: use_action_names_property("recording")
@@ -299,14 +294,12 @@ class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportHelper, ExportScope, F
         body = section(layout, self, "animation", "Animation")
         if body is not None:
             draw_animation_choice(body, self, several=("ACTIONS",))
-            for prop in ("version", "tolerance", "markers"):
-                body.prop(self, prop)
+            draw_props(body, self, ("version", "tolerance", "markers"))
             self.draw_frame_rate(body, importing=False)
         body = section(layout, self, "objects", "Objects", closed=True)
         if body is not None:
             body.label(text="Empty: the recording collection's")
-            for prop in ("camera_object", "left_hand", "right_hand", "gaze_object"):
-                body.prop(self, prop)
+            draw_props(body, self, ("camera_object", "left_hand", "right_hand", "gaze_object"))
 
     def _fps(self, context) -> float | None:
         return None if self.frame_rate == "AUTO" else self.frames_per_second(context)

@@ -136,38 +136,38 @@ def draw_report(layout, obj) -> None:
     layout.operator(OBJECT_OT_rigport_forget_kept.bl_idname, icon="TRASH")
 
 
-class OBJECT_PT_rigport(bpy.types.Panel):
-    """What RigPort knows about the active object"""
+class _ReportPanel:
+    """The RigPort panel of a Properties tab (``bl_context``), closed at first:
+    the report of the active object (as Blender's own panels share their
+    settings through a mixin)."""
 
     bl_label = "RigPort"
     bl_space_type = "PROPERTIES"
     bl_region_type = "WINDOW"
-    bl_context = "object"
     bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context) -> None:
+        draw_report(self.layout, context.object)
+
+
+class OBJECT_PT_rigport(_ReportPanel, bpy.types.Panel):
+    """What RigPort knows about the active object"""
+
+    bl_context = "object"
 
     @classmethod
     def poll(cls, context) -> bool:
         return context.object is not None
 
-    def draw(self, context) -> None:
-        draw_report(self.layout, context.object)
 
-
-class DATA_PT_rigport_armature(bpy.types.Panel):
+class DATA_PT_rigport_armature(_ReportPanel, bpy.types.Panel):
     """What RigPort knows about the active armature"""
 
-    bl_label = "RigPort"
-    bl_space_type = "PROPERTIES"
-    bl_region_type = "WINDOW"
     bl_context = "data"
-    bl_options = {"DEFAULT_CLOSED"}
 
     @classmethod
     def poll(cls, context) -> bool:
         return context.object is not None and context.object.type == "ARMATURE"
-
-    def draw(self, context) -> None:
-        draw_report(self.layout, context.object)
 
 
 CLASSES = (OBJECT_OT_rigport_forget_kept, OBJECT_PT_rigport, DATA_PT_rigport_armature)

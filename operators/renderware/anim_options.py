@@ -11,7 +11,7 @@ writes the file's values back.
 from __future__ import annotations
 
 import numpy as np
-from bpy.props import BoolProperty, FloatProperty, StringProperty
+from bpy.props import BoolProperty, StringProperty
 
 from ...io_formats.scene import Animation
 from ..common import iter_armatures
@@ -20,6 +20,8 @@ from ..conventions import (
     collection_objects,
     pick_armature,
     recorded_transform,
+    scale_property,
+    section,
 )
 
 
@@ -46,17 +48,19 @@ class ArmatureScope:
 
 
 class ImportKeyScale:
-    """Mixin for animation importers: the translations' scale."""
+    """Mixin for animation importers (with ``FrameRateOptions``): the
+    translations' scale."""
 
-    global_scale: FloatProperty(
-        name="Scale",
-        min=0.001,
-        max=1000.0,
-        soft_min=0.01,
-        soft_max=100.0,
-        default=1.0,
-        description="Blender units per file unit: the keys' translations are scaled by it",
+    global_scale: scale_property(
+        "Blender units per file unit: the keys' translations are scaled by it"
     )
+
+    def draw_animation(self, layout) -> None:
+        """The Animation panel: the frame rate options, then the scale."""
+        body = section(layout, self, "animation", "Animation")
+        if body is not None:
+            self.draw_frame_rate(body)
+            body.prop(self, "global_scale")
 
 
 class ExportKeyScale:
@@ -68,19 +72,14 @@ class ExportKeyScale:
         description="Write the translations at the scale each action was imported with "
         "(the scale below applies to actions RigPort did not import)",
     )
-    global_scale: FloatProperty(
-        name="Scale",
-        min=0.001,
-        max=1000.0,
-        soft_min=0.01,
-        soft_max=100.0,
-        default=1.0,
-        description="File units per Blender unit: the keys' translations are scaled by it",
+    global_scale: scale_property(
+        "File units per Blender unit: the keys' translations are scaled by it"
     )
 
     def draw_scale(self, layout) -> None:
-        layout.prop(self, "use_transform_as_imported")
-        layout.prop(self, "global_scale")
+        """The Transform panel: As Imported, then the scale."""
+        props = ("use_transform_as_imported", "global_scale")
+        section(layout, self, "transform", "Transform", props=props)
 
 
 def scale_translations(anim: Animation, scale: float) -> None:

@@ -17,7 +17,6 @@ import os
 import bpy
 import numpy as np
 from bpy.props import StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, anm
@@ -34,13 +33,14 @@ from ..blender.build import LOCAL, build_action
 from ..blender.extract import extract_animation
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     current_action,
     file_handler,
     iter_armatures,
     report_export,
 )
-from ..conventions import AnimationFrameRate, section
+from ..conventions import AnimationFrameRate, options_layout, scene_fps
 from .anim_options import (
     ArmatureScope,
     ExportKeyScale,
@@ -102,9 +102,8 @@ def import_anm(
         neutral = anim_convert.anm_to_animation(f, hanim_bones(armature), name)
     except FormatError as err:
         raise err.with_path(path) from None
-    r = context.scene.render
     scale_translations(neutral, scale)
-    action = build_action(armature, neutral, fps or r.fps / r.fps_base)
+    action = build_action(armature, neutral, fps or scene_fps(context))
     action[PROP_STAMP] = int(f.stamp)
     record_scale(action, scale)
     undo = keep_actions(armature, [action])
@@ -119,8 +118,7 @@ def export_anm(context, path: str, armature, action=None, options=None) -> list[
     action = action or current_action(armature)
     if action is None:
         raise FormatError(f"{armature.name} has no action to export", None, path)
-    r = context.scene.render
-    neutral = extract_animation(armature, action, r.fps / r.fps_base)
+    neutral = extract_animation(armature, action, scene_fps(context))
     scale_translations(neutral, export_scale(options, action))
     rest = {}
     for b in armature.data.bones:
@@ -150,19 +148,12 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate,
 
     bl_idname = "import_anim.rw_anm"
     bl_label = "Import RenderWare Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".anm"
     filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        body = section(layout, self, "animation", "Animation")
-        if body is not None:
-            self.draw_frame_rate(body)
-            body.prop(self, "global_scale")
+        self.draw_animation(options_layout(self))
 
     def execute(self, context):
         fps = self.frames_per_second(context)
@@ -171,18 +162,14 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate,
         def one(c, path, progress):
             return import_anm(c, path, None, None, fps, self.global_scale, made)
 
-        result = self.import_files(context, one)
-        if result == {"FINISHED"}:
-            self.apply_scene_timing(context, made)
-        return result
+        return self.import_files(context, one, made=made)
 
 
-class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper, ExportKeyScale, ArmatureScope):
+class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope):
     """Export the active armature's actions to RenderWare animations (.anm), one per file"""
 
     bl_idname = "export_anim.rw_anm"
     bl_label = "Export RenderWare Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".anm"
     filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
@@ -193,13 +180,9 @@ class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportHelper, ExportKeyScale, Ar
     use_action_names: use_action_names_property()
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         draw_animation_choice(layout, self)
-        body = section(layout, self, "transform", "Transform")
-        if body is not None:
-            self.draw_scale(body)
+        self.draw_scale(layout)
 
     def execute(self, context):
         def export() -> list[str]:

@@ -28,7 +28,6 @@ import os
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, IntProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError, read_file, write_atomic
 from ...io_formats.renderware import anim_convert, ifp
@@ -38,6 +37,7 @@ from ..blender.build import build_action, rest_relative
 from ..blender.extract import extract_animation
 from ..common import (
     BatchFormat,
+    ExportFile,
     FileBrowserList,
     ImportFiles,
     current_action,
@@ -45,7 +45,7 @@ from ..common import (
     iter_armatures,
     report_export,
 )
-from ..conventions import AnimationFrameRate, section
+from ..conventions import AnimationFrameRate, draw_props, options_layout, scene_fps
 from .anim_options import (
     ArmatureScope,
     ExportKeyScale,
@@ -138,8 +138,7 @@ def import_ifp(
         if armature is None:
             raise FormatError(how, None, path)
     bones = armature_bones(armature)
-    r = context.scene.render
-    fps = fps or r.fps / r.fps_base
+    fps = fps or scene_fps(context)
     made: list = []
     rest = rest_relative(armature.data)
     missing: dict[str, int] = {}
@@ -245,7 +244,7 @@ def export_ifp(
             target = ifp.new_file(wanted, name)
         warnings = []
     compressed = target.version == "ANP3" and _compressed(target, kept)
-    fps_scene = context.scene.render.fps / context.scene.render.fps_base
+    fps_scene = scene_fps(context)
     rest = rest_relative(armature.data)
     for (name, action), source in zip(pairs, kept, strict=True):
         neutral = extract_animation(armature, action, fps_scene, rest=rest)
@@ -293,7 +292,6 @@ class IMPORT_ANIM_OT_gta_ifp(
 
     bl_idname = "import_anim.gta_ifp"
     bl_label = "Import GTA IFP"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".ifp"
     filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
@@ -302,8 +300,6 @@ class IMPORT_ANIM_OT_gta_ifp(
         options={"HIDDEN", "SKIP_SAVE"},
         description="The package's animations (drawn as the list of ticks)",
     )
-    listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
-    list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     names: StringProperty(
         name="Animations",
         default="",
@@ -324,9 +320,7 @@ class IMPORT_ANIM_OT_gta_ifp(
         item.name, item.frames, item.objects = row["name"], row["frames"], row["objects"]
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         layout.prop(self, "names")
         box = layout.box()
         if self.draw_list_state(box, "No IFP file selected", "No animations"):
@@ -337,20 +331,14 @@ class IMPORT_ANIM_OT_gta_ifp(
                     "select",
                     text=f"{item.name}  ({item.frames} frames, {item.objects} bones)",
                 )
-        body = section(layout, self, "animation", "Animation")
-        if body is not None:
-            self.draw_frame_rate(body)
-            body.prop(self, "global_scale")
+        self.draw_animation(layout)
 
     def execute(self, context):
-        names = None
-        if self.names:
-            names = [n.strip() for n in self.names.split(";") if n.strip()]
-        elif self.listed == self.filepath and len(self.animations):
-            names = [i.name for i in self.animations if i.select]
-            if not names:
-                self.report({"ERROR"}, "tick at least one animation to import")
-                return {"CANCELLED"}
+        try:
+            names = self.chosen_names(self.names, "tick at least one animation to import")
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
         fps = self.frames_per_second(context)
         made: list = []
 
@@ -359,18 +347,14 @@ class IMPORT_ANIM_OT_gta_ifp(
                 context, path, names, None, None, fps, progress, self.global_scale, made
             )
 
-        result = self.import_files(context, one)
-        if result == {"FINISHED"}:
-            self.apply_scene_timing(context, made)
-        return result
+        return self.import_files(context, one, made=made)
 
 
-class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper, ExportKeyScale, ArmatureScope):
+class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope):
     """Export actions of the active armature into a GTA IFP (new, or replacing animations)"""
 
     bl_idname = "export_anim.gta_ifp"
     bl_label = "Export GTA IFP"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".ifp"
     filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
@@ -397,15 +381,9 @@ class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportHelper, ExportKeyScale, A
     )
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        layout.prop(self, "export_animations")
-        layout.prop(self, "version")
-        layout.prop(self, "replace")
-        body = section(layout, self, "transform", "Transform")
-        if body is not None:
-            self.draw_scale(body)
+        layout = options_layout(self)
+        draw_props(layout, self, ("export_animations", "version", "replace"))
+        self.draw_scale(layout)
 
     def execute(self, context):
         def export() -> list[str]:

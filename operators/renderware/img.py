@@ -19,11 +19,12 @@ from bpy_extras.io_utils import ImportHelper
 from ...io_formats.codec import FormatError
 from ...io_formats.renderware import dff, ifp, img, txd
 from ...io_formats.renderware.clump_import import import_dff
-from ..common import BatchFormat, FileBrowserList, Progress, file_handler
+from ..common import BatchFormat, FileBrowserList, Progress, file_handler, report_lines
 from ..conventions import (
     ReuseMaterials,
     draw_transform,
     option_matrix,
+    options_layout,
     place_roots,
     section,
     select_imported,
@@ -150,6 +151,10 @@ class RIGPORT_PG_img_member(bpy.types.PropertyGroup):
     select: BoolProperty(name="Import", default=True, description="Import this member")
 
 
+def _importable(item) -> bool:
+    return item.kind in IMPORTABLE
+
+
 def _size(n: int) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
@@ -160,7 +165,6 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper,
 
     bl_idname = "import_scene.gta_img"
     bl_label = "Import GTA IMG Archive"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".img"
     filter_glob: StringProperty(default="*.img", options={"HIDDEN"})
@@ -169,8 +173,6 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper,
         options={"HIDDEN", "SKIP_SAVE"},
         description="The archive's members (drawn as the list of ticks)",
     )
-    listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
-    list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     members: StringProperty(
         name="Members",
         default="",
@@ -188,14 +190,10 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper,
         item.select = row["kind"] != "other"
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         layout.prop(self, "members")
         draw_transform(layout, self)
-        body = section(layout, self, "materials", "Materials")
-        if body is not None:
-            body.prop(self, "reuse_materials")
+        section(layout, self, "materials", "Materials", props=("reuse_materials",))
         box = layout.box()
         if not self.draw_list_state(box, "No archive selected", "No members"):
             return
@@ -208,17 +206,11 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper,
                 box.label(text=text, icon="FILE")
 
     def execute(self, context):
-        if self.members:
-            members = [m.strip() for m in self.members.split(";") if m.strip()]
-        elif self.listed == self.filepath and len(self.members_list):
-            members = [i.name for i in self.members_list if i.select and i.kind in IMPORTABLE]
-            if not members:
-                self.report({"ERROR"}, "tick at least one member to import")
-                return {"CANCELLED"}
-        else:
-            members = None
         before = {o.as_pointer() for o in bpy.data.objects}
         try:
+            members = self.chosen_names(
+                self.members, "tick at least one member to import", _importable
+            )
             with Progress(context, len(members or self.members_list) or 1) as progress:
                 lines = import_archive(
                     context,
@@ -232,11 +224,7 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper,
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
         select_imported(context, [o for o in bpy.data.objects if o.as_pointer() not in before])
-        for line in lines:
-            if line.startswith("warning: "):
-                self.report({"WARNING"}, line[len("warning: ") :])
-            else:
-                self.report({"INFO"}, line)
+        report_lines(self, lines)
         return {"FINISHED"}
 
 

@@ -7,7 +7,6 @@ import os
 import bpy
 import numpy as np
 from bpy.props import EnumProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
@@ -18,9 +17,10 @@ from ...io_formats.renderware.clump_import import import_dff
 from ..blender.build import Built
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     batch_add_built,
-    batch_meshes,
+    batch_mesh_export,
     batch_notes,
     file_handler,
     read_bytes,
@@ -34,6 +34,7 @@ from ..conventions import (
     evaluated_meshes,
     file_matrix,
     option_matrix,
+    options_layout,
     place_roots,
     recorded_transform,
     section,
@@ -147,19 +148,14 @@ class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
 
     bl_idname = "import_scene.rw_dff"
     bl_label = "Import RenderWare DFF"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".dff"
     filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         draw_transform(layout, self)
-        body = section(layout, self, "materials", "Materials")
-        if body is not None:
-            body.prop(self, "reuse_materials")
+        section(layout, self, "materials", "Materials", props=("reuse_materials",))
 
     def execute(self, context):
         matrix = option_matrix(self)
@@ -173,12 +169,11 @@ class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper, ExportScope):
+class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportFile, ExportScope):
     """Export meshes (with their armature and frames) to a RenderWare clump (.dff)"""
 
     bl_idname = "export_scene.rw_dff"
     bl_label = "Export RenderWare DFF"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".dff"
     filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
@@ -196,29 +191,20 @@ class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportHelper, ExportScope):
     )
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         layout.prop(self, "target")
         self.draw_include(layout)
         draw_transform(layout, self)
-        body = section(layout, self, "geometry", "Geometry")
-        if body is not None:
-            body.prop(self, "apply_modifiers")
-            body.prop(self, "morph_targets")
+        props = ("apply_modifiers", "morph_targets")
+        section(layout, self, "geometry", "Geometry", props=props)
 
     def execute(self, context):
-        try:
-            objects = self.scope_objects(context, ("MESH",))
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
         return report_export(
             self,
             lambda: export_dff_file(
                 context,
                 self.filepath,
-                objects,
+                self.scope_objects(context, ("MESH",)),
                 self.target,
                 self.morph_targets,
                 self.apply_modifiers,
@@ -232,12 +218,6 @@ def _batch_import(context, path: str, state: dict, options: dict) -> str:
     return batch_add_built(state, built) + batch_notes(warnings)
 
 
-def _batch_export(context, path: str, state: dict, options: dict) -> str:
-    meshes = batch_meshes(state)
-    warnings = export_dff_file(context, path, meshes)
-    return batch_notes(warnings)
-
-
 CLASSES = (
     IMPORT_SCENE_OT_rw_dff,
     EXPORT_SCENE_OT_rw_dff,
@@ -247,4 +227,4 @@ CLASSES = (
 )
 MENU_IMPORT = (("import_scene.rw_dff", "RenderWare Clump (.dff)"),)
 MENU_EXPORT = (("export_scene.rw_dff", "RenderWare Clump (.dff)"),)
-BATCH = (BatchFormat("renderware.dff", _batch_import, _batch_export),)
+BATCH = (BatchFormat("renderware.dff", _batch_import, batch_mesh_export(export_dff_file)),)

@@ -22,6 +22,7 @@ from bpy.props import BoolProperty, StringProperty
 from ...io_formats.codec import FormatError, read_file
 from ...io_formats.renderware import txd
 from ..common import BatchFormat, ImportFiles, file_handler
+from ..conventions import options_layout
 
 PROP_TEXTURE = "rw_texture_name"  # the material's texture name (operators.renderware.build)
 
@@ -174,7 +175,6 @@ class IMPORT_SCENE_OT_rw_txd(bpy.types.Operator, ImportFiles):
 
     bl_idname = "import_scene.rw_txd"
     bl_label = "Import RenderWare TXD"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".txd"
     filter_glob: StringProperty(default="*.txd", options={"HIDDEN"})
@@ -185,10 +185,7 @@ class IMPORT_SCENE_OT_rw_txd(bpy.types.Operator, ImportFiles):
     )
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        layout.prop(self, "mipmaps")
+        options_layout(self).prop(self, "mipmaps")
 
     def execute(self, context):
         return self.import_files(

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, EnumProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
+from bpy.props import StringProperty
 
 from ...io_formats import global_transform
 from ...io_formats.codec import FormatError
@@ -49,6 +48,7 @@ from ..animation_files import (
     chosen_actions,
     chosen_files,
     draw_animation_choice,
+    export_animations_property,
     use_action_names_property,
 )
 from ..blender import compat
@@ -63,10 +63,11 @@ from ..blender.extract import (
 )
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     batch_add_built,
     batch_armature,
-    batch_meshes,
+    batch_mesh_export,
     batch_notes,
     file_handler,
     fit_armature,
@@ -74,15 +75,17 @@ from ..common import (
     read_bytes,
 )
 from ..conventions import (
-    FRAME_RATE_ITEMS,
+    AnimationExport,
     AnimationFrameRate,
+    ExportFrameRate,
     ExportScope,
     FrameRateOptions,
     ReuseMaterials,
     draw_transform,
-    evaluated_meshes,
     file_matrix,
+    frame_rate_property,
     option_matrix,
+    options_layout,
     place_roots,
     section,
     transform_options,
@@ -104,9 +107,7 @@ EXPORT_FRAME_RATE_DESCRIPTION = (
 
 def _frame_rate_property(export: bool = False):
     """``frame_rate`` with Unigine's default: Custom (30 fps), file frames one to one."""
-    return EnumProperty(
-        name="Frame Rate",
-        items=FRAME_RATE_ITEMS,
+    return frame_rate_property(
         default="CUSTOM",
         description=EXPORT_FRAME_RATE_DESCRIPTION if export else FRAME_RATE_DESCRIPTION,
     )
@@ -416,12 +417,6 @@ def export_anim_path(
 # -- operators ------------------------------------------------------------------
 
 
-def _draw_frame_rate(op, layout, importing: bool) -> None:
-    body = section(layout, op, "animation", "Animation")
-    if body is not None:
-        op.draw_frame_rate(body, importing)
-
-
 @transform_options(ENGINE_FORWARD, ENGINE_UP)
 class IMPORT_SCENE_OT_unigine_mesh(
     bpy.types.Operator, ImportFiles, FrameRateOptions, ReuseMaterials
@@ -430,21 +425,18 @@ class IMPORT_SCENE_OT_unigine_mesh(
 
     bl_idname = "import_scene.unigine_mesh"
     bl_label = "Import Unigine Mesh"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".mesh"
     filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
     frame_rate: _frame_rate_property()
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         draw_transform(layout, self)
-        body = section(layout, self, "geometry", "Geometry")
+        section(layout, self, "geometry", "Geometry", props=("reuse_materials",))
+        body = section(layout, self, "animation", "Animation")
         if body is not None:
-            body.prop(self, "reuse_materials")
-        _draw_frame_rate(self, layout, True)
+            self.draw_frame_rate(body, importing=True)
 
     def execute(self, context):
         fps = self.frames_per_second(context)
@@ -457,26 +449,21 @@ class IMPORT_SCENE_OT_unigine_mesh(
             extra = f", {len(built.actions)} actions" if built.actions else ""
             return [f"{len(built.objects)} objects{extra}"], [built.discard]
 
-        result = self.import_files(context, one)
-        if result == {"FINISHED"}:
-            self.apply_scene_timing(context, actions)
-        return result
+        return self.import_files(context, one, made=actions)
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
-class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
+class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportFile, ExportScope, ExportFrameRate):
     """Export meshes (material slots as surfaces, with their armature and its
     animations) to a Unigine mesh"""
 
     bl_idname = "export_scene.unigine_mesh"
     bl_label = "Export Unigine Mesh"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".mesh"
     filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
-    export_animations: EnumProperty(
-        name="Animations",
-        items=(
+    export_animations: export_animations_property(
+        (
             (
                 "IMPORTED",
                 "As Imported",
@@ -487,30 +474,23 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportHelper, ExportScope
             NLA_ITEM,
             ("NONE", "None", "No embedded animations"),
         ),
-        default="IMPORTED",
-        description="The armature's actions the mesh embeds as animations",
+        "IMPORTED",
+        "The armature's actions the mesh embeds as animations",
     )
     frame_rate: _frame_rate_property(export=True)
-    set_scene_timing: BoolProperty(options={"HIDDEN"})  # an import's option
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         self.draw_include(layout)
         draw_transform(layout, self)
-        body = section(layout, self, "geometry", "Geometry")
+        section(layout, self, "geometry", "Geometry", props=("apply_modifiers",))
+        body = section(layout, self, "animation", "Animation", props=("export_animations",))
         if body is not None:
-            body.prop(self, "apply_modifiers")
-        body = section(layout, self, "animation", "Animation")
-        if body is not None:
-            body.prop(self, "export_animations")
             self.draw_frame_rate(body, importing=False)
 
     def execute(self, context):
         try:
-            objects = self.scope_objects(context, ("MESH",))
-            with evaluated_meshes(context, objects, self.apply_modifiers) as (read, warnings):
+            with self.evaluated_scope(context) as (read, warnings):
                 done = write_mesh_file(
                     context,
                     self.filepath,
@@ -539,17 +519,13 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFram
 
     bl_idname = "import_anim.unigine_anim"
     bl_label = "Import Unigine Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
     frame_rate: _frame_rate_property()
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        self.draw_frame_rate(layout, importing=True)
+        self.draw_frame_rate(options_layout(self), importing=True)
 
     def execute(self, context):
         fps = self.frames_per_second(context)
@@ -563,25 +539,20 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFram
             ]
             return messages + [f"warning: {w}" for w in result.warnings], [result.undo]
 
-        result = self.import_files(context, one)
-        if result == {"FINISHED"}:
-            self.apply_scene_timing(context, actions)
-        return result
+        return self.import_files(context, one, made=actions)
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
-class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
+class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportFile, AnimationExport):
     """Export an armature's actions to Unigine animations (.anim)"""
 
     bl_idname = "export_anim.unigine_anim"
     bl_label = "Export Unigine Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".anim"
     filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
-    export_animations: EnumProperty(
-        name="Animations",
-        items=(
+    export_animations: export_animations_property(
+        (
             (
                 "IMPORTED",
                 "As Imported",
@@ -591,18 +562,14 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, ExportScope,
             (ACTIONS_ITEM[0], ACTIONS_ITEM[1], ACTIONS_ITEM[2] + ": one file each"),
             (NLA_ITEM[0], NLA_ITEM[1], NLA_ITEM[2] + ": one file each"),
         ),
-        default="IMPORTED",
-        description="Which actions to write, into which files",
+        "IMPORTED",
+        "Which actions to write, into which files",
     )
     use_action_names: use_action_names_property()
     frame_rate: _frame_rate_property(export=True)
-    set_scene_timing: BoolProperty(options={"HIDDEN"})  # an import's option
-    apply_modifiers: BoolProperty(options={"HIDDEN"})  # no meshes in an animation
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         self.draw_include(layout)
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
@@ -634,12 +601,6 @@ class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportHelper, ExportScope,
 def _batch_import_mesh(context, path: str, state: dict, options: dict) -> str:
     built = import_mesh_file(context, path)
     return f"{batch_add_built(state, built)}, {len(built.actions)} actions"
-
-
-def _batch_export_mesh(context, path: str, state: dict, options: dict) -> str:
-    meshes = batch_meshes(state)
-    warnings = export_mesh_file(context, path, meshes)
-    return batch_notes(warnings)
 
 
 def _batch_import_anim(context, path: str, state: dict, options: dict) -> str:
@@ -688,6 +649,6 @@ MENU_EXPORT = (
     ("export_anim.unigine_anim", "Unigine Animation (.anim)"),
 )
 BATCH = (
-    BatchFormat("unigine.mesh", _batch_import_mesh, _batch_export_mesh),
+    BatchFormat("unigine.mesh", _batch_import_mesh, batch_mesh_export(export_mesh_file)),
     BatchFormat("unigine.anim", _batch_import_anim, _batch_export_anim),
 )

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
@@ -55,10 +54,11 @@ from ..blender.extract import extract_animation, extract_mesh, extract_skeleton,
 from ..blender.weights import reader_groups_kept
 from ..common import (
     BatchFormat,
+    ExportFile,
     ImportFiles,
     batch_add_built,
     batch_armature,
-    batch_meshes,
+    batch_mesh_export,
     batch_notes,
     file_handler,
     fit_armature,
@@ -69,17 +69,17 @@ from ..common import (
 from ..conventions import (
     IMPORT_TRANSFORM,
     SAME,
+    AnimationExport,
     AnimationFrameRate,
     ExportScope,
-    FrameRateOptions,
     ReuseMaterials,
-    draw_props,
     draw_transform,
-    evaluated_meshes,
     file_matrix,
     option_matrix,
+    options_layout,
     place_roots,
     recorded_transform,
+    scene_fps,
     section,
     transform_options,
 )
@@ -277,8 +277,7 @@ def build_animation(
     )
     if matrix is not None and not is_identity(matrix):
         bake_animation(neutral, extract_skeleton(armature), matrix)
-    r = context.scene.render
-    action = build_action(armature, neutral, fps or r.fps / r.fps_base)
+    action = build_action(armature, neutral, fps or scene_fps(context))
     if matrix is not None and not is_identity(matrix):
         action[IMPORT_TRANSFORM] = [float(v) for v in np.asarray(matrix, np.float64).ravel()]
     undo = keep_actions(armature, [action])
@@ -445,8 +444,7 @@ def export_ani_file(
     action = action or (armature.animation_data.action if armature.animation_data else None)
     if action is None:
         raise FormatError(f"armature {armature.name!r} has no action to export")
-    r = context.scene.render
-    neutral = extract_animation(armature, action, fps or r.fps / r.fps_base, fps is None)
+    neutral = extract_animation(armature, action, fps or scene_fps(context), fps is None)
     if transform is not None:
         matrix = transform(armature, np.array(armature.matrix_world, np.float64))
         own = recorded_transform(action) if convert is None else None
@@ -491,20 +489,15 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials
 
     bl_idname = "import_scene.urho3d_mdl"
     bl_label = "Import Urho3D Model"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".mdl"
     filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
     lods: EnumProperty(name="LODs", items=LOD_ITEMS, default="ALL", description=LOD_DESCRIPTION)
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         draw_transform(layout, self)
-        body = section(layout, self, "geometry", "Geometry")
-        if body is not None:
-            draw_props(body, self, ("lods", "reuse_materials"))
+        section(layout, self, "geometry", "Geometry", props=("lods", "reuse_materials"))
 
     def execute(self, context):
         matrix = option_matrix(self)
@@ -522,12 +515,11 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
+class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
     """Export meshes (with their armature and LOD collection) to an Urho3D model (.mdl)"""
 
     bl_idname = "export_scene.urho3d_mdl"
     bl_label = "Export Urho3D Model"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".mdl"
     filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
@@ -571,14 +563,12 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
     )
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         self.draw_include(layout)
         draw_transform(layout, self)
-        body = section(layout, self, "geometry", "Geometry")
+        props = ("file_format", "apply_modifiers", "tangents")
+        body = section(layout, self, "geometry", "Geometry", props=props)
         if body is not None:
-            draw_props(body, self, ("file_format", "apply_modifiers", "tangents"))
             row = body.row()
             row.active = self.tangents
             row.prop(self, "recompute_tangents")
@@ -590,8 +580,7 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
         convert, transform = transform_choice(self)
 
         def export() -> list[str]:
-            objects = self.scope_objects(context)
-            with evaluated_meshes(context, objects, self.apply_modifiers) as (read, notes):
+            with self.evaluated_scope(context) as (read, notes):
                 return notes + export_mdl_file(
                     context,
                     self.filepath,
@@ -614,9 +603,9 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportHelper, ExportScope):
 
 def draw_package(layout, op) -> None:
     """The Package panel of the exporters: write into an existing .pak."""
-    body = section(layout, op, "package", "Package", closed=not op.package_file)
-    if body is not None:
-        draw_props(body, op, ("package_file", "package_entry"))
+    section(
+        layout, op, "package", "Package", not op.package_file, ("package_file", "package_entry")
+    )
 
 
 @transform_options(*ENGINE_AXES)
@@ -625,15 +614,12 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
 
     bl_idname = "import_anim.urho3d_ani"
     bl_label = "Import Urho3D Animation"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
         if body is not None:
@@ -649,20 +635,16 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
             actions.append(result.action)
             return result.messages() + steps_warnings(result.action), [result.undo]
 
-        done = self.import_files(context, one)
-        if done == {"FINISHED"}:
-            self.apply_scene_timing(context, actions)
-        return done
+        return self.import_files(context, one, made=actions)
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, ExportScope, FrameRateOptions):
+class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportFile, AnimationExport):
     """Export an armature's actions to Urho3D animations (.ani): the active one, every
     action or every NLA track, one file each"""
 
     bl_idname = "export_anim.urho3d_ani"
     bl_label = "Export Urho3D Animation"
-    bl_options = {"REGISTER", "PRESET"}
 
     filename_ext = ".ani"
     filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
@@ -694,24 +676,9 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportHelper, ExportScope, F
         description="The animation's name inside the package (empty: Models/<file name>); "
         "with several animations, the folder their files go into",
     )
-    # An animation has no meshes, and an export sets no scene timing.
-    apply_modifiers: BoolProperty(
-        name="Apply Modifiers",
-        default=True,
-        options={"HIDDEN"},
-        description="Not used: an animation export writes no mesh",
-    )
-    set_scene_timing: BoolProperty(
-        name="Set Scene Rate and Range",
-        default=False,
-        options={"HIDDEN"},
-        description="Not used: an export leaves the scene's timing alone",
-    )
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = options_layout(self)
         self.draw_include(layout)
         draw_transform(layout, self)
         body = section(layout, self, "animation", "Animation")
@@ -764,12 +731,6 @@ def _batch_import_mdl(context, path: str, state: dict, options: dict) -> str:
     return batch_add_built(state, built)
 
 
-def _batch_export_mdl(context, path: str, state: dict, options: dict) -> str:
-    meshes = batch_meshes(state)
-    warnings = export_mdl_file(context, path, meshes)
-    return batch_notes(warnings)
-
-
 def _batch_import_ani(context, path: str, state: dict, options: dict) -> str:
     result = import_ani_file(context, path, state.get("armature"))
     state["armature"], state["action"] = result.armature, result.action
@@ -806,6 +767,6 @@ MENU_EXPORT = (
     ("export_anim.urho3d_ani", "Urho3D Animation (.ani)"),
 )
 BATCH = (
-    BatchFormat("urho3d.mdl", _batch_import_mdl, _batch_export_mdl),
+    BatchFormat("urho3d.mdl", _batch_import_mdl, batch_mesh_export(export_mdl_file)),
     BatchFormat("urho3d.ani", _batch_import_ani, _batch_export_ani),
 )

@@ -21,6 +21,7 @@ from ...io_formats.urho3d import ani, mdl, package
 from ...io_formats.urho3d.formats import member_kind, member_summary
 from ..blender import guard
 from ..common import (
+    WARNING,
     BatchFormat,
     FileBrowserList,
     Progress,
@@ -29,13 +30,14 @@ from ..common import (
     failure_message,
     file_handler,
     read_bytes,
+    report_lines,
 )
 from ..conventions import (
     FrameRateOptions,
     ReuseMaterials,
-    draw_props,
     draw_transform,
     option_matrix,
+    options_layout,
     place_roots,
     section,
     select_imported,
@@ -52,7 +54,6 @@ from .operators import (
 )
 
 IMPORTABLE = ("model", "animation")
-WARNING = "warning: "
 
 
 def _located(where: str, message: str) -> str:
@@ -215,6 +216,10 @@ class RIGPORT_PG_package_file(bpy.types.PropertyGroup):
     select: BoolProperty(name="Import", default=True)
 
 
+def _importable(item) -> bool:
+    return item.kind in IMPORTABLE
+
+
 def _size(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
 
@@ -241,7 +246,6 @@ class IMPORT_SCENE_OT_urho3d_package(
 
     bl_idname = "import_scene.urho3d_package"
     bl_label = "Import Urho3D Package"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".pak"
     filter_glob: StringProperty(default="*.pak", options={"HIDDEN"})
@@ -256,8 +260,6 @@ class IMPORT_SCENE_OT_urho3d_package(
         options={"SKIP_SAVE"},
         description="The file highlighted in the list",
     )
-    listed: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
-    list_error: StringProperty(options={"HIDDEN", "SKIP_SAVE"})
     members: StringProperty(
         name="Files",
         default="",
@@ -288,17 +290,12 @@ class IMPORT_SCENE_OT_urho3d_package(
         return ImportHelper.check(self, context) or listed
 
     def draw(self, context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        body = section(layout, self, "include", "Include")
+        layout = options_layout(self)
+        body = section(layout, self, "include", "Include", props=("members",))
         if body is not None:
-            body.prop(self, "members")
             self.draw_files(body.box())
         draw_transform(layout, self)
-        body = section(layout, self, "geometry", "Geometry")
-        if body is not None:
-            draw_props(body, self, ("lods", "reuse_materials"))
+        section(layout, self, "geometry", "Geometry", props=("lods", "reuse_materials"))
         body = section(layout, self, "animation", "Animation")
         if body is not None:
             self.draw_frame_rate(body)
@@ -318,15 +315,13 @@ class IMPORT_SCENE_OT_urho3d_package(
         )
 
     def execute(self, context):
-        if self.members:
-            members = [m.strip() for m in self.members.split(";") if m.strip()]
-        elif self.listed == self.filepath and len(self.package_files):
-            members = [i.name for i in self.package_files if i.select and i.kind in IMPORTABLE]
-            if not members:
-                self.report({"ERROR"}, "tick at least one model or animation to import")
-                return {"CANCELLED"}
-        else:
-            members = None
+        try:
+            members = self.chosen_names(
+                self.members, "tick at least one model or animation to import", _importable
+            )
+        except FormatError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
         total = len(members) if members is not None else len(self.package_files) or 1
         state = SceneState(context)
         guard.take_notes()
@@ -348,12 +343,7 @@ class IMPORT_SCENE_OT_urho3d_package(
             state.restore()
             guard.take_notes()
             return {"CANCELLED"}
-        for line in result.lines:
-            line = guard.blender_name(line)  # member names may not be UTF-8
-            if line.startswith("warning: "):
-                self.report({"WARNING"}, line[len("warning: ") :])
-            else:
-                self.report({"INFO"}, line)
+        report_lines(self, result.lines)
         notes = guard.take_notes()
         if notes:
             text = f"{os.path.basename(self.filepath)}: {guard.summary(notes)}"

@@ -78,6 +78,20 @@ def _operator(bpy, idname: str):
     return getattr(getattr(bpy.ops, group), name)
 
 
+def _case_target(bpy, tmp_path, case: str, old: bytes):
+    """Build ``case``'s scene and an earlier export of it, ``old``, in a folder of
+    its own: ``(operator, writer module, extension, the folder, the old file)``."""
+    idname, setup, module_path, ext = CASES[case]
+    src = tmp_path / "src"
+    src.mkdir()
+    setup(bpy, src)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    target = out_dir / f"target{ext}"
+    target.write_bytes(old)
+    return _operator(bpy, idname), module_path, ext, out_dir, target
+
+
 def _failing(monkeypatch, module_path: str, error: Exception):
     """Make ``rigport.io_formats.<module_path>``'s writer (``write_parts`` where the
     exporter writes chunks, else ``write``) produce its bytes, then fail."""
@@ -98,17 +112,8 @@ def _failing(monkeypatch, module_path: str, error: Exception):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_failed_export_keeps_the_old_file(blank_blend, tmp_path, monkeypatch, case):
-    bpy = blank_blend
-    idname, setup, module_path, ext = CASES[case]
-    src = tmp_path / "src"
-    src.mkdir()
-    setup(bpy, src)
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    target = out_dir / f"target{ext}"
     old = b"the artist's previous export\n" * 3
-    target.write_bytes(old)
-    op = _operator(bpy, idname)
+    op, module_path, ext, out_dir, target = _case_target(blank_blend, tmp_path, case, old)
     # the export works when the writer does
     assert op(filepath=str(out_dir / f"ok{ext}")) == {"FINISHED"}
     (out_dir / f"ok{ext}").unlink()
@@ -168,22 +173,14 @@ def test_disk_full_midway_keeps_the_old_file(blank_blend, tmp_path, monkeypatch,
     replaced the old file already)."""
     import errno
 
-    bpy = blank_blend
-    idname, setup, _, ext = CASES[case]
-    src = tmp_path / "src"
-    src.mkdir()
-    setup(bpy, src)
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    target = out_dir / f"target{ext}"
-    target.write_bytes(b"old")
+    op, _, _, out_dir, target = _case_target(blank_blend, tmp_path, case, b"old")
 
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(os, "fsync", full)
     try:
-        result = _operator(bpy, idname)(filepath=str(target))
+        result = op(filepath=str(target))
     except RuntimeError as err:
         assert "No space left on device" in str(err) and "Traceback" not in str(err)
     else:

@@ -163,20 +163,32 @@ def _multi(op, paths, **kw):
     )
 
 
+def _rig_and_animations(bpy, tmp_path, ops: tuple[str, str], rig: tuple, anims: list):
+    """Import the file ``rig`` (name, bytes) with ``import_scene.<ops[0]>``, then
+    the animation files ``anims`` (name, bytes) in one multi-file
+    ``import_anim.<ops[1]>``: the armature."""
+    (tmp_path / rig[0]).write_bytes(rig[1])
+    paths = []
+    for name, data in anims:
+        paths.append(tmp_path / name)
+        paths[-1].write_bytes(data)
+    rig_op, anim_op = getattr(bpy.ops.import_scene, ops[0]), getattr(bpy.ops.import_anim, ops[1])
+    assert rig_op(filepath=str(tmp_path / rig[0])) == {"FINISHED"}
+    assert _multi(anim_op, paths) == {"FINISHED"}
+    return next(o for o in bpy.data.objects if o.type == "ARMATURE")
+
+
 def test_urho3d_model_and_five_animations(blank_blend, tmp_path):
     bpy = blank_blend
     from rigport.io_formats.urho3d import ani, mdl, samples
 
     model = samples.skinned_model(n_bones=6)
-    (tmp_path / "m.mdl").write_bytes(mdl.write(model))
-    paths = []
-    for i in range(5):
-        p = tmp_path / f"a{i}.ani"
-        p.write_bytes(ani.write(samples.walk_animation(model, 9 + i, name=f"Walk{i}")))
-        paths.append(p)
-    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(tmp_path / "m.mdl")) == {"FINISHED"}
-    assert _multi(bpy.ops.import_anim.urho3d_ani, paths) == {"FINISHED"}
-    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    anims = [
+        (f"a{i}.ani", ani.write(samples.walk_animation(model, 9 + i, name=f"Walk{i}")))
+        for i in range(5)
+    ]
+    rig = ("m.mdl", mdl.write(model))
+    arm = _rig_and_animations(bpy, tmp_path, ("urho3d_mdl", "urho3d_ani"), rig, anims)
     _save_and_check(bpy, tmp_path, arm.name, [f"Walk{i}" for i in range(5)])
 
 
@@ -204,15 +216,11 @@ def test_unigine_mesh_and_five_anims(blank_blend, tmp_path):
     from rigport.io_formats.unigine import anim, mesh, samples
 
     m = samples.skinned_mesh(animations=2)
-    (tmp_path / "m.mesh").write_bytes(mesh.write(m))
-    paths = []
-    for i in range(5):
-        p = tmp_path / f"a{i}.anim"
-        p.write_bytes(anim.write(samples.anim_file(m, n_frames=6 + i, clips=1)))
-        paths.append(p)
-    assert bpy.ops.import_scene.unigine_mesh(filepath=str(tmp_path / "m.mesh")) == {"FINISHED"}
-    assert _multi(bpy.ops.import_anim.unigine_anim, paths) == {"FINISHED"}
-    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    anims = [
+        (f"a{i}.anim", anim.write(samples.anim_file(m, n_frames=6 + i, clips=1))) for i in range(5)
+    ]
+    rig = ("m.mesh", mesh.write(m))
+    arm = _rig_and_animations(bpy, tmp_path, ("unigine_mesh", "unigine_anim"), rig, anims)
     names = ["take_0"] + [f"take_0.{i:03d}" for i in range(1, 5)]
     _save_and_check(bpy, tmp_path, arm.name, names, embedded=2)
 
@@ -222,17 +230,12 @@ def test_bonespro_structure_and_five_animations(blank_blend, tmp_path):
     from rigport.io_formats.bonespro import animation, samples, structure
 
     s = samples.structure()
-    (tmp_path / "rig.txt").write_bytes(structure.write(s))
-    paths = []
-    for i in range(5):
-        p = tmp_path / f"anim{i}.txt"
-        p.write_bytes(animation.write(samples.animation(s, n_frames=3 + i, seed=i)))
-        paths.append(p)
-    assert bpy.ops.import_scene.bonespro_structure(filepath=str(tmp_path / "rig.txt")) == {
-        "FINISHED"
-    }
-    assert _multi(bpy.ops.import_anim.bonespro_anim, paths) == {"FINISHED"}
-    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    anims = [
+        (f"anim{i}.txt", animation.write(samples.animation(s, n_frames=3 + i, seed=i)))
+        for i in range(5)
+    ]
+    rig = ("rig.txt", structure.write(s))
+    arm = _rig_and_animations(bpy, tmp_path, ("bonespro_structure", "bonespro_anim"), rig, anims)
     _save_and_check(bpy, tmp_path, arm.name, [f"anim{i}" for i in range(5)])
 
 

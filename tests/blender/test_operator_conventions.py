@@ -265,6 +265,20 @@ def test_every_operator_is_listed(classes):
     )
 
 
+#: ``bl_options`` as Blender registered them: an import is undone with Ctrl+Z,
+#: an export changes nothing in the blend file; both keep presets.
+BL_OPTIONS = {"import": {"REGISTER", "UNDO", "PRESET"}, "export": {"REGISTER", "PRESET"}}
+
+
+@pytest.mark.parametrize("idname", sorted(OPERATORS))
+def test_registered_options(classes, idname):
+    import bpy
+
+    group, name = idname.split(".")
+    registered = set(getattr(getattr(bpy.ops, group), name).bl_options)
+    assert registered == BL_OPTIONS[OPERATORS[idname]], f"{idname}: bl_options {registered}"
+
+
 # -- tooltips, identifiers, spelling ------------------------------------------------------
 
 
