@@ -116,8 +116,10 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
     vb_of = np.searchsorted(base, used, side="right") - 1
 
     tri_corners, tri_mats, edges, edge_geo = [], [], [], []
+    local_lists = []
     for (g, d), idx in zip(draws, index_lists, strict=True):
         local = local_of[idx]
+        local_lists.append(local)
         if d.primitive_type == PRIMITIVE_LINES:
             edges.append(local.reshape(-1, 2))
             edge_geo.append(np.full(len(local) // 2, g, np.int32))
@@ -231,7 +233,7 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
         mesh.attributes.append(Attribute(key, "POINT", _ATTRIBUTE_TYPES[etype], per_vertex[key]))
 
     if have_skin:
-        mesh.skin = Skin(_global_joints(model, draws, index_lists, used, joints), weights)
+        mesh.skin = Skin(_global_joints(model, draws, local_lists, joints), weights)
     mesh.morphs = _morphs(model, used, base, convert, mesh.attributes)
     return mesh
 
@@ -256,14 +258,16 @@ def _scatter(store: dict, key: str, sel: np.ndarray | slice, values: np.ndarray,
     store[key][sel] = values
 
 
-def _global_joints(model: Model, draws, index_lists, used, joints) -> np.ndarray:
+def _global_joints(model: Model, draws, local_lists, joints) -> np.ndarray:
     """Blend indices are local to each geometry's bone mapping (when it has one)."""
     out = joints.copy()
-    for (g, _), idx in zip(draws, index_lists, strict=True):
+    for (g, _), local_idx in zip(draws, local_lists, strict=True):
         mapping = model.geometries[g].bone_mapping
         if not len(mapping):
             continue
-        verts = np.unique(np.searchsorted(used, idx))
+        on = np.zeros(len(joints), bool)  # the draw's vertices, by a mask (no sort)
+        on[local_idx] = True
+        verts = np.flatnonzero(on)
         local = joints[verts]
         out[verts] = mapping[np.minimum(local, len(mapping) - 1)]
     n_bones = max(len(model.bones), 1)
