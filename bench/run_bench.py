@@ -269,7 +269,9 @@ def fmt_report(runs: list[dict], config: dict, extra: list[str] = ()) -> str:
                 "that creates the same data; for the animation, `floor_ani_build`: "
                 "the same F-curves and keys put in with Blender's calls alone, "
                 "new F-curve, `keyframe_points.add`, `foreach_set` of `co` and "
-                "`interpolation`, `update`, as the glTF importer does)."
+                "`interpolation`, `update`, as the glTF importer does, then the "
+                "view-layer update that `bpy.ops` makes after every operator, "
+                "RigPort's and glTF's alike)."
             )
             out.append("")
             out.append(

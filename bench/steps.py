@@ -263,7 +263,8 @@ def step_setup_and_call(step: str, workdir: Path):
     if step == "floor_ani_build":
         # The animation import's floor: the same F-curves and keys put in with
         # Blender's calls alone (new F-curve, keyframe_points.add, foreach_set of
-        # co and interpolation, update), from arrays read out of the RigPort import.
+        # co and interpolation, update, then the view-layer update bpy.ops makes
+        # after any operator), from arrays read out of the RigPort import.
         curves = []
 
         def setup():
@@ -290,8 +291,9 @@ def step_setup_and_call(step: str, workdir: Path):
             arm = bpy.context.view_layer.objects.active
             action = bpy.data.actions.new("Walk")
             linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
+            make_fcurve = compat.fcurve_maker(action)
             for path, index, group, co in curves:
-                fc = compat.new_fcurve(action, path, index, group)
+                fc = make_fcurve(path, index, group)
                 fc.keyframe_points.add(len(co) // 2)
                 fc.keyframe_points.foreach_set("co", co)
                 fc.keyframe_points.foreach_set(
@@ -299,6 +301,9 @@ def step_setup_and_call(step: str, workdir: Path):
                 )
                 fc.update()
             compat.assign_action(arm, action)
+            # What bpy.ops does after every operator (and the UI at its next redraw):
+            # evaluate the view layer, here the armature posed by the new action.
+            bpy.context.view_layer.update()
             return {"FINISHED"}
 
         return setup, call, None

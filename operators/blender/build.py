@@ -17,7 +17,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ...io_formats.posing import basis_to_local, local_to_basis
-from ...io_formats.scene import Animation, Attribute, Mesh, Scene, Skeleton
+from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat, guard, kept_keys
 from .actions import keep_actions
@@ -434,27 +434,32 @@ def rest_relative(
     arm: bpy.types.Armature,
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """Per bone: rest translation and rotation relative to the parent, parent and own bind scale."""
-    out = {}
-    for bone in arm.bones:
-        rest = np.array(bone.matrix_local, np.float64)
-        scale = np.array(kept_keys.get(bone, BIND_SCALE, (1.0, 1.0, 1.0)), np.float64)
-        if bone.parent is not None:
-            prest = np.array(bone.parent.matrix_local, np.float64)
-            rel = np.linalg.inv(prest) @ rest
-            pscale = np.array(kept_keys.get(bone.parent, BIND_SCALE, (1.0, 1.0, 1.0)), np.float64)
-        else:
-            rel = rest
-            pscale = np.ones(3)
-        t, q, _ = decompose_trs(rel[None])
-        out[bone.name] = (t[0], q[0], pscale, scale)
-    return out
+    bones = list(arm.bones)
+    if not bones:
+        return {}
+    index = {b.name: i for i, b in enumerate(bones)}
+    rests = np.array([b.matrix_local for b in bones], np.float64)
+    scales = np.array([kept_keys.get(b, BIND_SCALE, (1.0, 1.0, 1.0)) for b in bones], np.float64)
+    parents = np.array([-1 if b.parent is None else index[b.parent.name] for b in bones])
+    rel = rests.copy()
+    child = parents >= 0
+    rel[child] = np.linalg.inv(rests[parents[child]]) @ rests[child]
+    t, q, _ = decompose_trs(rel)
+    pscales = np.where(child[:, None], scales[np.maximum(parents, 0)], 1.0)
+    return {b.name: (t[i], q[i], pscales[i], scales[i]) for i, b in enumerate(bones)}
 
 
-def _engine_rest_local(rel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The engine-local rest transform, for channels a track does not key."""
+def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
+    """A track's engine-local translation, rotation and scale keys; a channel it
+    does not key holds the engine-local rest (worked out only then)."""
+    channels = [track.translation, track.rotation, track.scale]
+    if all(c is not None for c in channels):
+        return channels
     identity = (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
-    lt, lq, ls = basis_to_local(*rel, *identity)
-    return lt[0], lq[0], ls[0]
+    rest = basis_to_local(*rels[track.bone], *identity)
+    return [
+        c if c is not None else np.tile(r[0], (k, 1)) for c, r in zip(channels, rest, strict=True)
+    ]
 
 
 def build_action(
@@ -482,6 +487,8 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     for key, value in anim.extras.items():
         set_prop(action, key, value)
     linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
+    linear_runs: dict[int, np.ndarray] = {}
+    make_fcurve = compat.fcurve_maker(action)
     missing = []
     seen: set[str] = set()
     repeated = bad_keys = 0
@@ -495,33 +502,27 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         if arm.bones.get(track.bone) is None:
             missing.append(track.bone)
             continue
-        rel = rels[track.bone]
         k = len(track.times)
-        rt, rq, rs = _engine_rest_local(rel)
-        t = track.translation if track.translation is not None else np.tile(rt, (k, 1))
-        q = track.rotation if track.rotation is not None else np.tile(rq, (k, 1))
-        s = track.scale if track.scale is not None else np.tile(rs, (k, 1))
-        loc, quat, scl = local_to_basis(*rel, t, q, s)
-        frames = np.asarray(track.times, np.float64) * fps
-        pb = armature.pose.bones[track.bone]
-        pb.rotation_mode = "QUATERNION"
+        keyed = [v is not None for v in (track.translation, track.rotation, track.scale)]
+        loc, quat, scl = local_to_basis(*rels[track.bone], *_track_channels(track, rels, k))
+        armature.pose.bones[track.bone].rotation_mode = "QUATERNION"
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
-        channels = []
-        if track.translation is not None:
-            channels.append(("location", loc))
-        if track.rotation is not None:
-            channels.append(("rotation_quaternion", quat))
-        if track.scale is not None:
-            channels.append(("scale", scl))
-        for prop, values in channels:
+        frames = np.asarray(track.times, np.float64) * fps
+        if k not in linear_runs:
+            linear_runs[k] = np.full(k, linear, np.int32)
+        for (prop, values), on in zip(
+            (("location", loc), ("rotation_quaternion", quat), ("scale", scl)), keyed, strict=True
+        ):
+            if not on:
+                continue
+            co = np.empty((values.shape[1], k, 2), np.float32)
+            co[:, :, 0] = frames
+            co[:, :, 1] = values.T
             for index in range(values.shape[1]):
-                fc = compat.new_fcurve(action, f"{path}.{prop}", index, track.bone)
+                fc = make_fcurve(f"{path}.{prop}", index, track.bone)
                 fc.keyframe_points.add(k)
-                co = np.empty((k, 2), np.float32)
-                co[:, 0] = frames
-                co[:, 1] = values[:, index]
-                fc.keyframe_points.foreach_set("co", co.ravel())
-                fc.keyframe_points.foreach_set("interpolation", np.full(k, linear, np.int32))
+                fc.keyframe_points.foreach_set("co", co[index].ravel())
+                fc.keyframe_points.foreach_set("interpolation", linear_runs[k])
                 fc.update()
     if missing:
         action["rigport_missing_bones"] = missing

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import bpy
 import numpy as np
 
@@ -36,18 +38,32 @@ def _channelbag(action: bpy.types.Action, ensure: bool, id_name: str = "Object")
     return strip.channelbag(slot, ensure=ensure), slot
 
 
+def fcurve_maker(action: bpy.types.Action) -> Callable[[str, int, str], bpy.types.FCurve]:
+    """A function making F-curves in ``action`` (its first slot on slotted-action
+    versions): the channel bag is looked up once, not once per curve (an import
+    makes thousands)."""
+    if not HAS_SLOTS:
+
+        def make_legacy(data_path: str, index: int, group: str):
+            return action.fcurves.new(data_path, index=index, action_group=group)
+
+        return make_legacy
+    bag, _ = _channelbag(action, ensure=True)
+
+    def make(data_path: str, index: int, group: str):
+        try:
+            return bag.fcurves.new(data_path, index=index, group_name=group)
+        except TypeError:
+            fc = bag.fcurves.new(data_path, index=index)
+            fc.group = bag.groups.get(group) or bag.groups.new(group)
+            return fc
+
+    return make
+
+
 def new_fcurve(action: bpy.types.Action, data_path: str, index: int, group: str):
     """An F-curve in ``action`` (its first slot on slotted-action versions)."""
-    if not HAS_SLOTS:
-        return action.fcurves.new(data_path, index=index, action_group=group)
-    bag, _ = _channelbag(action, ensure=True)
-    try:
-        return bag.fcurves.new(data_path, index=index, group_name=group)
-    except TypeError:
-        fc = bag.fcurves.new(data_path, index=index)
-        grp = bag.groups.get(group) or bag.groups.new(group)
-        fc.group = grp
-        return fc
+    return fcurve_maker(action)(data_path, index, group)
 
 
 def fcurves(action: bpy.types.Action) -> list:
