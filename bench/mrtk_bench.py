@@ -17,7 +17,10 @@ and export with default options (byte-exact is checked), wall and CPU time,
 and the floor: Blender's own calls alone on the same arrays (the calls the
 import makes: actions, F-curves, ``keyframe_points.add``, the ``foreach_set``
 calls, the objects playing the actions and the view-layer update that ends the
-operator), and ``foreach_get`` of the same properties for export. The machine may be
+operator), and ``foreach_get`` of the same properties for export. The export
+also pays for writing the file durably (``write_atomic``: the bytes, then
+``fsync`` before the rename), timed alone on the same bytes. Imports and
+exports run ``--repeat`` times (the fastest counts). The machine may be
 shared: CPU time is the steadier number there. Not a test.
 """
 
@@ -55,6 +58,12 @@ def _timed(fn, *args, **kwargs):
     t0, c0 = time.perf_counter(), time.process_time()
     out = fn(*args, **kwargs)
     return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def _fastest(repeat: int, fn, *args, **kwargs):
+    """:func:`_timed` ``repeat`` times; the run with the least wall time (the first
+    run that allocates gigabytes is often slower on a virtual machine)."""
+    return min((_timed(fn, *args, **kwargs) for _ in range(repeat)), key=lambda r: r[1])
 
 
 def _floor(bpy, plan, fps: float):
@@ -129,12 +138,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--minutes", type=float, default=10.0)
     p.add_argument("--rate", type=float, default=60.0)
+    p.add_argument("--repeat", type=int, default=2, help="imports and exports: keep the fastest")
     args = p.parse_args()
     os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigport-bench-"))
     import bpy
 
     rigport = _package()
     rigport.register()
+    from rigport.io_formats.codec.files import write_atomic
     from rigport.io_formats.mrtk import convert, recording, samples
 
     tmp = Path(tempfile.mkdtemp(prefix="rigport-mrtk-"))
@@ -160,17 +171,25 @@ def main() -> None:
         with quiet_stdout():
             floor = _floor(bpy, plan, float(args.rate))
             del plan
-            bpy.ops.wm.read_factory_settings(use_empty=True)
-            bpy.context.scene.render.fps = int(args.rate)
-            _, wi, ci = _timed(bpy.ops.import_anim.mrtk_input, filepath=str(src))
+
+            def fresh_import(src: Path = src) -> tuple[float, float]:
+                bpy.ops.wm.read_factory_settings(use_empty=True)
+                bpy.context.scene.render.fps = int(args.rate)
+                t0, c0 = time.perf_counter(), time.process_time()
+                bpy.ops.import_anim.mrtk_input(filepath=str(src))
+                return time.perf_counter() - t0, time.process_time() - c0
+
+            wi, ci = min((fresh_import() for _ in range(args.repeat)), key=lambda r: r[0])
             out = tmp / "out.bin"
-            _, we, ce = _timed(bpy.ops.export_anim.mrtk_input, filepath=str(out))
+            _, we, ce = _fastest(args.repeat, bpy.ops.export_anim.mrtk_input, filepath=str(out))
         same = out.read_bytes() == data
+        _, w_file, c_file = _fastest(args.repeat, write_atomic, str(tmp / "copy.bin"), data)
         rows.append(
             f"| {name} | {n_curves} | {n_keys / 1e6:.1f} M | {len(data) / 1e6:.0f} MB "
             f"| {t_read:.2f} / {t_write:.2f} | {wi:.2f} ({ci:.2f}) "
             f"| {floor[0]:.2f} ({floor[1]:.2f}) | {we:.2f} ({ce:.2f}) "
-            f"| {floor[2]:.2f} ({floor[3]:.2f}) | {'yes' if same else 'NO'} |"
+            f"| {floor[2]:.2f} ({floor[3]:.2f}) | {w_file:.2f} ({c_file:.2f}) "
+            f"| {'yes' if same else 'NO'} |"
         )
         del data
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -181,9 +200,10 @@ def main() -> None:
     )
     print(
         "| recording | float curves | keys | file | codec read / write | import "
-        "| import floor (Blender calls) | export | export floor (foreach_get) | bytes equal |"
+        "| import floor (Blender calls) | export | export floor (foreach_get) "
+        "| file write (write + fsync) | bytes equal |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 

@@ -27,6 +27,7 @@ from bpy_extras.io_utils import axis_conversion, orientation_helper
 
 from ..io_formats.codec import FormatError
 from .blender import guard
+from .blender.build import scene_fps
 
 #: Custom property on an imported root object: its import transform (16 floats,
 #: row-major), so an export can write the file's space back ("As Imported").
@@ -453,12 +454,6 @@ def frame_rate_property(
     """The ``frame_rate`` choice: the shared items, or a format's (an "As Imported"
     ``AUTO`` added, its own tooltips) with its default."""
     return EnumProperty(name="Frame Rate", items=items, default=default, description=description)
-
-
-def scene_fps(context) -> float:
-    """The scene's frame rate in frames per second."""
-    r = context.scene.render
-    return r.fps / r.fps_base
 
 
 class FrameRateOptions:

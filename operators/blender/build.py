@@ -416,7 +416,7 @@ def build_scene(
         if armature is not None:
             rest = rest_relative(armature.data) if scene.animations else None
             for anim in scene.animations:
-                built.actions.append(build_action(armature, anim, fps or _scene_fps(context), rest))
+                built.actions.append(build_action(armature, anim, fps or scene_fps(context), rest))
             if built.actions:
                 keep_actions(armature, built.actions)
     except Exception:
@@ -425,7 +425,8 @@ def build_scene(
     return built
 
 
-def _scene_fps(context) -> float:
+def scene_fps(context) -> float:
+    """The scene's frame rate in frames per second."""
     r = context.scene.render
     return r.fps / r.fps_base
 

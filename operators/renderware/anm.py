@@ -40,7 +40,7 @@ from ..common import (
     iter_armatures,
     report_export,
 )
-from ..conventions import AnimationFrameRate, options_layout, scene_fps
+from ..conventions import AnimationFrameRate, ExportFrameRate, options_layout, scene_fps
 from .anim_options import (
     ArmatureScope,
     ExportKeyScale,
@@ -112,13 +112,17 @@ def import_anm(
     return [f"{action.name} applied to {armature.name} ({how})"], [undo]
 
 
-def export_anm(context, path: str, armature, action=None, options=None) -> list[str]:
+def export_anm(
+    context, path: str, armature, action=None, options=None, fps: float | None = None
+) -> list[str]:
     """Write ``action`` (default: the armature's current one) to ``path``; with
-    ``options`` (:class:`ExportKeyScale`) at their scale."""
+    ``options`` (:class:`ExportKeyScale`) at their scale. Key times convert at
+    ``fps`` when given, else at the rate the action was imported with, else the
+    scene's."""
     action = action or current_action(armature)
     if action is None:
         raise FormatError(f"{armature.name} has no action to export", None, path)
-    neutral = extract_animation(armature, action, scene_fps(context))
+    neutral = extract_animation(armature, action, fps or scene_fps(context), fps is None)
     scale_translations(neutral, export_scale(options, action))
     rest = {}
     for b in armature.data.bones:
@@ -131,7 +135,13 @@ def export_anm(context, path: str, armature, action=None, options=None) -> list[
 
 
 def export_anm_files(
-    context, path: str, armature, which: str, use_action_names: bool, options=None
+    context,
+    path: str,
+    armature,
+    which: str,
+    use_action_names: bool,
+    options=None,
+    fps: float | None = None,
 ) -> tuple[list[str], list[str]]:
     """The ``export_animations`` choice ``which`` as .anm files: the active action
     to ``path``, every action (or NLA strip) to one file each next to it
@@ -139,7 +149,7 @@ def export_anm_files(
     chosen = chosen_files(armature, which, path, use_action_names)
     warnings: list[str] = []
     for out, _, action in chosen:
-        warnings += export_anm(context, out, armature, action, options)
+        warnings += export_anm(context, out, armature, action, options, fps)
     return [out for out, _, _ in chosen], warnings
 
 
@@ -165,7 +175,9 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate,
         return self.import_files(context, one, made=made)
 
 
-class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope):
+class EXPORT_ANIM_OT_rw_anm(
+    bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope, ExportFrameRate
+):
     """Export the active armature's actions to RenderWare animations (.anm), one per file"""
 
     bl_idname = "export_anim.rw_anm"
@@ -182,13 +194,22 @@ class EXPORT_ANIM_OT_rw_anm(bpy.types.Operator, ExportFile, ExportKeyScale, Arma
     def draw(self, context) -> None:
         layout = options_layout(self)
         draw_animation_choice(layout, self)
+        self.draw_frame_rate(layout, importing=False)
         self.draw_scale(layout)
 
     def execute(self, context):
+        fps = self.fps if self.frame_rate == "CUSTOM" else None
+
         def export() -> list[str]:
             arm = self.target_armature(context)
             paths, warnings = export_anm_files(
-                context, self.filepath, arm, self.export_animations, self.use_action_names, self
+                context,
+                self.filepath,
+                arm,
+                self.export_animations,
+                self.use_action_names,
+                self,
+                fps,
             )
             folder = os.path.dirname(paths[0]) or "."
             self.report({"INFO"}, f"{len(paths)} animation file(s) written to {folder}")

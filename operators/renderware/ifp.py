@@ -45,7 +45,13 @@ from ..common import (
     iter_armatures,
     report_export,
 )
-from ..conventions import AnimationFrameRate, draw_props, options_layout, scene_fps
+from ..conventions import (
+    AnimationFrameRate,
+    ExportFrameRate,
+    draw_props,
+    options_layout,
+    scene_fps,
+)
 from .anim_options import (
     ArmatureScope,
     ExportKeyScale,
@@ -211,10 +217,13 @@ def export_ifp(
     version: str = "AUTO",
     replace: bool = True,
     options=None,
+    fps: float | None = None,
 ) -> list[str]:
     """Write ``actions`` (actions, or (name, action) pairs: the name the animation
     gets) into the IFP at ``path`` (atomic); returns warnings. ``options``: the
-    scale options (:class:`ExportKeyScale`), None for the actions' own units."""
+    scale options (:class:`ExportKeyScale`), None for the actions' own units.
+    Key times convert at ``fps`` when given, else at the rate each action was
+    imported with, else the scene's."""
     if not actions:
         raise FormatError("the armature has no action to export", None, path)
     pairs = [a if isinstance(a, tuple) else (a.name, a) for a in actions]
@@ -244,10 +253,10 @@ def export_ifp(
             target = ifp.new_file(wanted, name)
         warnings = []
     compressed = target.version == "ANP3" and _compressed(target, kept)
-    fps_scene = scene_fps(context)
+    rate = fps or scene_fps(context)
     rest = rest_relative(armature.data)
     for (name, action), source in zip(pairs, kept, strict=True):
-        neutral = extract_animation(armature, action, fps_scene, rest=rest)
+        neutral = extract_animation(armature, action, rate, fps is None, rest=rest)
         neutral.name = name if name != action.name else neutral.name
         scale_translations(neutral, export_scale(options, action))
         src = source.animations[0] if source is not None and source.animations else None
@@ -350,7 +359,9 @@ class IMPORT_ANIM_OT_gta_ifp(
         return self.import_files(context, one, made=made)
 
 
-class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope):
+class EXPORT_ANIM_OT_gta_ifp(
+    bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope, ExportFrameRate
+):
     """Export actions of the active armature into a GTA IFP (new, or replacing animations)"""
 
     bl_idname = "export_anim.gta_ifp"
@@ -383,14 +394,17 @@ class EXPORT_ANIM_OT_gta_ifp(bpy.types.Operator, ExportFile, ExportKeyScale, Arm
     def draw(self, context) -> None:
         layout = options_layout(self)
         draw_props(layout, self, ("export_animations", "version", "replace"))
+        self.draw_frame_rate(layout, importing=False)
         self.draw_scale(layout)
 
     def execute(self, context):
+        fps = self.fps if self.frame_rate == "CUSTOM" else None
+
         def export() -> list[str]:
             arm = self.target_armature(context)
             actions = armature_actions(arm, self.export_animations)
             warnings = export_ifp(
-                context, self.filepath, arm, actions, self.version, self.replace, self
+                context, self.filepath, arm, actions, self.version, self.replace, self, fps
             )
             self.report(
                 {"INFO"}, f"{len(actions)} animations written to {os.path.basename(self.filepath)}"

@@ -85,7 +85,9 @@ FRAME_RATE = {
     "export_anim.urho3d_ani",
     "import_scene.urho3d_package",
     "import_anim.rw_anm",
+    "export_anim.rw_anm",
     "import_anim.gta_ifp",
+    "export_anim.gta_ifp",
     "import_anim.mrtk_input",
     "export_anim.mrtk_input",
 }

@@ -182,3 +182,62 @@ def test_anm_imports_onto_the_hanim_armature_and_round_trips(blank_blend, tmp_pa
         assert np.allclose(t0, t1, atol=1e-4)
         assert np.allclose(quat_to_matrix(q0), quat_to_matrix(q1), atol=1e-4)
         assert np.allclose(p0, p1, atol=1e-4)
+
+
+def test_anm_export_custom_frame_rate_rescales_times(blank_blend, tmp_path):
+    """Frame Rate "Custom" on the .anm exporter: the same frames at twice the rate
+    the action was imported with are keys at half the times; "Scene" (default)
+    writes the times the file had."""
+    bpy = blank_blend
+    arm = _ped(bpy, tmp_path, "SA")
+    skeleton = samples.ped_skeleton(32)
+    keys = ifp_samples.cycle_keys(skeleton, 9)
+    tracks = [
+        (
+            k.times.astype(np.float32).astype(np.float64),
+            k.rotation,
+            k.translation
+            if k.translation is not None
+            else np.tile(skeleton.local_translation[i], (len(k.times), 1)),
+        )
+        for i, k in enumerate(keys)
+    ]
+    f = anm.from_tracks(tracks, TARGETS["SA"][2])
+    path = tmp_path / "walk.anm"
+    path.write_bytes(anm.write(f))
+    assert bpy.ops.import_anim.rw_anm(filepath=str(path)) == {"FINISHED"}
+    rate = float(arm.animation_data.action["rigport_fps"])
+    bpy.context.view_layer.objects.active = arm
+    same, fast = tmp_path / "same.anm", tmp_path / "fast.anm"
+    assert bpy.ops.export_anim.rw_anm(filepath=str(same)) == {"FINISHED"}
+    assert bpy.ops.export_anim.rw_anm(filepath=str(fast), frame_rate="CUSTOM", fps=2 * rate) == {
+        "FINISHED"
+    }
+    t_file = np.concatenate([t for t, _, _ in f.tracks(32)])
+    t_same = np.concatenate([t for t, _, _ in anm.read(same.read_bytes()).tracks(32)])
+    t_fast = np.concatenate([t for t, _, _ in anm.read(fast.read_bytes()).tracks(32)])
+    assert np.allclose(t_same, t_file, atol=1e-5)
+    assert np.allclose(t_fast, t_file / 2, atol=1e-5)
+    assert t_file.max() > 0.2
+
+
+def test_ifp_export_custom_frame_rate_rescales_times(blank_blend, tmp_path):
+    """Frame Rate "Custom" on the IFP exporter (float keys, Vice City): every
+    animation's key times at twice the imported rate are halved."""
+    bpy = blank_blend
+    arm = _ped(bpy, tmp_path, "VC")
+    path, data = _ifp(tmp_path, "VC", animations=2, quirks=False)
+    assert bpy.ops.import_anim.gta_ifp(filepath=str(path)) == {"FINISHED"}
+    rate = float(bpy.data.actions["walk"]["rigport_fps"])
+    bpy.context.view_layer.objects.active = arm
+    out = tmp_path / "fast.ifp"
+    assert bpy.ops.export_anim.gta_ifp(
+        filepath=str(out), replace=False, frame_rate="CUSTOM", fps=2 * rate
+    ) == {"FINISHED"}
+    before = {a.name: a for a in ifp.read(data).animations}
+    after = {a.name: a for a in ifp.read(out.read_bytes()).animations}
+    assert set(after) == set(before)
+    for name, anim in before.items():
+        for o0, o1 in zip(anim.objects, after[name].objects, strict=True):
+            t0, t1 = o0.keys().times, o1.keys().times
+            assert np.allclose(t1, t0 / 2, atol=1e-4), (name, o0.name)
