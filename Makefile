@@ -106,7 +106,8 @@ define bench_all
 endef
 
 bench: venv
-	$(PY50) bench/run_bench.py $(foreach v,$(VERSIONS),--python $(VENV)/bpy$(v)/bin/python)
+	$(PY50) bench/run_bench.py $(foreach v,$(VERSIONS),--python $(VENV)/bpy$(v)/bin/python) \
+	  --extra bench/urho3d_notes.md
 	$(call bench_all,unigine_bench.py,unigine,Unigine MESH (bench/unigine_bench.py))
 	$(call bench_all,bench_renderware.py --repeat 2,renderware,RenderWare DFF (bench/bench_renderware.py))
 	$(call bench_all,mrtk_bench.py,mrtk,MRTK input recordings (bench/mrtk_bench.py))

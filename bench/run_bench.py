@@ -401,8 +401,9 @@ def fmt_report(runs: list[dict], config: dict, extra: list[str] = ()) -> str:
         "into one report. Options: `--vertices`, `--bones`, `--anim-bones`, `--keys`, "
         "`--repeat`, `--no-profile`, `--keep` (keep the temporary folder; "
         "`bench/line_times.py STEP FOLDER/py0` then traces a step line by line), "
-        "`--json` / `--include` / `--report-only` (merge runs: this file is the "
-        "bpy 5.0 and bpy 4.2 runs merged, plus `--extra` notes)."
+        "`--json` / `--include` / `--report-only` (merge the runs of several "
+        "invocations into one report), `--extra` (a Markdown file of notes, "
+        "added before this section)."
     )
     out.append("")
     out.append(f"Configuration of this run: `{json.dumps(config)}`")

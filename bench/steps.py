@@ -280,8 +280,9 @@ def step_setup_and_call(step: str, workdir: Path):
                 fc.keyframe_points.foreach_get("co", co)
                 group = fc.group.name if fc.group else ""
                 curves.append((fc.data_path, fc.array_index, group, co))
+            # The loaded action stays in memory: removing it would hand its keys'
+            # memory to the timed build, which the import itself gets fresh.
             arm.animation_data.action = None
-            bpy.data.actions.remove(action)
 
         def call():
             import numpy as np
