@@ -81,7 +81,7 @@ def _constant_fields(keys: np.ndarray) -> list[str]:
     out = []
     for name in keys.dtype.names:
         bits = keys[name].view("<i4")
-        if bits.min() == bits.max():
+        if (bits == bits[0]).all():  # one pass over the field (min and max take two)
             out.append(name)
     return out
 

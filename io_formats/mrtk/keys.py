@@ -200,7 +200,7 @@ def _recorder_keys(keys: np.ndarray) -> bool:
     mode = keys["weighted_mode"]
     return bool(
         len(keys) > 1
-        and mode.min() == mode.max() == WEIGHTED_IN | WEIGHTED_OUT
+        and (mode == WEIGHTED_IN | WEIGHTED_OUT).all()
         and not keys["in_weight"].any()
         and not keys["out_weight"].any()
         and not np.isinf(keys["in_tangent"]).any()
