@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -74,30 +75,23 @@ def hand_role(side: str) -> str:
 # stored file curves
 
 
-def _constant_fields(keys: np.ndarray) -> list[str]:
-    """The fields every key has the same bits in (NaN and -0 included)."""
-    if len(keys) < 2:
-        return []
-    out = []
-    for name in keys.dtype.names:
-        bits = keys[name].view("<i4")
-        if (bits == bits[0]).all():  # one pass over the field (min and max take two)
-            out.append(name)
-    return out
-
-
-def pack_record(c: Curve) -> bytes:
+def pack_record(c: Curve, constant: frozenset[str] | None = None) -> bytes:
     """A curve as bytes: layout letter, wrap modes, keys.
 
     ``S`` and ``F``: the raw keys. ``C``: full keys with some field the same in
     every key (MRTK's recorder writes tangents and weights 0 and weighted mode
     Both, 20 of each key's 28 bytes): the key count (uint32), a bit per field
     (bit i: field i is constant), the constant fields' 4 bytes, then the other
-    fields of every key, key by key.
+    fields of every key, key by key. ``constant``: the keys'
+    :func:`keys.constant_fields` when already known.
     """
     wraps = struct.pack("<ii", c.pre_wrap, c.post_wrap)
     full = c.keys.dtype.names == FULL_KEY.names
-    same = _constant_fields(c.keys) if full else []
+    if not full:
+        same = []
+    else:
+        constant = kc.constant_fields(c.keys) if constant is None else constant
+        same = [name for name in FULL_KEY.names if name in constant]
     if not same:
         keys = np.ascontiguousarray(c.keys)
         return b"".join((b"F" if full else b"S", wraps, memoryview(keys).cast("B")))
@@ -134,6 +128,15 @@ def _unpack_columns(data: bytes) -> np.ndarray | None:
     for name in rest:
         keys[name] = rows[name]
     return keys
+
+
+def record_constants(data: bytes) -> frozenset[str] | None:
+    """The fields a ``C`` record holds once for every key (what the keys of a valid
+    record, :func:`unpack_record`, have in common); None for other records."""
+    if len(data) < 14 or data[:1] != b"C":
+        return None
+    mask = data[13]
+    return frozenset(name for i, name in enumerate(FULL_KEY.names) if mask >> i & 1)
 
 
 def unpack_record(data: bytes) -> Curve | None:
@@ -177,10 +180,18 @@ class ImportedCurve:
     def wraps(self) -> tuple[int, int]:
         return self.source.pre_wrap, self.source.post_wrap
 
+    @cached_property
+    def constant(self) -> frozenset[str]:
+        """The key fields the same in every key, found once for :attr:`record` and
+        :meth:`frames`."""
+        if self.source.keys.dtype.names != FULL_KEY.names:
+            return frozenset()
+        return kc.constant_fields(self.source.keys)
+
     @property
     def record(self) -> bytes:
         """The file curve as bytes (:func:`pack_record`)."""
-        return pack_record(self.source)
+        return pack_record(self.source, self.constant)
 
     @property
     def curve(self) -> FloatCurve:
@@ -192,7 +203,8 @@ class ImportedCurve:
     def frames(self, fps: float):
         """(co, handle_left, handle_right, interpolation codes) as Blender stores them;
         the handles are None for a curve without Bezier keys (nothing to set)."""
-        return kc.unity_to_keyframes(self.source.keys, fps, self.sign, self.boolean)
+        keys = self.source.keys
+        return kc.unity_to_keyframes(keys, fps, self.sign, self.boolean, self.constant)
 
 
 @dataclass
@@ -372,10 +384,12 @@ def _shaping_handles(interp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return left, bez
 
 
-def _expected(stored: Curve, fps: float, sign: float, boolean: bool):
+def _expected(
+    stored: Curve, fps: float, sign: float, boolean: bool, constant: frozenset[str] | None
+):
     """What the import put into Blender for ``stored``: float32 frames and codes (no
     handles, None, for a curve without Bezier keys: the import set none)."""
-    return kc.unity_to_keyframes(stored.keys, fps, sign, boolean)
+    return kc.unity_to_keyframes(stored.keys, fps, sign, boolean, constant)
 
 
 def _unchanged(bc: BlenderCurve, expected) -> bool:
@@ -466,7 +480,9 @@ def curve_from_blender(
     kept = (stored.pre_wrap, stored.post_wrap) if stored is not None else bc.wraps
     pre = _wrap(bc.cycle_before, kept[0] if kept else None, warnings, what)
     post = _wrap(bc.cycle_after, kept[1] if kept else None, warnings, what)
-    expected = _expected(stored, opts.fps, sign, boolean) if stored is not None else None
+    expected = None
+    if stored is not None:
+        expected = _expected(stored, opts.fps, sign, boolean, record_constants(bc.record))
     if expected is not None and _unchanged(bc, expected):
         if stored.keys.dtype == dtype:
             return Curve(pre, post, stored.keys)

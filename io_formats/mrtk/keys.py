@@ -163,18 +163,25 @@ def unity_to_frames(
     )
 
 
-def unity_to_keyframes(keys: np.ndarray, fps: float, sign: float = 1.0, boolean: bool = False):
+def unity_to_keyframes(
+    keys: np.ndarray,
+    fps: float,
+    sign: float = 1.0,
+    boolean: bool = False,
+    constant: frozenset[str] | None = None,
+):
     """:func:`unity_to_frames`, with no handles (None) for a curve without Bezier keys.
 
     Lines and steps have no handles to set (see the module's notes), so a
     curve of only those (every simple-layout curve, MRTK's recorder keys) needs
     the key positions and codes alone: a third of the work on 14 million keys.
-    The positions are the same float32 numbers, bit for bit.
+    The positions are the same float32 numbers, bit for bit. ``constant``: the
+    keys' :func:`constant_fields` when already known.
     """
     k = len(keys)
     if keys.dtype.names == SIMPLE_KEY.names:
         interp = np.full(k, CONSTANT if boolean else LINEAR, np.uint8)
-    elif _recorder_keys(keys):
+    elif _recorder_keys(keys, constant):
         interp = np.full(k, LINEAR, np.uint8)
     else:
         codes = _full_codes(keys)
@@ -184,19 +191,41 @@ def unity_to_keyframes(keys: np.ndarray, fps: float, sign: float = 1.0, boolean:
     # float64 products rounded once to float32, as unity_to_frames computes them (field
     # by field: numpy is many times slower on two-dimensional views of the records)
     co = np.empty((k, 2), np.float32)
-    t = keys["time"].astype(np.float64)
-    t *= fps
-    co[:, 0] = t
+    # computed in float64 and rounded once into the float32 column, with no temporary
+    np.multiply(keys["time"], fps, out=co[:, 0], dtype=np.float64, casting="same_kind")
     if sign == 1.0:
         co[:, 1] = keys["value"]
     else:
-        co[:, 1] = keys["value"].astype(np.float64) * sign
+        np.multiply(keys["value"], sign, out=co[:, 1], dtype=np.float64, casting="same_kind")
     return co, None, None, interp
 
 
-def _recorder_keys(keys: np.ndarray) -> bool:
+def constant_fields(keys: np.ndarray) -> frozenset[str]:
+    """The fields every key has the same bits in (NaN and -0 included); none for
+    fewer than two keys."""
+    if len(keys) < 2:
+        return frozenset()
+    out = []
+    for name in keys.dtype.names:
+        bits = keys[name].view("<i4")
+        # the second key tells most varying fields (times, values) at once; otherwise
+        # one pass over the field (min and max take two)
+        if bits[1] == bits[0] and (bits == bits[0]).all():
+            out.append(name)
+    return frozenset(out)
+
+
+_RECORDER_FIELDS = frozenset(FULL_KEY.names[2:])  # tangents, weights, weighted mode
+
+
+def _recorder_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> bool:
     """Full keys as MRTK's recorder writes them, more than one: every side weighted with
-    weight 0 (all segments straight), no infinite tangent (no step)."""
+    weight 0 (all segments straight), no infinite tangent (no step).
+
+    When ``constant`` (:func:`constant_fields`) holds every field but time and
+    value, as in what the recorder writes, the first key answers for all."""
+    if constant is not None and _RECORDER_FIELDS <= constant:
+        keys = keys[:2]
     mode = keys["weighted_mode"]
     return bool(
         len(keys) > 1

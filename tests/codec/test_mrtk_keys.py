@@ -323,6 +323,27 @@ def test_keyframes_without_handles_are_the_same_numbers(case: str, sign: float) 
         assert hl is None and hr is None
     lines = case.startswith("recorder") and "bezier" not in case and "one_key" not in case
     assert lines == (hl is None) or case in ("simple", "empty")
+    # the import's shortcut: the recorder test answered from the fields known constant
+    if keys.dtype == R.FULL_KEY:
+        constant = K.constant_fields(keys)
+        quick = K.unity_to_keyframes(keys, 59.94, sign, False, constant)
+        assert quick[0].tobytes() == co.tobytes() and quick[3].tobytes() == interp.tobytes()
+        assert (quick[1] is None) == (hl is None)
+
+
+def test_constant_fields_compare_bits() -> None:
+    """A field is constant when every key has its first key's bits: -0 differs from 0,
+    a NaN equals only the same NaN."""
+    keys = _recorder_keys(5)
+    assert K.constant_fields(keys) == set(R.FULL_KEY.names[2:])
+    assert K.constant_fields(keys[:1]) == frozenset()
+    keys["in_weight"][4] = -0.0
+    keys["out_tangent"] = np.nan
+    keys["out_tangent"].view("<i4")[2] = 0x7FC00123
+    keys["value"] = 1.5
+    keys["value"][1] = 2.0  # the second key differs, the rest equal the first
+    keys["time"][1] = keys["time"][0]  # the second key alone is not enough to tell
+    assert K.constant_fields(keys) == {"in_tangent", "out_weight", "weighted_mode"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -369,6 +390,10 @@ def test_stored_curves_come_back_bit_for_bit(case: str) -> None:
     assert back.keys.dtype == c.keys.dtype and back.keys.tobytes() == c.keys.tobytes()
     if case == "recorder":
         assert len(data) == 9 + 5 + 5 * 4 + 8 * len(c.keys)  # time and value per key
+    # what the export's shortcut reads from the record: the fields held once
+    want = K.constant_fields(c.keys) if c.keys.dtype == R.FULL_KEY else frozenset()
+    assert (C.record_constants(data) or frozenset()) == want
+    assert C.pack_record(c, want) == data
     if case == "odd_bits":
         assert data[:1] == b"C"
 
