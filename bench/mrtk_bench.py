@@ -8,7 +8,8 @@ Run with a Python that has the ``bpy`` module; it prints a Markdown section::
 Recordings (camera, both hands with 27 joints, eye gaze in 1.1; 385 to 391
 float curves of 36,000 keys, 14 million keys):
 - ``1.0 recorder``: what MRTK's recorder writes (linear keys: weighted mode
-  Both, tangents and weights 0), the issue's 10-minute case;
+  Both, tangents and weights 0, at game-loop frame times), the issue's
+  10-minute case;
 - ``1.1 simple``: what MRTK 2.x writes (time and value per key);
 - ``1.1 full``: the documented layout (tangents and weights).
 

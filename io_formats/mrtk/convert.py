@@ -9,7 +9,9 @@ over exactly (``convert=False`` keeps Unity's axes).
 
 Each imported curve also keeps its file bytes (:func:`pack_record`): on export
 a curve whose Blender keys are still what the import made is written back
-verbatim, so unedited full-keyframe recordings come back byte for byte.
+verbatim, so unedited full-keyframe recordings come back byte for byte. A
+straight curve (simple keys, MRTK's recorder keys) keeps only what Blender's
+keys cannot give back (:mod:`.line_records`).
 "Still what the import made" allows for what a Blender version itself does to
 keys (``BlenderCurve.handle_min_x``: 4.5 and later move handles shorter than
 0.001 frame to that length), so the answer is the same on every version.
@@ -26,6 +28,7 @@ import numpy as np
 from ..codec import FormatError
 from ..scene import FloatCurve
 from . import keys as kc
+from .line_records import pack_line_record, straight_code, unpack_line_record
 from .recording import (
     FULL,
     FULL_KEY,
@@ -192,6 +195,13 @@ class ImportedCurve:
     def record(self) -> bytes:
         """The file curve as bytes (:func:`pack_record`)."""
         return pack_record(self.source, self.constant)
+
+    def stored(self, co: np.ndarray, fps: float) -> bytes:
+        """What the import keeps of the curve whose Blender keys are ``co`` (float32
+        frames at ``fps``): a line record where the curve is straight lines or steps
+        (:mod:`.line_records`), else :attr:`record`."""
+        line = pack_line_record(self.source, co, fps, self.sign, self.constant)
+        return self.record if line is None else line
 
     @property
     def curve(self) -> FloatCurve:
@@ -476,8 +486,10 @@ def curve_from_blender(
     dtype = SIMPLE_KEY if boolean or opts.layout == SIMPLE else FULL_KEY
     if bc is None:
         return Curve.empty(dtype)
-    stored = unpack_record(bc.record) if bc.record else None
-    kept = (stored.pre_wrap, stored.post_wrap) if stored is not None else bc.wraps
+    line = unpack_line_record(bc.record) if bc.record else None
+    stored = unpack_record(bc.record) if bc.record and line is None else None
+    held = line if line is not None else stored
+    kept = (held.pre_wrap, held.post_wrap) if held is not None else bc.wraps
     pre = _wrap(bc.cycle_before, kept[0] if kept else None, warnings, what)
     post = _wrap(bc.cycle_after, kept[1] if kept else None, warnings, what)
     expected = None
@@ -492,7 +504,12 @@ def curve_from_blender(
             keys["value"] = stored.keys["value"]
             keys["weighted_mode"] = kc.WEIGHTED_IN | kc.WEIGHTED_OUT
             return Curve(pre, post, keys)
-    t, v = _exact_times(bc, stored, opts.fps, sign)
+    if line is not None:
+        if len(bc.co) and np.all(bc.interpolation == straight_code(boolean)):
+            return Curve(pre, post, line.keys_for(bc.co, opts.fps, sign, dtype))
+        t, v = line.times_for(bc.co[:, 0], opts.fps), bc.co[:, 1].astype(np.float64) * sign
+    else:
+        t, v = _exact_times(bc, stored, opts.fps, sign)
     if dtype == FULL_KEY:
         keys = kc.bezier_to_unity(
             bc.co, bc.handle_left, bc.handle_right, bc.interpolation, opts.fps, sign

@@ -181,7 +181,7 @@ def unity_to_keyframes(
     k = len(keys)
     if keys.dtype.names == SIMPLE_KEY.names:
         interp = np.full(k, CONSTANT if boolean else LINEAR, np.uint8)
-    elif _recorder_keys(keys, constant):
+    elif recorder_keys(keys, constant):
         interp = np.full(k, LINEAR, np.uint8)
     else:
         codes = _full_codes(keys)
@@ -218,7 +218,7 @@ def constant_fields(keys: np.ndarray) -> frozenset[str]:
 _RECORDER_FIELDS = frozenset(FULL_KEY.names[2:])  # tangents, weights, weighted mode
 
 
-def _recorder_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> bool:
+def recorder_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> bool:
     """Full keys as MRTK's recorder writes them, more than one: every side weighted with
     weight 0 (all segments straight), no infinite tangent (no step).
 

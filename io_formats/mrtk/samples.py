@@ -173,9 +173,11 @@ def recorder_recording(minutes: float = 10.0, rate: float = 60.0) -> Recording:
     """A version 1.0 recording as MRTK's recorder writes one: camera and both hands
     sampled at ``rate`` Hz for ``minutes``, every float key linear (weighted mode Both,
     tangents and weights 0: zero-length handles in Blender), tracking and pinch states
-    switching every few seconds, and 20 markers."""
+    switching every few seconds, and 20 markers. Key times are frame times as a game
+    loop gives them, each frame up to 10 % longer or shorter than ``1 / rate``."""
     n = int(round(minutes * 60 * rate)) + 1
-    t = (np.arange(n) / rate).astype(np.float32)
+    jitter = np.random.default_rng(12).uniform(-0.1, 0.1, n - 1)
+    t = np.concatenate([[0.0], np.cumsum((1.0 + jitter) / rate)]).astype(np.float32)
     keys = np.zeros(n, FULL_KEY)
     keys["time"] = t
     keys["weighted_mode"] = 3

@@ -210,8 +210,6 @@ def build_recording(
             obj[ROLE] = role
             out.objects[role] = obj
         actions: dict[str, bpy.types.Action] = {}
-        stored: dict[str, dict[str, bytes]] = {}
-        wraps: dict[str, dict[str, list[int]]] = {}
         codes = interpolation_codes()
         for i, c in enumerate(plan.curves):
             if progress is not None and i % 16 == 0:
@@ -222,8 +220,8 @@ def build_recording(
                 action = bpy.data.actions.new(f"{name} {obj.name}")
                 built.actions.append(action)
                 actions[c.target] = action
-                stored[c.target] = {}
-                wraps[c.target] = {}
+                action[CURVES] = {}
+                action[WRAPS] = {}
             fc = compat.new_fcurve(action, c.data_path, c.index, obj.name)
             # Before the keys: setting a modifier's property recalculates the curve's
             # handles (twice over 36,000 keys per curve of a 10-minute recording).
@@ -231,13 +229,12 @@ def build_recording(
                 mod = fc.modifiers.new("CYCLES")
                 mod.mode_before = c.cycle_before
                 mod.mode_after = c.cycle_after
-            fill_fcurve(fc, *c.frames(fps), codes)
+            co, hl, hr, interp = c.frames(fps)
+            fill_fcurve(fc, co, hl, hr, interp, codes)
             key = curve_key(c.data_path, c.index)
-            stored[c.target][key] = c.record
-            wraps[c.target][key] = list(c.wraps)
+            action[CURVES][key] = c.stored(co, fps)
+            action[WRAPS][key] = list(c.wraps)
         for role, action in actions.items():
-            action[CURVES] = stored[role]
-            action[WRAPS] = wraps[role]
             keep_actions(out.objects[role], [action])
         held = []
         for m in plan.markers:

@@ -55,9 +55,12 @@ def roles_from_mapping(
     return out
 
 
+EASED = 255  # _code_table's code for Blender's easing interpolations
+
+
 def _code_table() -> np.ndarray:
-    """Blender's interpolation enum value (uint8) -> our code; easings are -1."""
-    table = np.full(256, -1, np.int16)
+    """Blender's interpolation enum value (uint8) -> our code; easings are EASED."""
+    table = np.full(256, EASED, np.uint8)
     table[interpolation_codes()] = np.arange(len(kc.INTERPOLATIONS))
     return table
 
@@ -77,10 +80,10 @@ def read_fcurve(
     raw = np.empty(k, np.uint8)
     kp.foreach_get("interpolation", raw)
     codes = (_code_table() if table is None else table)[raw]
-    odd = codes < 0
+    odd = np.flatnonzero(codes == EASED)
     codes[odd] = kc.BEZIER
     arrays = [co, co, co]
-    if np.any(codes == kc.BEZIER):
+    if len(odd) or np.any(codes == kc.BEZIER):
         for i, prop in ((1, "handle_left"), (2, "handle_right")):
             arrays[i] = np.empty((k, 2), np.float32)
             kp.foreach_get(prop, arrays[i].ravel())
@@ -92,10 +95,8 @@ def read_fcurve(
     kept = None
     if wraps is not None and len(wraps) == 2:
         kept = (int(wraps[0]), int(wraps[1]))
-    bc = BlenderCurve(
-        *arrays, codes.astype(np.uint8), before, after, record, kept, compat.HANDLE_MIN_X
-    )
-    return bc, int(odd.sum())
+    bc = BlenderCurve(*arrays, codes, before, after, record, kept, compat.HANDLE_MIN_X)
+    return bc, len(odd)
 
 
 def extract_curves(

@@ -207,3 +207,29 @@ def test_rebuilt_keys_keep_wrap_modes_and_a_last_infinite_tangent(blank_blend, t
             assert np.isinf(last_a) == np.isinf(last_b), name
             if np.isinf(last_a):
                 assert last_b == np.inf and not b.keys["weighted_mode"][-1] & 2, name
+
+
+def test_eased_keys_are_written_from_their_handles(blank_blend, tmp_path) -> None:
+    """An easing (which MRTK cannot hold) counts once in a warning and becomes a Bezier
+    key; every time and value stays the file's, every other curve byte for byte."""
+    from rigport.io_formats.mrtk import keys as K
+    from rigport.operators.mrtk.extract import extract_curves
+
+    bpy = blank_blend
+    rec = samples.recorder_recording(minutes=0.05)
+    _import(bpy, tmp_path, rec)
+    cam = _objects(bpy)["camera"]
+    _fcurve(cam, "location", 0).keyframe_points[10].interpolation = "BOUNCE"
+    curves, warnings = extract_curves({"camera": cam})
+    assert warnings == [
+        "1 keys use an easing interpolation MRTK cannot hold: written from their Bezier handles"
+    ]
+    codes = curves[("camera", "location", 0)].interpolation
+    assert codes.dtype == np.uint8 and codes[10] == K.BEZIER
+    assert (np.delete(codes, 10) == K.LINEAR).all()
+    back = _export(bpy, tmp_path)
+    a, b = rec.camera[0].keys, back.camera[0].keys
+    assert np.array_equal(a["time"], b["time"]) and np.array_equal(a["value"], b["value"])
+    assert a.tobytes() != b.tobytes()
+    for other in range(1, 7):
+        assert rec.camera[other] == back.camera[other]
