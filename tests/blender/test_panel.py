@@ -460,6 +460,33 @@ def test_forget_kept_data_gives_a_clean_rebuild(blank_blend, corpus_dir, tmp_pat
     assert triangles(a) == triangles(b)
 
 
+def test_forget_kept_data_is_undone_by_undo(blank_blend, corpus_dir, tmp_path):
+    """Forget Kept Data is undoable: Undo brings every kept property back (nothing lives
+    outside Blender's data), and the Box exports byte for byte again. The bpy module
+    pushes no undo step after an operator; the test pushes it, as Blender's window
+    manager does after every operator with UNDO in its options."""
+    from rigport.operators.blender import kept_keys
+
+    bpy = blank_blend
+    src = corpus_dir / "urho3d/Box.mdl"
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(src)) == {"FINISHED"}
+    bpy.ops.ed.undo_push(message="imported")
+
+    def kept() -> int:
+        return sum(kept_keys.is_kept(k) for h in _holders(bpy) for k in h.keys())
+
+    before = kept()
+    assert before > 0
+    for obj in bpy.data.objects:
+        obj.select_set(True)
+    assert bpy.ops.object.rigport_forget_kept() == {"FINISHED"}
+    assert kept() == 0
+    bpy.ops.ed.undo_push(message="Forget Kept Data")
+    assert bpy.ops.ed.undo() == {"FINISHED"}
+    assert kept() == before
+    assert _export(bpy, "urho3d", tmp_path / "again.mdl") == src.read_bytes()
+
+
 def test_forget_keeps_identity_and_mrtk_still_exports(blank_blend, tmp_path):
     """Forgetting a recording's kept curves keeps each object's role: export still
     finds every joint and rebuilds the curves from Blender's F-curves, at the
