@@ -298,7 +298,7 @@ def step_setup_and_call(step: str, workdir: Path):
                 fc.keyframe_points.add(len(co) // 2)
                 fc.keyframe_points.foreach_set("co", co)
                 fc.keyframe_points.foreach_set(
-                    "interpolation", np.full(len(co) // 2, linear, np.int32)
+                    "interpolation", np.full(len(co) // 2, linear, np.uint8)
                 )
                 fc.update()
             compat.assign_action(arm, action)

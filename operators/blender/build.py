@@ -510,7 +510,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
         frames = np.asarray(track.times, np.float64) * fps
         if k not in linear_runs:
-            linear_runs[k] = np.full(k, linear, np.int32)
+            linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
         for (prop, values), on in zip(
             (("location", loc), ("rotation_quaternion", quat), ("scale", scl)), keyed, strict=True
         ):
