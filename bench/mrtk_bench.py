@@ -94,12 +94,13 @@ def _floor(bpy, plan, fps: float, repeat: int):
         )
 
     def build():
-        actions = {}
+        actions, makers = {}, {}
         for c, co, hl, hr, ic in arrays:
             action = actions.get(c.target)
             if action is None:
                 action = actions[c.target] = bpy.data.actions.new("floor")
-            fc = compat.new_fcurve(action, c.data_path, c.index, c.target)
+                makers[c.target] = compat.fcurve_maker(action)
+            fc = makers[c.target](c.data_path, c.index, c.target)
             kp = fc.keyframe_points
             kp.add(len(ic))
             kp.foreach_set("co", co)

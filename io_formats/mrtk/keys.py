@@ -215,7 +215,8 @@ def constant_fields(keys: np.ndarray) -> frozenset[str]:
     return frozenset(out)
 
 
-_RECORDER_FIELDS = frozenset(FULL_KEY.names[2:])  # tangents, weights, weighted mode
+#: The fields MRTK's recorder writes the same in every key: tangents, weights, weighted mode.
+RECORDER_FIELDS = FULL_KEY.names[2:]
 
 
 def recorder_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> bool:
@@ -224,7 +225,7 @@ def recorder_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> b
 
     When ``constant`` (:func:`constant_fields`) holds every field but time and
     value, as in what the recorder writes, the first key answers for all."""
-    if constant is not None and _RECORDER_FIELDS <= constant:
+    if constant is not None and constant.issuperset(RECORDER_FIELDS):
         keys = keys[:2]
     mode = keys["weighted_mode"]
     return bool(

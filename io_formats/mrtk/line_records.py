@@ -28,7 +28,6 @@ from .recording import FULL_KEY, Curve
 
 TAG = b"L"
 _HEAD = struct.Struct("<iiIB")
-_CONSTANT = FULL_KEY.names[2:]  # the fields a recorder key holds once per curve
 
 
 def _frames_back(x: np.ndarray, fps: float) -> np.ndarray:
@@ -49,7 +48,7 @@ def pack_line_record(
     full = keys.dtype.names == FULL_KEY.names
     if not k or len(co) != k:
         return None
-    if full and not (set(_CONSTANT) <= constant and kc.recorder_keys(keys, constant)):
+    if full and not (constant.issuperset(kc.RECORDER_FIELDS) and kc.recorder_keys(keys, constant)):
         return None
     values = keys["value"].view("<i4")
     if sign == 1.0:
@@ -109,7 +108,7 @@ class LineRecord:
             consts = self.constants
             if consts is None:  # simple keys as MRTK reads them: straight segments
                 consts = np.array([0, 0, 0, 0, kc.WEIGHTED_IN | kc.WEIGHTED_OUT], "<i4")
-            for name, bits in zip(_CONSTANT, consts, strict=True):
+            for name, bits in zip(kc.RECORDER_FIELDS, consts, strict=True):
                 out[name].view("<i4")[:] = bits  # field by field: five times faster than rows
         out["time"] = self.times_for(co[:, 0], fps)
         np.multiply(co[:, 1], sign, out=out["value"], dtype=np.float64, casting="same_kind")

@@ -210,6 +210,7 @@ def build_recording(
             obj[ROLE] = role
             out.objects[role] = obj
         actions: dict[str, bpy.types.Action] = {}
+        makers: dict[str, Callable] = {}  # per action: its channel bag looked up once
         codes = interpolation_codes()
         for i, c in enumerate(plan.curves):
             if progress is not None and i % 16 == 0:
@@ -222,7 +223,8 @@ def build_recording(
                 actions[c.target] = action
                 action[CURVES] = {}
                 action[WRAPS] = {}
-            fc = compat.new_fcurve(action, c.data_path, c.index, obj.name)
+                makers[c.target] = compat.fcurve_maker(action)
+            fc = makers[c.target](c.data_path, c.index, obj.name)
             # Before the keys: setting a modifier's property recalculates the curve's
             # handles (twice over 36,000 keys per curve of a 10-minute recording).
             if c.cycle_before != "NONE" or c.cycle_after != "NONE":
