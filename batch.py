@@ -230,7 +230,7 @@ class _Blender:
     def import_file(self, path: str, state: dict, options: dict) -> str:
         """Import one file; what Blender could not hold is one warning on its line."""
         self.guard.take_notes()
-        summary = self._import_file(path, state, options)
+        summary = _line(self._import_file(path, state, options))
         notes = self.guard.take_notes()
         return summary + (f"; warning: {self.guard.summary(notes)}" if notes else "")
 
@@ -259,11 +259,11 @@ class _Blender:
         _container, member = split_member(path)
         if member is None:
             _fmt, entry = self.handler(path, exporting=True, kind=kind)
-            return entry.export_file(self.context, path, state, options)
+            return _line(entry.export_file(self.context, path, state, options))
         _fmt, entry = self.handler(member, exporting=True, kind=kind)
         with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
             out = os.path.join(tmp, os.path.basename(member))
-            notes = entry.export_file(self.context, out, state, options)
+            notes = _line(entry.export_file(self.context, out, state, options))
             _cli("members").write_member(path, Path(out).read_bytes())
         return notes
 
@@ -281,6 +281,11 @@ class _Blender:
             "bones": len(arm.data.bones) if arm is not None else 0,
             "keys": sum(len(fc.keyframe_points) for fc in fcurves(action)) if action else 0,
         }
+
+
+def _line(done) -> str:
+    """A batch handler's answer as its line: a Result's, or the text it returned."""
+    return done if isinstance(done, str) else done.line()
 
 
 _BLENDER: list[_Blender] = []

@@ -15,6 +15,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_dro
 from ..io_formats.codec import FormatError
 from .blender import compat, guard
 from .conventions import select_imported
+from .result import Result, report
 
 
 def selected_paths(op) -> list[str]:
@@ -169,7 +170,7 @@ def report_lines(op, lines: list[str], prefix: str = "") -> None:
 
 #: ``one(context, path, progress)`` of :meth:`ImportFiles.import_files`.
 Undo = Callable[[], None]
-ImportOne = Callable[[Any, str, Callable[[float], None]], tuple[list[str], list[Undo]]]
+ImportOne = Callable[[Any, str, Callable[[float], None]], Result | tuple[list[str], list[Undo]]]
 
 
 class ImportFiles(ImportHelper):
@@ -207,7 +208,7 @@ class ImportFiles(ImportHelper):
             for i, path in enumerate(paths):
                 name = guard.blender_name(os.path.basename(path))
                 try:
-                    messages, undo_one = one(context, path, lambda f, i=i: progress.update(i + f))
+                    done = one(context, path, lambda f, i=i: progress.update(i + f))
                 except Exception as err:
                     message = failure_message(err, path)
                     for u in reversed(undo):
@@ -219,11 +220,19 @@ class ImportFiles(ImportHelper):
                     guard.take_notes()
                     self.report({"ERROR"}, guard.blender_name(message))
                     return {"CANCELLED"}
-                undo.extend(undo_one)
+                if not isinstance(done, Result):
+                    messages, undo_one = done
+                    done = Result(undo=list(undo_one))
+                    for line in messages:
+                        if line.startswith(WARNING):
+                            done.warn(line[len(WARNING) :])
+                        else:
+                            done.info(line)
+                undo.extend(done.undo)
                 notes = guard.take_notes()
                 if notes:
-                    messages = [*messages, WARNING + guard.summary(notes)]
-                report_lines(self, messages, f"{name}: ")
+                    done.warn(guard.summary(notes))
+                report(self, done, f"{name}: ", guard.blender_name)
                 progress.update(i + 1)
         select_imported(context, state.added_objects())
         if made is not None:
@@ -326,16 +335,17 @@ class ExportFile(ExportHelper):
     bl_options = {"REGISTER", "PRESET"}
 
 
-def report_export(op, export: Callable[[], list[str]]) -> set[str]:
+def report_export(op, export: Callable[[], Result | list[str]]) -> set[str]:
     """Run an operator's export: a FormatError is reported as an error (CANCELLED),
-    the warnings it returns as warnings."""
+    the result's messages (or the warnings it returns) as reports."""
     try:
-        warnings = export()
+        done = export()
     except FormatError as err:
         op.report({"ERROR"}, str(err))
         return {"CANCELLED"}
-    for w in warnings:
-        op.report({"WARNING"}, w)
+    if not isinstance(done, Result):
+        done = Result().warn_all(done)
+    report(op, done)
     return {"FINISHED"}
 
 
