@@ -115,6 +115,38 @@ def test_anim_roundtrip(blank_blend, tmp_path, flag):
     assert compare.anim_differences(a, b) == []
 
 
+def test_modules_without_an_operator(blank_blend, tmp_path):
+    """The importer and exporter take a context, a path and an options dataclass,
+    and return a Result: what batch and scripts call."""
+    from rigport.operators.unigine import exporter, importer, settings
+
+    bpy = blank_blend
+    m = samples.skinned_mesh(animations=2)
+    src = _write(tmp_path / "c.mesh", m)
+    done = importer.import_mesh_file(bpy.context, src, settings.MeshImportOptions())
+    assert done.armature is not None and len(done.actions) == 2 and done.undo
+    assert done.infos == [f"{len(done.objects)} objects, 2 actions"]
+    meshes = [o for o in done.objects if o.type == "MESH"]
+    out = tmp_path / "out.mesh"
+    written = exporter.export_mesh_file(bpy.context, str(out), meshes, settings.MeshExportOptions())
+    assert written.infos == ["out.mesh: 2 surfaces, 2 animations written"]
+    assert compare.mesh_differences(m, mesh.read(out.read_bytes())) == []
+
+    clips = tmp_path / "in.anim"
+    clips.write_bytes(anim.write(samples.anim_file(m, 15)))
+    applied = importer.import_anim_file(bpy.context, str(clips), settings.AnimImportOptions())
+    assert applied.armature == done.armature and applied.warnings == []
+    assert applied.summary.startswith(f"2 actions on {done.armature.name} (")
+    out = tmp_path / "out.anim"
+    written = exporter.export_anim_file(
+        bpy.context, str(out), done.armature, settings.AnimExportOptions()
+    )
+    assert written.summary == "2 animations"
+    assert (
+        compare.anim_differences(anim.read(clips.read_bytes()), anim.read(out.read_bytes())) == []
+    )
+
+
 def _snapshot(bpy) -> dict:
     return {
         name: sorted(x.name for x in getattr(bpy.data, name))
