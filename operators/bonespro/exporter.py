@@ -528,8 +528,8 @@ def _per_frame(action, stored: dict, frames: np.ndarray, nb: int, warnings: list
             continue
         if not same:
             warnings.append(
-                f"per-frame {'node transforms' if width == 12 else 'box sizes'} were kept "
-                "for the imported frames only: the first frame's are written"
+                f"the imported {'node transforms' if width == 12 else 'box sizes'} change "
+                "over the frames, and these are other frames: the first frame's are written"
             )
             continue
         values = np.asarray(read_prop(action, key), np.float64).reshape(len(frames), nb, -1)

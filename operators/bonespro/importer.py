@@ -358,14 +358,15 @@ def _bone_extras(job: _AnimationImport, parents: np.ndarray) -> dict:
     if drift > 1e-6:  # stored per frame: export writes them for the same frames
         extras[NODE_OFFSETS_PER_FRAME] = offsets[..., :3, :].ravel().tolist()
         job.warnings.append(
-            f"node transforms move against their bones (by up to {drift:.3g}): kept per "
-            "frame, written back only for the same frames"
+            f"node transforms move against their bones (by up to {drift:.3g}): each "
+            "frame's is stored with the action, and an export of the same frames writes "
+            "them back"
         )
     if float(np.abs(a.boxes - a.boxes[:1]).max()) > 0:
         extras[BOXES_PER_FRAME] = a.boxes.ravel().tolist()
         job.warnings.append(
-            "box sizes change over the frames: kept per frame, written back only for "
-            "the same frames"
+            "box sizes change over the frames: each frame's is stored with the action, "
+            "and an export of the same frames writes them back"
         )
     return extras
 
