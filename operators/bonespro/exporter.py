@@ -368,6 +368,28 @@ def _start_animation(context, path, armature, mesh, options, file_space) -> _Ani
         shape_action = mesh.data.shape_keys.animation_data.action
     # A mesh animation's own settings come first: it is what the user picked.
     stored = _stored_header(shape_action, mesh, action)
+    h = _header(stored, options)
+    frame_scale = options.frame_scale(context)
+    if frame_scale is None:
+        frame_scale = _stored_frame_scale(shape_action, mesh, action)
+    k = float(frame_scale)
+    first, last, step = _file_interval(
+        options.frame_interval(context), stored, action or shape_action, k
+    )
+    nf = int(np.floor((last - first) / step + 1e-9)) + 1
+    file_frames = first + np.arange(nf) * step
+    template = anim_file.Animation(0, 0, nf, first_frame=first, last_frame=last, step=step)
+    for key, value in h.items():
+        setattr(template, key, value)
+    return _AnimationExport(
+        context, path, armature, mesh, file_space, action, stored, file_frames,
+        file_frames * k, template,
+    )  # fmt: skip
+
+
+def _header(stored: dict, options: AnimationExportOptions) -> dict:
+    """The file's header settings: the options' where not AUTO, else the stored ones
+    (the imported file's), else Bones, Absolute, Matrix, XYZ, Degrees."""
     h = {
         "mode": anim_file.BONES,
         "system": anim_file.ABSOLUTE,
@@ -378,16 +400,17 @@ def _start_animation(context, path, armature, mesh, options, file_space) -> _Ani
     }
     h.update({k: v for k, v in stored.items() if k in h})
     h.update({k: v for k, v in options.header().items() if v != "AUTO"})
-    frame_scale = options.frame_scale(context)
-    if frame_scale is None:
-        frame_scale = _stored_frame_scale(shape_action, mesh, action)
-    k = float(frame_scale)
-    interval = options.frame_interval(context)
+    return h
+
+
+def _file_interval(interval, stored: dict, src, k: float) -> tuple[float, float, float]:
+    """(first, last, step) in file frames: ``interval`` (Blender frames; None: the
+    imported one, else the frame range of the action ``src``), a file frame being
+    ``k`` Blender frames."""
     if interval is None and "first_frame" in stored:
         file_interval = (stored["first_frame"], stored["last_frame"], stored["step"])
     else:
         if interval is None:
-            src = action or shape_action
             if src is None:
                 raise FormatError("nothing is animated: give a frame interval")
             lo, hi = src.frame_range
@@ -396,15 +419,7 @@ def _start_animation(context, path, armature, mesh, options, file_space) -> _Ani
     first, last, step = (float(v) for v in file_interval)
     if step <= 0 or last < first:
         raise FormatError(f"bad frame interval {first:g}..{last:g} step {step:g}")
-    nf = int(np.floor((last - first) / step + 1e-9)) + 1
-    file_frames = first + np.arange(nf) * step
-    template = anim_file.Animation(0, 0, nf, first_frame=first, last_frame=last, step=step)
-    for key, value in h.items():
-        setattr(template, key, value)
-    return _AnimationExport(
-        context, path, armature, mesh, file_space, action, stored, file_frames,
-        file_frames * k, template,
-    )  # fmt: skip
+    return first, last, step
 
 
 def _mesh_absolute(job: _AnimationExport) -> anim_file.Animation:
