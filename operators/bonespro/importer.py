@@ -98,7 +98,7 @@ class AnimationResult(Result):
     """An animation import's :class:`Result` and the scene frames it spans (what
     the scene's timing follows, as an action's ``frame_range``)."""
 
-    frame_range: tuple[float, float] = field(default=(0.0, 0.0))
+    frame_range: tuple[float, float] = (0.0, 0.0)
 
 
 # ------------------------------------------------------------------ reading
@@ -111,7 +111,7 @@ def file_kind(data: bytes) -> str:
     return "neither"
 
 
-def read_file(path: str, want: str):
+def read_file(path: str, want: str) -> structure.Structure | anim_file.Animation:
     """The structure or animation (``want``) in ``path``; FormatError saying which
     file it is when it is the other kind."""
     data = read_bytes(path)
@@ -129,7 +129,7 @@ def read_file(path: str, want: str):
         raise err.with_path(path) from None
 
 
-def _file_name(path: str) -> str:
+def _stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
 
 
@@ -140,7 +140,7 @@ def import_structure(context, path: str, options: StructureImportOptions) -> Res
     vertex-only mesh. The axes and scale options go on the new root objects."""
     matrix = option_matrix(options)
     s = read_file(path, "structure")
-    name = _file_name(path)
+    name = _stem(path)
     try:
         scene = convert.structure_to_scene(s, name)
     except FormatError as err:
@@ -270,7 +270,7 @@ def import_animation(
     if a.frame_count == 0:
         raise FormatError("the animation has no frames (Nf is 0): nothing to import", None, path)
     job = _AnimationImport(
-        context, path, a, option_matrix(options), options.frame_scale(context), _file_name(path)
+        context, path, a, option_matrix(options), options.frame_scale(context), _stem(path)
     )
     try:
         if a.mode == anim_file.MESH_ABSOLUTE:
