@@ -75,22 +75,30 @@ def main() -> None:
     import bpy
 
     rigport.register()
-    from rigport.operators.bonespro import operators as ops
+    from rigport.operators.bonespro.exporter import (
+        AnimationExportOptions,
+        write_animation,
+        write_structure,
+    )
+    from rigport.operators.bonespro.importer import (
+        AnimationImportOptions,
+        StructureImportOptions,
+        import_animation,
+        import_structure,
+    )
 
     def fresh():
         bpy.ops.wm.read_factory_settings(use_empty=True)
 
     def import_rig():
         fresh()
-        ops.import_structure_file(bpy.context, str(rig_path), "NEW")
+        import_structure(bpy.context, str(rig_path), StructureImportOptions(weights_to="NEW"))
 
     rows.append((label_s, "Blender import", f"{_best(import_rig, args.repeat):.2f} s"))
     arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
     mesh = next(o for o in bpy.data.objects if o.type == "MESH")
     out = work / "out_rig.txt"
-    t_export = _best(
-        lambda: ops.export_structure_file(bpy.context, str(out), arm, mesh), args.repeat
-    )
+    t_export = _best(lambda: write_structure(bpy.context, str(out), arm, mesh), args.repeat)
     rows.append((label_s, "Blender export", f"{t_export:.2f} s"))
 
     def import_anim():
@@ -98,11 +106,14 @@ def main() -> None:
             old = arm.animation_data.action
             arm.animation_data.action = None
             bpy.data.actions.remove(old)
-        ops.import_anim_file(bpy.context, str(anim_path), arm)
+        import_animation(bpy.context, str(anim_path), AnimationImportOptions(), arm)
 
     rows.append((label_a, "Blender import", f"{_best(import_anim, args.repeat):.2f} s"))
     out = work / "out_anim.txt"
-    t_export = _best(lambda: ops.export_anim_file(bpy.context, str(out), arm), args.repeat)
+    t_export = _best(
+        lambda: write_animation(bpy.context, str(out), arm, None, AnimationExportOptions()),
+        args.repeat,
+    )
     rows.append((label_a, "Blender export", f"{t_export:.2f} s"))
     print(
         f"bpy {bpy.app.version_string}, Python {platform.python_version()}, "

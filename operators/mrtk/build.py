@@ -197,66 +197,85 @@ def build_recording(
     """
     name = blender_name(name)
     out = BuiltRecording(scene=context.scene, axes=plan.meta.get("axes", "BLENDER"))
-    built = out.built
     try:
         coll = bpy.data.collections.new(name)
-        built.collections.append(coll)
+        out.built.collections.append(coll)
         out.collection = coll
         context.scene.collection.children.link(coll)
-        meta = dict(plan.meta)
-        meta["fps"] = float(fps)
         for role in plan.roles:
-            obj = _make_object(role, built, coll, out)
+            obj = _make_object(role, out.built, coll, out)
             obj[ROLE] = role
             out.objects[role] = obj
-        actions: dict[str, bpy.types.Action] = {}
-        makers: dict[str, Callable] = {}  # per action: its channel bag looked up once
-        codes = interpolation_codes()
-        for i, c in enumerate(plan.curves):
-            if progress is not None and i % 16 == 0:
-                progress(i / len(plan.curves))
-            obj = out.objects[c.target]
-            action = actions.get(c.target)
-            if action is None:
-                action = bpy.data.actions.new(f"{name} {obj.name}")
-                built.actions.append(action)
-                actions[c.target] = action
-                action[CURVES] = {}
-                action[WRAPS] = {}
-                makers[c.target] = compat.fcurve_maker(action)
-            fc = makers[c.target](c.data_path, c.index, obj.name)
-            # Before the keys: setting a modifier's property recalculates the curve's
-            # handles (twice over 36,000 keys per curve of a 10-minute recording).
-            if c.cycle_before != "NONE" or c.cycle_after != "NONE":
-                mod = fc.modifiers.new("CYCLES")
-                mod.mode_before = c.cycle_before
-                mod.mode_after = c.cycle_after
-            co, hl, hr, interp = c.frames(fps)
-            fill_fcurve(fc, co, hl, hr, interp, codes)
-            key = curve_key(c.data_path, c.index)
-            action[CURVES][key] = c.stored(co, fps)
-            action[WRAPS][key] = list(c.wraps)
-        for role, action in actions.items():
-            keep_actions(out.objects[role], [action])
-        held = []
-        for m in plan.markers:
-            frame = m.time * fps
-            marker = context.scene.timeline_markers.new(  # the file's own values are in META
-                blender_name(m.name),
-                frame=round(frame) if abs(frame) < 2**30 else 0,  # NaN/Inf/huge: frame 0
-            )
-            out.markers.append(marker)
-            held.append(marker.name)
-        meta["markers"] = [
-            [m.name, m.time, *([name] if name != m.name else [])]
-            for m, name in zip(plan.markers, held, strict=True)
-        ]
+        _fill_curves(plan, out, name, fps, progress)
+        meta = dict(plan.meta)
+        meta["fps"] = float(fps)
+        meta["markers"] = _add_markers(context.scene, plan, out, fps)
         coll[META] = json.dumps(meta)
-        out.shortened = sum(name != m.name for m, name in zip(plan.markers, held, strict=True))
     except Exception:
         out.discard()
         raise
     return out
+
+
+def _fill_curves(
+    plan: ImportPlan,
+    out: BuiltRecording,
+    name: str,
+    fps: float,
+    progress: Callable[[float], None] | None,
+) -> None:
+    """One action per animated object, one F-curve per file curve (the file's curve
+    and wrap modes stored on the action for the export), each action stashed on its
+    object."""
+    actions: dict[str, bpy.types.Action] = {}
+    makers: dict[str, Callable] = {}  # per action: its channel bag looked up once
+    codes = interpolation_codes()
+    for i, c in enumerate(plan.curves):
+        if progress is not None and i % 16 == 0:
+            progress(i / len(plan.curves))
+        obj = out.objects[c.target]
+        action = actions.get(c.target)
+        if action is None:
+            action = bpy.data.actions.new(f"{name} {obj.name}")
+            out.built.actions.append(action)
+            actions[c.target] = action
+            action[CURVES] = {}
+            action[WRAPS] = {}
+            makers[c.target] = compat.fcurve_maker(action)
+        fc = makers[c.target](c.data_path, c.index, obj.name)
+        # Before the keys: setting a modifier's property recalculates the curve's
+        # handles (twice over 36,000 keys per curve of a 10-minute recording).
+        if c.cycle_before != "NONE" or c.cycle_after != "NONE":
+            mod = fc.modifiers.new("CYCLES")
+            mod.mode_before = c.cycle_before
+            mod.mode_after = c.cycle_after
+        co, hl, hr, interp = c.frames(fps)
+        fill_fcurve(fc, co, hl, hr, interp, codes)
+        key = curve_key(c.data_path, c.index)
+        action[CURVES][key] = c.stored(co, fps)
+        action[WRAPS][key] = list(c.wraps)
+    for role, action in actions.items():
+        keep_actions(out.objects[role], [action])
+
+
+def _add_markers(scene, plan: ImportPlan, out: BuiltRecording, fps: float) -> list:
+    """The recording's markers on the timeline; their metadata entries (name, time,
+    and the timeline's name where Blender shortened it). ``out.shortened`` counts
+    those."""
+    held = []
+    for m in plan.markers:
+        frame = m.time * fps
+        marker = scene.timeline_markers.new(  # the file's own values are in META
+            blender_name(m.name),
+            frame=round(frame) if abs(frame) < 2**30 else 0,  # NaN/Inf/huge: frame 0
+        )
+        out.markers.append(marker)
+        held.append(marker.name)
+    out.shortened = sum(name != m.name for m, name in zip(plan.markers, held, strict=True))
+    return [
+        [m.name, m.time, *([name] if name != m.name else [])]
+        for m, name in zip(plan.markers, held, strict=True)
+    ]
 
 
 def recording_meta(coll) -> dict:

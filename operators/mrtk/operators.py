@@ -1,185 +1,42 @@
-"""MRTK input animation recording (.bin) import/export operators.
+"""MRTK input animation recording (.bin): the operators.
 
-An import puts its recording's objects under one root empty named after the
-recording: the axes and scale options go on that root (the curves stay the
-file's, in Unity's axes turned into Blender's by the codec), and an export
-writes the curves back in the root's recorded space ("As Imported") or the
-options' one, baking the difference into the curves only when there is one.
+The work is in ``importer.py`` (a recording under one root empty carrying the
+axes and scale options) and ``exporter.py`` (the curves written back in the
+root's recorded space, or the options').
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-
 import bpy
-import numpy as np
 from bpy.props import EnumProperty, FloatProperty, StringProperty
 
 from ...io_formats.codec import FormatError
-from ...io_formats.codec.files import write_atomic
-from ...io_formats.global_transform import is_identity
-from ...io_formats.mrtk import recording
-from ...io_formats.mrtk.convert import ExportOptions, export_recording, import_recording
-from ...io_formats.mrtk.placement import bake_curves
 from ..animation_files import (
-    action_paths,
     draw_animation_choice,
     export_animations_property,
     use_action_names_property,
 )
-from ..common import (
-    BatchFormat,
-    ExportFile,
-    ImportFiles,
-    batch_notes,
-    file_handler,
-    read_bytes,
-    report_export,
-)
+from ..common import BatchFormat, ExportFile, ImportFiles, file_handler, report_export
 from ..conventions import (
     FRAME_RATE_ITEMS,
-    IMPORT_TRANSFORM,
     AnimationExport,
     AnimationFrameRate,
     draw_props,
     draw_transform,
-    file_matrix,
     frame_rate_property,
-    option_matrix,
-    place_roots,
-    scene_fps,
     section,
     transform_options,
 )
-from .build import BuiltRecording, build_recording, recording_meta
-from .extract import (
-    extract_curves,
-    recording_collections,
-    recording_markers,
-    roles_from_mapping,
-    roles_in,
-)
+from ..options import from_mapping, from_operator
+from ..result import Result
+from .build import recording_meta
+from .exporter import RecordingExportOptions, export_file, write_recording
+from .importer import UNITY_FORWARD, UNITY_UP, RecordingImportOptions, import_file
 
-#: Unity's axes: +Z forward, +Y up (the codec turns them into Blender's).
-UNITY_FORWARD, UNITY_UP = "Z", "Y"
-VERSIONS = {
-    "V11_SIMPLE": (1, 1, recording.SIMPLE),
-    "V11_FULL": (1, 1, recording.FULL),
-    "V10": (1, 0, recording.FULL),
-}
 RECORDING_ITEMS = (
     ("ACTIVE", "Active Recording", "The recording of the active object (or the only one)"),
     ("ACTIONS", "All Recordings", "Every recording collection in the scene, one file each"),
 )
-
-
-def _add_root(built: BuiltRecording, matrix: np.ndarray | None) -> bpy.types.Object:
-    """The recording's root empty (named after it) over its top objects, holding the
-    import transform."""
-    coll = built.collection
-    root = bpy.data.objects.new(coll.name, None)
-    built.built.objects.append(root)
-    root.empty_display_type = "PLAIN_AXES"
-    root.empty_display_size = 0.1
-    coll.objects.link(root)
-    for obj in built.built.objects:
-        if obj is not root and obj.parent is None:
-            obj.parent = root
-    place_roots([root], np.eye(4) if matrix is None else matrix)
-    return root
-
-
-def recording_root(coll) -> bpy.types.Object | None:
-    """The root empty an import put over a recording collection's objects."""
-    if coll is None:
-        return None
-    for obj in coll.objects:
-        if obj.parent is None and IMPORT_TRANSFORM in obj and obj.type == "EMPTY":
-            return obj
-    return None
-
-
-def import_mrtk_file(
-    context,
-    path: str,
-    convert: bool = True,
-    fps: float | None = None,
-    progress: Callable[[float], None] | None = None,
-    matrix: np.ndarray | None = None,
-) -> tuple[BuiltRecording, list[str]]:
-    """Import one recording under a root empty carrying ``matrix`` (the axes and
-    scale options; identity by default); a FormatError leaves nothing behind."""
-    data = read_bytes(path)
-    try:
-        rec = recording.read(data)
-        plan = import_recording(rec, convert)
-    except FormatError as err:
-        raise err.with_path(path) from None
-    name = os.path.splitext(os.path.basename(path))[0]
-    built = build_recording(context, plan, name, fps or scene_fps(context), progress)
-    try:
-        _add_root(built, matrix)
-    except Exception:
-        built.discard()
-        raise
-    warnings = list(plan.warnings)
-    if built.shortened:
-        warnings.append(
-            f"{built.shortened} marker names are longer than Blender's 63 bytes: the timeline "
-            "shows them cut, the full names are kept and written back"
-        )
-    return built, warnings
-
-
-def export_mrtk_file(
-    context,
-    path: str,
-    objects: dict,
-    meta: dict,
-    version: str = "AUTO",
-    axes: str = "AUTO",
-    tolerance: float = 1e-4,
-    markers: str = "RECORDING",
-    fps: float | None = None,
-    matrix: np.ndarray | None = None,
-) -> list[str]:
-    """Write the recording of ``objects`` (by role); returns warnings. ``matrix``
-    (from the objects' space into the file's, identity by default) is baked into
-    the curves when it is not the identity."""
-    if not objects and not meta:  # a recording of markers only still has its collection
-        raise FormatError("nothing to export: no MRTK recording objects (camera, hands, gaze)")
-    if version == "AUTO":
-        major, minor = (int(x) for x in meta.get("version", "1.1").split("."))
-        layout = meta.get("layout", recording.SIMPLE)
-    else:
-        major, minor, layout = VERSIONS[version]
-    if axes == "AUTO":
-        axes = meta.get("axes", "BLENDER")
-    fps = fps or float(meta.get("fps", 0.0)) or scene_fps(context)
-    curves, warnings = extract_curves(objects)
-    if matrix is not None and not is_identity(matrix):
-        try:
-            curves = bake_curves(curves, matrix)
-        except (FormatError, ValueError) as err:
-            raise FormatError(
-                f"cannot write the recording's transform: {err}", None, path
-            ) from None
-    marks, more = recording_markers(context.scene, meta, fps, markers)
-    warnings += more
-    opts = ExportOptions(major, minor, layout, axes == "BLENDER", fps, tolerance)
-    rec, more = export_recording(curves, set(objects), marks, opts)
-    warnings += more
-    write_atomic(path, lambda: recording.write_parts(rec))
-    return warnings
-
-
-def _recording_of(obj, colls: list) -> bpy.types.Collection | None:
-    if obj is not None:
-        for coll in colls:
-            if obj.name in coll.all_objects:
-                return coll
-    return None
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP)
@@ -200,16 +57,12 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameR
             self.draw_frame_rate(body, importing=True)
 
     def execute(self, context):
-        fps = self.frames_per_second(context)
-        matrix = option_matrix(self)
-        actions: list = []
+        options, actions = from_operator(RecordingImportOptions, self), []
 
-        def one(context, path, progress):
-            built, warnings = import_mrtk_file(context, path, True, fps, progress, matrix)
-            actions.extend(built.built.actions)
-            notes = [f"warning: {w}" for w in warnings]
-            summary = f"{len(built.objects)} objects, {len(built.markers)} markers"
-            return [*notes, summary], [built.discard]
+        def one(context, path, progress) -> Result:
+            result = import_file(context, path, options, progress)
+            actions.extend(result.actions)
+            return result
 
         return self.import_files(context, one, made=actions)
 
@@ -301,94 +154,29 @@ class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportFile, AnimationExport)
             body.label(text="Empty: the recording collection's")
             draw_props(body, self, ("camera_object", "left_hand", "right_hand", "gaze_object"))
 
-    def _fps(self, context) -> float | None:
-        return None if self.frame_rate == "AUTO" else self.frames_per_second(context)
-
-    def _recordings(self, context) -> list:
-        """The recording collections in the export's scope."""
-        colls = recording_collections(context.scene)
-        if self.collection and self.collection in bpy.data.collections:
-            wanted = bpy.data.collections[self.collection]
-            inside = {c.name for c in wanted.children_recursive} | {wanted.name}
-            return [c for c in colls if c.name in inside]
-        if not (self.collection or self.use_selection or self.use_visible
-                or self.use_active_collection):  # fmt: skip
-            return colls
-        objs = {o.name for o in self.scope_objects(context, ("EMPTY", "CAMERA"))}
-        return [c for c in colls if any(o.name in objs for o in c.all_objects)]
-
-    def _active_job(self, context, colls: list) -> tuple:
-        coll = _recording_of(context.view_layer.objects.active, colls)
-        if coll is None and len(colls) == 1:
-            coll = colls[0]
-        if coll is None and len(colls) > 1:
-            raise FormatError(
-                f"{len(colls)} recordings can be exported ({', '.join(c.name for c in colls[:4])}"
-                f"{' ...' if len(colls) > 4 else ''}): make an object of one active, or "
-                "export All Recordings"
-            )
-        meta = recording_meta(coll)
-        objects = roles_in(coll) if coll is not None else {}
-        picked = [self.camera_object, self.left_hand, self.right_hand, self.gaze_object]
-        if any(picked):
-            found = [context.scene.objects.get(n) if n else None for n in picked]
-            missing = [n for n, o in zip(picked, found, strict=True) if n and o is None]
-            if missing:
-                raise FormatError(f"no object named {', '.join(missing)}")
-            objects.update(roles_from_mapping(*found))
-        return self.filepath, coll, objects, meta
-
-    def _jobs(self, context) -> list[tuple]:
-        if self.collection and self.collection not in bpy.data.collections:
-            raise FormatError(f"collection {self.collection!r} does not exist: nothing exported")
-        colls = self._recordings(context)
-        if self.export_animations == "ACTIVE":
-            return [self._active_job(context, colls)]
-        if not colls:
-            raise FormatError("nothing to export: no MRTK recording collection in the scene")
-        paths = action_paths(self.filepath, [c.name for c in colls], self.use_action_names)
-        return [
-            (path, coll, roles_in(coll), recording_meta(coll))
-            for path, coll in zip(paths, colls, strict=True)
-        ]
-
-    def _export(self, context) -> list[str]:
-        jobs = self._jobs(context)
-        fps = self._fps(context)
-        warnings: list[str] = []
-        for path, coll, objects, meta in jobs:
-            root = recording_root(coll)
-            space = np.array(root.matrix_world, np.float64) if root is not None else None
-            matrix = file_matrix(self, root, space)
-            more = export_mrtk_file(
-                context, path, objects, meta, self.version, "AUTO", self.tolerance,
-                self.markers, fps, matrix,
-            )  # fmt: skip
-            prefix = f"{os.path.basename(path)}: " if len(jobs) > 1 else ""
-            warnings += [prefix + w for w in more]
-        self.report({"INFO"}, f"{len(jobs)} MRTK recording{'s' if len(jobs) != 1 else ''} written")
-        return warnings
-
     def execute(self, context):
-        return report_export(self, lambda: self._export(context))
+        options = from_operator(RecordingExportOptions, self)
+        return report_export(self, lambda: export_file(context, self.filepath, options))
 
 
-def _batch_import(context, path: str, state: dict, options: dict) -> str:
-    built, warnings = import_mrtk_file(context, path)
-    state.setdefault("objects", []).extend(built.objects.values())
-    state["mrtk"] = built
-    notes = batch_notes(warnings)
-    return f"{len(built.objects)} objects, {len(built.markers)} markers{notes}"
+def _batch_import(context, path: str, state: dict, options: dict) -> Result:
+    result = import_file(context, path, from_mapping(RecordingImportOptions, options))
+    state.setdefault("objects", []).extend(result.objects)
+    state["mrtk"] = result.recording
+    return result
 
 
-def _batch_export(context, path: str, state: dict, options: dict) -> str:
+def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     built = state.get("mrtk")
     if built is None:
         raise FormatError("nothing to export: the input was not an MRTK recording")
-    warnings = export_mrtk_file(
-        context, path, dict(built.objects), recording_meta(built.collection)
+    return write_recording(
+        context,
+        path,
+        dict(built.objects),
+        recording_meta(built.collection),
+        from_mapping(RecordingExportOptions, options),
     )
-    return batch_notes(warnings)
 
 
 CLASSES = (

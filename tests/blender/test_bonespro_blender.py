@@ -337,7 +337,7 @@ def test_euler_order_import_matches_direct_matrices(blank_blend, tmp_path, order
 
 def test_weights_message_reports_the_position_offset(blank_blend, tmp_path):
     bpy = blank_blend
-    from rigport.operators.bonespro import operators as ops
+    from rigport.operators.bonespro.importer import StructureImportOptions, import_structure
 
     s, path = _rig(tmp_path, n_vertices=12)
     me = bpy.data.meshes.new("body")
@@ -348,14 +348,14 @@ def test_weights_message_reports_the_position_offset(blank_blend, tmp_path):
     body = bpy.data.objects.new("body", me)
     bpy.context.collection.objects.link(body)
     bpy.context.view_layer.objects.active = body
-    _, messages = ops.import_structure_file(bpy.context, path)
+    messages = import_structure(bpy.context, path, StructureImportOptions()).infos
     assert "weights put on 'body'" in messages[1] and "0.25 at most" in messages[1]
     me2 = bpy.data.meshes.new("small")
     me2.vertices.add(3)
     small = bpy.data.objects.new("small", me2)
     bpy.context.collection.objects.link(small)
     bpy.context.view_layer.objects.active = small
-    _, messages = ops.import_structure_file(bpy.context, path)
+    messages = import_structure(bpy.context, path, StructureImportOptions()).infos
     assert "has 3 vertices, the file 12" in messages[1]
 
 
@@ -402,7 +402,8 @@ def test_export_renames_bones_a_file_cannot_hold(blank_blend, tmp_path):
 
 def test_node_transforms_and_boxes_that_vary_per_frame(blank_blend, tmp_path):
     bpy = blank_blend
-    from rigport.operators.bonespro import operators as ops
+    from rigport.operators.bonespro.exporter import AnimationExportOptions, write_animation
+    from rigport.operators.bonespro.importer import AnimationImportOptions, import_animation
 
     s, path = _rig(tmp_path)
     a = samples.animation(s, A.BONES, A.RELATIVE, A.MATRIX, n_frames=4)
@@ -410,18 +411,19 @@ def test_node_transforms_and_boxes_that_vary_per_frame(blank_blend, tmp_path):
     a.boxes[1, 0] *= 2.0
     anim_path = _write(tmp_path, "a.txt", A.write(a))
     bpy.ops.import_scene.bonespro_structure(filepath=path)
-    result = ops.import_anim_file(bpy.context, anim_path)
-    assert any("node transforms move" in w for w in result["warnings"])
-    assert any("box sizes change" in w for w in result["warnings"])
+    result = import_animation(bpy.context, anim_path, AnimationImportOptions())
+    assert any("node transforms move" in w for w in result.warnings)
+    assert any("box sizes change" in w for w in result.warnings)
     out = str(tmp_path / "out.txt")
     assert bpy.ops.export_anim.bonespro_anim(filepath=out) == {"FINISHED"}
     got, want = A.read(open(out, "rb").read()), A.read(open(anim_path, "rb").read())
     np.testing.assert_allclose(got.boxes, want.boxes, atol=TOL)
     np.testing.assert_allclose(got.node_values, want.node_values, atol=TOL)
     # Other frames: the first frame's offsets and boxes, with a warning.
-    arm = result["target"]
+    arm = result.armature
     bpy.context.view_layer.objects.active = arm
-    warnings = ops.export_anim_file(bpy.context, out, arm, interval=(0, 2, 1))
+    custom = AnimationExportOptions(interval="CUSTOM", first_frame=0, last_frame=2, step=1)
+    warnings = write_animation(bpy.context, out, arm, None, custom).warnings
     assert any("first frame's are written" in w for w in warnings)
 
 

@@ -47,9 +47,9 @@ def _import(bpy, path, unity: bool = False, **kw):
     bpy.context.scene.render.fps = FPS
     bpy.context.scene.render.fps_base = 1.0
     if unity:
-        from rigport.operators.mrtk.operators import import_mrtk_file
+        from rigport.operators.mrtk.importer import RecordingImportOptions, import_file
 
-        import_mrtk_file(bpy.context, str(path), convert=False)
+        import_file(bpy.context, str(path), RecordingImportOptions(convert=False))
         return {"FINISHED"}
     return bpy.ops.import_anim.mrtk_input(filepath=str(path), **kw)
 

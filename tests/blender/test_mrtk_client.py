@@ -138,13 +138,14 @@ def test_full_keyframe_export_warns_that_mrtk_cannot_read_it(blank_blend, tmp_pa
     out = tmp_path / "full.bin"
     options = {"version": "V11_FULL"} if how == "chosen" else {}
     from rigport.operators.mrtk.build import recording_meta
+    from rigport.operators.mrtk.exporter import RecordingExportOptions, write_recording
     from rigport.operators.mrtk.extract import recording_collections, roles_in
-    from rigport.operators.mrtk.operators import export_mrtk_file
 
     coll = recording_collections(bpy.context.scene)[0]
-    warnings = export_mrtk_file(
-        bpy.context, str(out), roles_in(coll), recording_meta(coll), **options
-    )
+    chosen = RecordingExportOptions(**options)
+    warnings = write_recording(
+        bpy.context, str(out), roles_in(coll), recording_meta(coll), chosen
+    ).warnings
     assert any("MRTK 2.x cannot read" in w for w in warnings), warnings
     assert R.read(out.read_bytes()).layout == R.FULL
     res = run_mrtk("info", out)

@@ -49,9 +49,10 @@ def test_overlong_weights_warn_and_still_round_trip(blank_blend, tmp_path) -> No
     data = R.write(rec)
     src = tmp_path / "heavy.bin"
     src.write_bytes(data)
-    from rigport.operators.mrtk.operators import import_mrtk_file
+    from rigport.operators.mrtk.importer import RecordingImportOptions, import_file
 
-    built, warnings = import_mrtk_file(bpy.context, str(src))
+    result = import_file(bpy.context, str(src), RecordingImportOptions())
+    built, warnings = result.recording, result.warnings
     assert any("weights adding up to more than 1" in w for w in warnings)
     out = tmp_path / "out.bin"
     assert bpy.ops.export_anim.mrtk_input(filepath=str(out)) == {"FINISHED"}
@@ -154,12 +155,14 @@ def test_fcurves_without_a_place_are_named_in_a_warning(blank_blend, tmp_path) -
     cam = _objects(bpy)["camera"]
     cam.keyframe_insert("scale", index=2, frame=3)
     from rigport.operators.mrtk.build import recording_meta
+    from rigport.operators.mrtk.exporter import RecordingExportOptions, write_recording
     from rigport.operators.mrtk.extract import recording_collections, roles_in
-    from rigport.operators.mrtk.operators import export_mrtk_file
 
     coll = recording_collections(bpy.context.scene)[0]
     out = tmp_path / "out.bin"
-    warnings = export_mrtk_file(bpy.context, str(out), roles_in(coll), recording_meta(coll))
+    warnings = write_recording(
+        bpy.context, str(out), roles_in(coll), recording_meta(coll), RecordingExportOptions()
+    ).warnings
     assert warnings == [
         "1 F-curves have no place in a recording and are not written: camera scale[2]",
         FULL_LAYOUT_WARNING,
