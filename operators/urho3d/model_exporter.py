@@ -161,7 +161,7 @@ def _encode(state: _ModelExport) -> None:
     model, warnings = export_model(state.lods, state.skeleton, state.codec)
     state.result.warn_all(warnings)
     state.result.warn_all(
-        f"the engine would refuse it: {v}"
+        f"Urho3D would refuse to load this model: {v}"
         for v in engine_rules.check(model, state.codec.bone_limit)
     )
     if model.magic == b"UMD3":

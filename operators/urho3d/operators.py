@@ -130,7 +130,8 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
     recompute_tangents: BoolProperty(
         name="Recompute Tangents",
         default=False,
-        description="Compute tangents even where imported ones are kept",
+        description="Compute tangents in Blender even for meshes that still carry the "
+        "imported file's own",
     )
     bone_limit: EnumProperty(
         name="Bones per Draw",
