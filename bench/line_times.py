@@ -27,13 +27,13 @@ sys.path.insert(0, str(HERE))
 import steps  # noqa: E402
 
 DEFAULT_FUNCS = {
-    "rp_mdl_import": ["_fill_mesh", "mesh_from_lod", "build_mesh_object", "import_mdl_file"],
+    "rp_mdl_import": ["_fill_mesh", "mesh_from_lod", "build_mesh_object", "import_mdl"],
     "rp_mdl_export": [
         "extract_mesh",
         "_skin",
         "export_model",
         "_draw_candidates",
-        "export_mdl_file",
+        "export_mdl",
     ],
 }
 

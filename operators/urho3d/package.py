@@ -43,39 +43,27 @@ from ..conventions import (
     select_imported,
     transform_options,
 )
-from .operators import (
-    ENGINE_AXES,
-    LOD_DESCRIPTION,
-    LOD_ITEMS,
-    build_animation,
-    build_model,
-    steps_warnings,
-    unheld_normal_warnings,
-)
+from .animation_importer import AnimationImportOptions, build_animation
+from .axes import ENGINE_AXES
+from .model_importer import ModelImportOptions, build_model
+from .operators import LOD_DESCRIPTION, LOD_ITEMS
 
 IMPORTABLE = ("model", "animation")
-
-
-def _located(where: str, message: str) -> str:
-    """``message`` about the member ``where``; a warning stays a warning."""
-    if message.startswith(WARNING):
-        return f"{WARNING}{where}: {message[len(WARNING) :]}"
-    return f"{where}: {message}"
 
 
 @dataclass
 class PackageImport:
     """What one package import made (for the report, and to undo it on failure)."""
 
-    built: list = field(default_factory=list)  # operators.blender.build.Built per model
-    actions: list = field(default_factory=list)  # operators.AnimationImport per animation
+    built: list = field(default_factory=list)  # a Result per model
+    actions: list = field(default_factory=list)  # a Result per animation
     lines: list[str] = field(default_factory=list)
 
     def discard(self) -> None:
         for imported in reversed(self.actions):
-            imported.undo()
+            imported.take_back()
         for built in reversed(self.built):
-            built.discard()
+            built.take_back()
         self.actions.clear()
         self.built.clear()
 
@@ -163,28 +151,28 @@ def import_package(
         except FormatError as err:
             raise err.with_path(where) from None
 
+    lods = "ALL" if all_lods else "FIRST"
+    model_options = ModelImportOptions(lods=lods, reuse_materials=reuse_materials, convert=convert)
+    rate = {"frame_rate": "CUSTOM", "fps": fps} if fps else {}
+    anim_options = AnimationImportOptions(convert=convert, **rate)
     result = PackageImport()
     try:
         for i, (where, model) in enumerate(models):
-            built = build_model(context, model, where, all_lods, convert, reuse_materials)
+            built = build_model(context, model, where, model_options)
             result.built.append(built)
             if matrix is not None:
                 place_roots(built.objects, matrix)
             result.lines.append(f"{where}: {len(built.objects)} objects")
-            result.lines += [_located(where, m) for m in unheld_normal_warnings(built)]
+            result.lines += [f"{WARNING}{where}: {w}" for w in built.warnings]
             if progress:
                 progress.update(i + 1)
         armatures = [b.armature for b in result.built if b.armature is not None]
         for i, (where, anim) in enumerate(anims):
             target, how = _best_armature(armatures, anim)
-            imported = build_animation(context, anim, where, target, convert, fps)
+            imported = build_animation(context, anim, where, anim_options, target, how)
             result.actions.append(imported)
-            result.lines.append(
-                f"{where}: {imported.action.name} on {imported.armature.name} "
-                f"({how or imported.how})"
-            )
-            result.lines += [f"warning: {where}: {w}" for w in imported.warnings]
-            result.lines += [_located(where, m) for m in steps_warnings(imported.action)]
+            result.lines.append(f"{where}: {imported.summary}")
+            result.lines += [f"{WARNING}{where}: {w}" for w in imported.warnings]
             if progress:
                 progress.update(len(models) + i + 1)
     except Exception:
@@ -348,7 +336,7 @@ class IMPORT_SCENE_OT_urho3d_package(
         if notes:
             text = f"{os.path.basename(self.filepath)}: {guard.summary(notes)}"
             self.report({"WARNING"}, guard.blender_name(text))
-        self.apply_scene_timing(context, [a.action for a in result.actions])
+        self.apply_scene_timing(context, [a.actions[0] for a in result.actions])
         select_imported(context, state.added_objects())
         return {"FINISHED"}
 
@@ -360,7 +348,8 @@ def _batch_import_pak(context, path: str, state: dict, options: dict) -> str:
             state["armature"] = built.armature
         state.setdefault("objects", []).extend(built.objects)
     if result.actions:
-        state["armature"], state["action"] = result.actions[-1].armature, result.actions[-1].action
+        last = result.actions[-1]
+        state["armature"], state["action"] = last.armature, last.actions[0]
     models = len(result.built)
     notes = [line[len("warning: ") :] for line in result.lines if line.startswith("warning: ")]
     return f"{models} models, {len(result.actions)} animations{batch_notes(notes)}"

@@ -101,7 +101,7 @@ def test_any_failure_takes_back_every_file_and_keeps_the_selection(
     """A good file then one whose build raises something other than a FormatError:
     nothing of either stays, the selection and active object are as they were, and
     the error is a sentence naming the file."""
-    from rigport.operators.urho3d import operators as urho
+    from rigport.operators.urho3d import model_importer as urho
 
     bpy = blank_blend
     _busy_scene(bpy)

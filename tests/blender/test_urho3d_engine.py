@@ -186,12 +186,13 @@ def test_one_draw_of_80_bones_needs_the_128_choice(blank_blend, rigport, tmp_pat
     out = tmp_path / "out.mdl"
     with pytest.raises(RuntimeError, match="more than the limit of 64 skin matrices"):
         bpy.ops.export_scene.urho3d_mdl(filepath=str(out))
-    from rigport.operators.urho3d.operators import export_mdl_file
+    from rigport.operators.urho3d.model_exporter import ModelExportOptions, export_mdl
 
     objects = [o for o in bpy.data.objects if o.type == "MESH"]
     with pytest.raises(FormatError, match="more than the limit of 64 skin matrices"):
-        export_mdl_file(bpy.context, str(out), objects)
-    warnings = export_mdl_file(bpy.context, str(out), objects, bone_limit="128")
+        export_mdl(bpy.context, str(out), objects, ModelExportOptions())
+    options = ModelExportOptions(bone_limit="128")
+    warnings = export_mdl(bpy.context, str(out), objects, options).warnings
     assert any("only GL3/D3D11 builds draw it" in w for w in warnings), warnings
     back = mdl.read(out.read_bytes())
     assert [len(g.bone_mapping) for g in back.geometries] == [80]
@@ -206,11 +207,11 @@ def test_gl3_only_file_comes_back_as_it_was(blank_blend, rigport, tmp_path):
     flat = _single_draw_80(samples.skinned_model(n_bones=80, morphs=0, geometries=2))
     src = _write(tmp_path, "in.mdl", mdl.write(flat))
     assert bpy.ops.import_scene.urho3d_mdl(filepath=src) == {"FINISHED"}
-    from rigport.operators.urho3d.operators import export_mdl_file
+    from rigport.operators.urho3d.model_exporter import ModelExportOptions, export_mdl
 
     objects = [o for o in bpy.data.objects if o.type == "MESH"]
     out = tmp_path / "out.mdl"
-    warnings = export_mdl_file(bpy.context, str(out), objects)
+    warnings = export_mdl(bpy.context, str(out), objects, ModelExportOptions()).warnings
     assert any("only GL3/D3D11 builds draw it" in w for w in warnings), warnings
     back = mdl.read(out.read_bytes())
     assert [len(g.bone_mapping) for g in back.geometries] == [0]
@@ -218,7 +219,7 @@ def test_gl3_only_file_comes_back_as_it_was(blank_blend, rigport, tmp_path):
         back.vertex_buffers[0].data["blendindices0"], flat.vertex_buffers[0].data["blendindices0"]
     )
     with pytest.raises(FormatError, match="80 bones, more than the limit of 64"):
-        export_mdl_file(bpy.context, str(out), objects, bone_limit="64")
+        export_mdl(bpy.context, str(out), objects, ModelExportOptions(bone_limit="64"))
 
 
 def test_kept_file_axes_round_trip(blank_blend, tmp_path):
@@ -229,12 +230,13 @@ def test_kept_file_axes_round_trip(blank_blend, tmp_path):
     anim = samples.walk_animation(model, n_keys=7)
     src = _write(tmp_path, "in.mdl", mdl.write(model))
     src_ani = _write(tmp_path, "in.ani", ani.write(anim))
-    from rigport.operators.urho3d.operators import import_ani_file, import_mdl_file
+    from rigport.operators.urho3d.animation_importer import AnimationImportOptions, import_ani
+    from rigport.operators.urho3d.model_importer import ModelImportOptions, import_mdl
 
-    built = import_mdl_file(bpy.context, src, convert=False)
+    built = import_mdl(bpy.context, src, ModelImportOptions(lods="FIRST", convert=False))
     arm = built.armature
     bpy.context.view_layer.objects.active = arm
-    import_ani_file(bpy.context, src_ani, arm, convert=False)
+    import_ani(bpy.context, src_ani, AnimationImportOptions(convert=False), arm)
     back = _export(bpy, tmp_path)
     a, b = model.vertex_buffers[0], back.vertex_buffers[0]
     assert (a.count, a.morph_start, a.morph_count) == (b.count, b.morph_start, b.morph_count)
@@ -279,7 +281,9 @@ def test_instant_steps_survive_an_unedited_round_trip(blank_blend, rigport, tmp_
     """Two keys at one time: counted in a warning on import, kept, written back
     exactly while the track is unedited; an edited track drops them, saying so."""
     bpy = blank_blend
-    from rigport.operators.urho3d.operators import export_ani_file, import_ani_file, steps_warnings
+    from rigport.operators.result import Level
+    from rigport.operators.urho3d.animation_exporter import AnimationExportOptions, export_ani
+    from rigport.operators.urho3d.animation_importer import AnimationImportOptions, import_ani
 
     model = samples.skinned_model(n_bones=5, morphs=0)
     anim = _with_steps(samples.walk_animation(model, n_keys=9))
@@ -287,11 +291,12 @@ def test_instant_steps_survive_an_unedited_round_trip(blank_blend, rigport, tmp_
     src_ani = _write(tmp_path, "steps.ani", ani.write(anim))
     assert bpy.ops.import_scene.urho3d_mdl(filepath=src) == {"FINISHED"}
     arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
-    _, action, _ = import_ani_file(bpy.context, src_ani, arm)
-    (note,) = steps_warnings(action)
+    imported = import_ani(bpy.context, src_ani, AnimationImportOptions(), arm)
+    (action,) = imported.actions
+    (note,) = [f"warning: {m.text}" for m in imported.messages if m.level is Level.WARNING]
     assert note.startswith("warning: 3 keys share a time") and "in 2 tracks" in note
     out = tmp_path / "out.ani"
-    assert export_ani_file(bpy.context, str(out), arm, action) == []
+    assert export_ani(bpy.context, str(out), arm, action, AnimationExportOptions()).warnings == []
     got = ani.read(out.read_bytes())
     for t in (0, 2):
         assert got.tracks[t].keys.tobytes() == anim.tracks[t].keys.tobytes()
@@ -312,7 +317,7 @@ def test_instant_steps_survive_an_unedited_round_trip(blank_blend, rigport, tmp_
     )
     fc.keyframe_points[1].co.y += 0.5
     fc.update()
-    warnings = export_ani_file(bpy.context, str(out), arm, action)
+    warnings = export_ani(bpy.context, str(out), arm, action, AnimationExportOptions()).warnings
     assert len(warnings) == 1 and f"track {name!r} was edited" in warnings[0]
     got = ani.read(out.read_bytes())
     assert len(np.unique(got.tracks[0].keys["time"])) == len(got.tracks[0].keys)

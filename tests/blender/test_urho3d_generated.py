@@ -140,7 +140,7 @@ def test_animation_with_bind_scale_roundtrip(blank_blend, tmp_path):
 def test_two_objects_merge_with_warnings(blank_blend, tmp_path, rigport):
     """Two objects into one model: both geometries written, a missing UV set warned about."""
     bpy = blank_blend
-    from rigport.operators.urho3d.operators import export_mdl_file
+    from rigport.operators.urho3d.model_exporter import ModelExportOptions, export_mdl
 
     model = samples.skinned_model(n_bones=4, morphs=1, uv_sets=2)
     src = tmp_path / "m.mdl"
@@ -153,7 +153,7 @@ def test_two_objects_merge_with_warnings(blank_blend, tmp_path, rigport):
     bpy.context.scene.collection.objects.link(twin)
     twin.data.uv_layers.remove(twin.data.uv_layers[1])
     out = tmp_path / "out.mdl"
-    warnings = export_mdl_file(bpy.context, str(out), [obj, twin])
+    warnings = export_mdl(bpy.context, str(out), [obj, twin], ModelExportOptions()).warnings
     assert any("twin: no UV set 2" in w for w in warnings), warnings
     back = mdl.read(out.read_bytes())
     assert len(back.geometries) == 2 * len(model.geometries)

@@ -1,0 +1,222 @@
+"""Blender meshes (with their armature and LOD levels) to one Urho3D model (.mdl).
+
+The export runs as named passes over one :class:`_ModelExport` state: choose the
+armature and the LOD levels, find the transform to bake, read each level's meshes,
+choose the file's layout, encode and check the model, write it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...io_formats.codec import FormatError
+from ...io_formats.merge import merge_meshes
+from ...io_formats.scene import Mesh, Skeleton
+from ...io_formats.urho3d import engine_rules, mdl
+from ...io_formats.urho3d.model_export import (
+    ExportOptions,
+    export_model,
+    file_order,
+    imported_bone_limit,
+)
+from ...io_formats.urho3d.model_import import GEOMETRY_ATTRIBUTE, TANGENT_ATTRIBUTE
+from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
+from ..blender.extract import extract_mesh, extract_skeleton, read_prop
+from ..blender.weights import reader_groups_kept
+from ..common import one_armature
+from ..conventions import file_matrix
+from ..result import Result
+from .axes import TransformOptions, export_axes, export_convert
+from .output import default_entry, package_path, write_output
+
+
+@dataclass(frozen=True)
+class ModelExportOptions:
+    """How a model is exported (the exporter's options, with its names).
+
+    ``file_format`` and ``bone_limit`` default to what the import recorded
+    (UMD2 and 64 bones per draw for new models); ``package_file`` names an
+    existing package to write into as ``package_entry`` (default:
+    ``Models/<file name>``); ``transform``: the axes and scale options baked
+    into the data (none: the data as Blender has it, the axes as imported)."""
+
+    file_format: str = "AUTO"
+    tangents: bool = True
+    recompute_tangents: bool = False
+    bone_limit: str = "AUTO"
+    package_file: str = ""
+    package_entry: str = ""
+    transform: TransformOptions | None = None
+
+
+@dataclass
+class _ModelExport:
+    """What the passes of :func:`export_mdl` read and fill."""
+
+    objects: list
+    options: ModelExportOptions
+    armature: object = None
+    skeleton: Skeleton | None = None
+    by_lod: dict[int, list] = field(default_factory=dict)
+    matrix: np.ndarray = field(default_factory=lambda: np.eye(4))
+    lods: list[tuple[int, Mesh]] = field(default_factory=list)
+    layout: dict | None = None
+    codec: ExportOptions | None = None
+    model: mdl.Model | None = None
+    result: Result = field(default_factory=Result)
+
+
+def export_mdl(context, path: str, objects: list, options: ModelExportOptions) -> Result:
+    """Write the mesh ``objects`` (LODs by their ``urho_lod`` property) to one .mdl,
+    or into the package the options name; the result's warnings say what the file
+    could not hold as Blender has it. Skinned meshes are read in their armature's
+    space, others in world space."""
+    state = _ModelExport(objects, options)
+    _choose_armature_and_lods(state)
+    _find_transform(state)
+    _read_lods(state)
+    _choose_layout(state)
+    _encode(state)
+    _write(state, path)
+    return state.result
+
+
+def _choose_armature_and_lods(state: _ModelExport) -> None:
+    """The one armature the meshes share (its skeleton in the file's bone order),
+    and the objects of each LOD level."""
+    if not state.objects:
+        raise FormatError("no mesh objects to export")
+    state.armature = one_armature(state.objects, "an Urho3D model")
+    if state.armature is not None:
+        state.skeleton = file_order(extract_skeleton(state.armature))
+    for obj in state.objects:
+        state.by_lod.setdefault(int(obj.get("urho_lod", 0)), []).append(obj)
+
+
+def _find_transform(state: _ModelExport) -> None:
+    """The matrix baked into the data (the axes and scale options in the space the
+    data is read in: the armature's, else world space for the first level's first
+    object's root), baked into the skeleton at once."""
+    transform = state.options.transform
+    if transform is not None:
+        if state.armature is not None:
+            space = np.array(state.armature.matrix_world, np.float64)
+            state.matrix = file_matrix(transform, state.armature, space)
+        else:
+            first = min(state.by_lod[min(state.by_lod)], key=lambda o: o.name)
+            state.matrix = file_matrix(transform, _top(first), None)
+    if state.skeleton is not None:
+        bake_bones(state.skeleton, state.matrix)
+
+
+def _read_lods(state: _ModelExport) -> None:
+    """Each LOD level's objects read, placed, baked and merged into one mesh."""
+    names = state.skeleton.names if state.skeleton is not None else None
+    options = state.options
+    for lod, objs in sorted(state.by_lod.items()):
+        # Blender's tangents only when the file's own are not all kept (they win on export)
+        need = options.tangents and (
+            options.recompute_tangents
+            or any(TANGENT_ATTRIBUTE not in o.data.attributes for o in objs)
+        )
+        meshes = []
+        with reader_groups_kept():  # one weight-reading node group for every object
+            for obj in sorted(objs, key=lambda o: o.name):
+                mesh = extract_mesh(obj, names, tangents=need)
+                _apply_object_transform(mesh, obj, state.armature)
+                meshes.append(mesh)
+        bake_meshes(meshes, state.matrix)
+        merged, notes = merge_meshes(meshes, (GEOMETRY_ATTRIBUTE,))
+        state.result.warn_all(notes)
+        state.lods.append((lod, merged))
+
+
+def _choose_layout(state: _ModelExport) -> None:
+    """The codec's options: the imported layout while the model is one object per
+    level, the format, bone limit and axes as imported unless the options say."""
+    options = state.options
+    recorded = read_prop(state.by_lod[min(state.by_lod)][0], "urho_layout")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    single = all(len(v) == 1 for v in state.by_lod.values())
+    state.layout = recorded if single and recorded else None
+    magic = recorded.get("magic", "UMD2") if options.file_format == "AUTO" else options.file_format
+    bone_limit = options.bone_limit
+    if bone_limit == "AUTO":
+        bone_limit = imported_bone_limit(recorded)
+    convert_axes = export_axes(export_convert(options.transform), recorded.get("axes"))
+    state.codec = ExportOptions(
+        magic=magic.encode("ascii"),
+        convert_axes=convert_axes,
+        tangents=options.tangents,
+        recompute_tangents=options.recompute_tangents,
+        bone_limit=int(bone_limit),
+        layout=bake_layout(state.layout, state.matrix, convert_axes),
+    )
+
+
+def _encode(state: _ModelExport) -> None:
+    """The model, with a warning per engine rule it breaks; UMD3's own fields."""
+    model, warnings = export_model(state.lods, state.skeleton, state.codec)
+    state.result.warn_all(warnings)
+    state.result.warn_all(
+        f"Urho3D would refuse to load this model: {v}"
+        for v in engine_rules.check(model, state.codec.bone_limit)
+    )
+    if model.magic == b"UMD3":
+        _rbfx_model_fields(model, state.objects, state.layout)
+    state.model = model
+
+
+def _write(state: _ModelExport, path: str) -> None:
+    """The file (or the package entry); a warning when LOD levels were left out."""
+    options = state.options
+    into = package_path(options.package_file)
+    entry = options.package_entry or default_entry(path)
+    write_output(path, lambda: mdl.write(state.model), into, entry)
+    if len(state.lods) == 1 and isinstance(state.layout, dict):
+        n = max((len(g["lods"]) for g in state.layout["geometries"]), default=1)
+        if n > 1:
+            state.result.warn(
+                f"the imported model had {n} LOD levels; only LOD {state.lods[0][0]} "
+                "was in Blender, so the file has one (import with all LODs to keep them)"
+            )
+    if into:
+        state.result.info(f"wrote {entry} into {options.package_file}")
+
+
+def _rbfx_model_fields(model: mdl.Model, objects: list, layout: dict | None) -> None:
+    """UMD3: the version (as imported, else the newest) and each morph's default
+    weight, which is the shape key's value in Blender."""
+    model.version = int((layout or {}).get("version", mdl.UMD3_VERSIONS[-1]))
+    values: dict[str, float] = {}
+    for obj in objects:
+        keys = obj.data.shape_keys
+        for kb in keys.key_blocks[1:] if keys is not None else ():
+            values.setdefault(kb.name, float(kb.value))
+    for m in model.morphs:
+        m.weight = values.get(m.name, 0.0)
+
+
+def _top(obj):
+    """The topmost parent of ``obj`` (where an import recorded its transform)."""
+    while obj.parent is not None:
+        obj = obj.parent
+    return obj
+
+
+def _apply_object_transform(mesh: Mesh, obj, armature) -> None:
+    """``obj``'s placement (relative to ``armature`` when skinned) applied to the
+    positions and normals read in its own space."""
+    m = np.array(obj.matrix_world, np.float64)
+    if armature is not None:
+        m = np.linalg.inv(np.array(armature.matrix_world, np.float64)) @ m
+    if np.allclose(m, np.eye(4), atol=1e-9):
+        return
+    mesh.positions = (mesh.positions @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
+    if mesh.normals is not None:
+        n = mesh.normals @ np.linalg.inv(m[:3, :3])
+        mesh.normals = (n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)).astype(
+            np.float32
+        )

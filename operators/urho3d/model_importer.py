@@ -1,0 +1,92 @@
+"""Urho3D models (.mdl) into Blender: armature, meshes, LODs, shape keys."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...io_formats.codec import FormatError
+from ...io_formats.urho3d import mdl
+from ...io_formats.urho3d.model_export import unheld_normals
+from ...io_formats.urho3d.model_import import NORMAL_ATTRIBUTE, import_model
+from ..blender import compat
+from ..blender.build import build_scene
+from ..common import read_bytes
+from ..conventions import option_matrix, place_roots
+from ..result import Result
+from .axes import TransformOptions
+
+
+@dataclass(frozen=True)
+class ModelImportOptions:
+    """How a model is imported (the importer's options, with its names).
+
+    ``lods``: ALL (every level, those after 0 hidden) or FIRST (LOD 0 only);
+    ``convert``: Urho3D's axes into Blender's (False keeps the file's);
+    ``transform``: the axes and scale options, put on the roots the import makes
+    (none: the objects stay where the file has them, unrecorded)."""
+
+    lods: str = "ALL"
+    reuse_materials: bool = False
+    convert: bool = True
+    transform: TransformOptions | None = None
+
+
+def import_mdl(context, path: str, options: ModelImportOptions) -> Result:
+    """Import one .mdl file: what was built; a FormatError leaves nothing behind."""
+    data = read_bytes(path)
+    try:
+        model = mdl.read(data)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    return build_model(context, model, path, options)
+
+
+def build_model(context, model: mdl.Model, path: str, options: ModelImportOptions) -> Result:
+    """Build ``model`` (``path`` names it: a file, or a file in a package). With
+    every LOD, the levels after 0 are hidden in the viewport (they are still
+    exported). The result's one information line counts the objects."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        scene = import_model(model, name, all_lods=options.lods == "ALL", convert=options.convert)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    built = build_scene(context, scene, reuse_materials=options.reuse_materials)
+    for obj in built.objects:
+        if obj.type == "MESH" and int(obj.get("urho_lod", 0)) > 0:
+            obj.hide_set(True)
+    if options.transform is not None:
+        place_roots(built.objects, option_matrix(options.transform))
+    result = Result(objects=list(built.objects), armature=built.armature, undo=[built.discard])
+    result.info(f"{len(built.objects)} objects")
+    return result.warn(unheld_normals_warning(built.objects))
+
+
+def unheld_normals_warning(objects: list) -> str:
+    """A warning counting the vertices whose file normals Blender cannot hold
+    (corners of degenerate triangles), "" when there are none; the exporter
+    writes the file's own there. Versions with the ``custom_normal`` attribute
+    hold every normal as given, so they skip the check (reading 4.2's corner
+    normals costs a second at 1M vertices)."""
+    if compat.HAS_NORMAL_ATTRIBUTE:
+        return ""
+    count = 0
+    for obj in objects:
+        me = obj.data if obj.type == "MESH" else None
+        if me is None or NORMAL_ATTRIBUTE not in me.attributes or not len(me.loops):
+            continue
+        normals = np.empty(3 * len(me.loops), np.float32)
+        me.corner_normals.foreach_get("vector", normals)
+        bad = unheld_normals(normals.reshape(-1, 3))
+        if bad.any():
+            verts = np.empty(len(me.loops), np.int32)
+            me.loops.foreach_get("vertex_index", verts)
+            count += len(np.unique(verts[bad]))
+    if not count:
+        return ""
+    return (
+        f"{count} vertices lie on degenerate triangles, where Blender cannot hold "
+        "their normals: the file's normals are kept and written back"
+    )
