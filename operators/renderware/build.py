@@ -21,7 +21,7 @@ from ...io_formats.transforms import world_from_local
 from ..blender import compat, kept_keys
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
 from ..blender.weights import assign_vertex_groups
-from .txd import bind_clump
+from .txd_importer import bind_clump
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
 #: Custom properties written on import and read on export.
