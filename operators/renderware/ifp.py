@@ -144,7 +144,7 @@ class EXPORT_ANIM_OT_gta_ifp(
         name="Replace in Existing File",
         default=True,
         description="Write into the existing file: animations of the same name are "
-        "replaced, the others kept",
+        "replaced, the others left as they are",
     )
 
     def draw(self, context) -> None:

@@ -82,21 +82,24 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     if not pairs:
         raise FormatError("the armature has no action to export", None, path)
     result = Result().info(f"{len(pairs)} animations written to {os.path.basename(path)}")
-    kept = [_kept_source(action) for _, action in pairs]
-    target = _target_package(path, options, kept, result)
-    compressed = target.version == "ANP3" and _compressed(target, kept)
+    sources = [_imported_source(action) for _, action in pairs]
+    target = _target_package(path, options, sources, result)
+    compressed = target.version == "ANP3" and _compressed(target, sources)
     fps = options.fps if options.frame_rate == "CUSTOM" else None
     rate = fps or scene_fps(context)
     bones = armature_bones(armature)
     roots = {b.name for b in armature.data.bones if b.parent is None}
     rest = rest_relative(armature.data)
-    for (name, action), source in zip(pairs, kept, strict=True):
+    for (name, action), source in zip(pairs, sources, strict=True):
         neutral = extract_animation(armature, action, rate, fps is None, rest=rest)
         neutral.name = name if name != action.name else neutral.name
         scale_translations(neutral, export_scale(options, action))
         src = source.animations[0] if source is not None and source.animations else None
         if src is not None and source.version != target.version:
-            result.warn(f"{action.name}: written as {target.version}, not {source.version}")
+            result.warn(
+                f"{action.name}: came from a {source.version} file and is written as "
+                f"{target.version}: every key is encoded anew, none copied as imported"
+            )
             src = None
         out = anim_convert.to_ifp_animation(neutral, bones, target.version, compressed, src, roots)
         old = target.find(out.name)
@@ -108,20 +111,25 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     return result
 
 
-def _kept_source(action) -> ifp.IfpFile | None:
-    """The one-animation package an IFP import kept on ``action``, if any."""
+def _imported_source(action) -> ifp.IfpFile | None:
+    """The one-animation package an IFP import stored on ``action``, if any."""
     source = _source(action)
     return anim_convert.unpack_source(source["source"]) if source else None
 
 
-def _target_package(path: str, options: IfpExportOptions, kept: list, result: Result):
+def _target_package(
+    path: str, options: IfpExportOptions, sources: list, result: Result
+) -> ifp.IfpFile:
     """The package the animations go into: the file at ``path`` with ``replace``
     (a warning says so), else a new one in the layout of the first imported
     action (the version chosen, else that layout, else San Andreas')."""
     if options.replace and os.path.isfile(path):
-        result.warn(f"replacing animations in {os.path.basename(path)}")
+        result.warn(
+            f"replacing animations in {os.path.basename(path)} (those of the same name; "
+            "the file's other animations stay as they are)"
+        )
         return read_ifp(path)
-    first = next((k for k in kept if k is not None), None)
+    first = next((k for k in sources if k is not None), None)
     version = options.version
     wanted = version if version != "AUTO" else (first.version if first else "ANP3")
     if first is not None and first.version == wanted:
@@ -137,9 +145,9 @@ def _target_package(path: str, options: IfpExportOptions, kept: list, result: Re
     return ifp.new_file(wanted, os.path.splitext(os.path.basename(path))[0])
 
 
-def _compressed(target: ifp.IfpFile, kept: list) -> bool:
+def _compressed(target: ifp.IfpFile, sources: list) -> bool:
     """The file's own choice: its animations', else the imported ones', else SA's."""
-    for f in [target, *[k for k in kept if k is not None]]:
+    for f in [target, *[k for k in sources if k is not None]]:
         for a in f.animations:
             if a.objects:
                 return a.objects[0].compressed
