@@ -1,6 +1,7 @@
-"""Options the RenderWare animation operators (.ifp, .anm) share: the armature an
-export takes its actions from, and the scale of the keys' translations (which
-actions, and the files they go to, are every format's: ``animation_files``).
+"""Options the RenderWare animation operators (.ifp, .anm) share, and what their
+importers and exporters make of them: the armature an export takes its actions
+from, the frame rate, and the scale of the keys' translations (which actions,
+and the files they go to, are every format's: ``animation_files``).
 
 An animation keys bones relative to their rest pose, so axes do not apply (the
 armature object carries them); a scale does: ``global_scale`` scales the
@@ -80,6 +81,13 @@ class ExportKeyScale:
         """The Transform panel: As Imported, then the scale."""
         props = ("use_transform_as_imported", "global_scale")
         section(layout, self, "transform", "Transform", props=props)
+
+
+def custom_fps(options) -> float | None:
+    """The rate key times convert at when the options' ``frame_rate`` is the custom
+    one, else None: the scene's rate (on export: the rate each action was imported
+    with, else the scene's)."""
+    return float(options.fps) if options.frame_rate == "CUSTOM" else None
 
 
 def scale_translations(anim: Animation, scale: float) -> None:

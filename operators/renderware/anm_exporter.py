@@ -26,7 +26,7 @@ from ..blender.extract import extract_animation
 from ..common import current_action
 from ..conventions import scene_fps
 from ..result import Result
-from .anim_options import export_scale, scale_translations, target_armature
+from .anim_options import custom_fps, export_scale, scale_translations, target_armature
 from .anm_importer import PROP_STAMP, hanim_bones
 
 
@@ -51,7 +51,7 @@ def export_anm_file(context, path: str, options: AnmExportOptions, armature, act
     action = action or current_action(armature)
     if action is None:
         raise FormatError(f"{armature.name} has no action to export", None, path)
-    fps = options.fps if options.frame_rate == "CUSTOM" else None
+    fps = custom_fps(options)
     neutral = extract_animation(armature, action, fps or scene_fps(context), fps is None)
     scale_translations(neutral, export_scale(options, action))
     rest = {}

@@ -21,7 +21,7 @@ from ..blender.build import build_action
 from ..common import iter_armatures
 from ..conventions import scene_fps
 from ..result import Result
-from .anim_options import record_scale, scale_translations
+from .anim_options import custom_fps, record_scale, scale_translations
 
 #: Hidden action property: the .anm's version stamp, written back on export.
 PROP_STAMP = "_rw_anm_stamp"
@@ -83,7 +83,7 @@ def import_anm_file(
     except FormatError as err:
         raise err.with_path(path) from None
     scale_translations(neutral, options.global_scale)
-    fps = options.fps if options.frame_rate == "CUSTOM" else scene_fps(context)
+    fps = custom_fps(options) or scene_fps(context)
     action = build_action(armature, neutral, fps)
     action[PROP_STAMP] = int(f.stamp)
     record_scale(action, options.global_scale)

@@ -25,7 +25,7 @@ from ..blender.build import rest_relative
 from ..blender.extract import extract_animation
 from ..conventions import scene_fps
 from ..result import Result
-from .anim_options import export_scale, scale_translations, target_armature
+from .anim_options import custom_fps, export_scale, scale_translations, target_armature
 from .ifp_importer import PROP_SOURCE, armature_bones, read_ifp
 
 
@@ -85,7 +85,7 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     sources = [_imported_source(action) for _, action in pairs]
     target = _target_package(path, options, sources, result)
     compressed = target.version == "ANP3" and _compressed(target, sources)
-    fps = options.fps if options.frame_rate == "CUSTOM" else None
+    fps = custom_fps(options)
     rate = fps or scene_fps(context)
     bones = armature_bones(armature)
     roots = {b.name for b in armature.data.bones if b.parent is None}

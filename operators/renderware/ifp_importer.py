@@ -26,7 +26,7 @@ from ..blender.build import build_action, rest_relative
 from ..common import iter_armatures
 from ..conventions import scene_fps
 from ..result import Result
-from .anim_options import record_scale, scale_translations
+from .anim_options import custom_fps, record_scale, scale_translations
 
 #: Hidden action property: JSON {"source": one-animation IFP (base64),
 #: "file": the .ifp's name, "index": its place there}.
@@ -113,7 +113,7 @@ def import_ifp_file(
         armature, how = best_armature(context, f)
         if armature is None:
             raise FormatError(how, None, path)
-    fps = options.fps if options.frame_rate == "CUSTOM" else scene_fps(context)
+    fps = custom_fps(options) or scene_fps(context)
     made, missing = _build_actions(
         f, chosen, armature, path, fps=fps, scale=options.global_scale, progress=progress
     )
