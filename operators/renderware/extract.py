@@ -157,6 +157,7 @@ class _Clump:
     warnings: list[str]
     #: The empties at and under the exported objects' roots: frames.
     empties: list = field(default_factory=list)
+    empty_set: set = field(default_factory=set)
     scene_extras: dict = field(default_factory=dict)
     #: key -> (sort key, FrameNode, parent key, world matrix; None for a bone)
     entries: dict = field(default_factory=dict)
@@ -169,9 +170,8 @@ class _Clump:
 
     def frame_above(self, obj) -> FrameKey | None:
         """The frame ``obj`` hangs from: the nearest empty above it, else the root frame."""
-        empties = set(self.empties)
         p = obj.parent
-        while p is not None and p not in empties:
+        while p is not None and p not in self.empty_set:
             p = p.parent
         if p is not None:
             return ("empty", p.name)
@@ -219,6 +219,7 @@ def _chosen_objects(objects: list) -> _Clump:
     for name in sorted(roots):
         root = roots[name]
         clump.empties += [o for o in [root, *root.children_recursive] if o.type == "EMPTY"]
+    clump.empty_set = set(clump.empties)
     return clump
 
 
