@@ -1,1 +1,1 @@
-"""RenderWare clumps in Blender: operators, clump build and extract."""
+"""RenderWare in Blender: operators, import and export of clumps, animations, textures."""

@@ -1,6 +1,7 @@
-"""Options the RenderWare animation operators (.ifp, .anm) share: the armature an
-export takes its actions from, and the scale of the keys' translations (which
-actions, and the files they go to, are every format's: ``animation_files``).
+"""Options the RenderWare animation operators (.ifp, .anm) share, and what their
+importers and exporters make of them: the armature an export takes its actions
+from, the frame rate, and the scale of the keys' translations (which actions,
+and the files they go to, are every format's: ``animation_files``).
 
 An animation keys bones relative to their rest pose, so axes do not apply (the
 armature object carries them); a scale does: ``global_scale`` scales the
@@ -26,9 +27,8 @@ from ..conventions import (
 
 
 class ArmatureScope:
-    """Mixin for animation exporters: the armature whose actions are written, the
-    active one (or the scene's only one), or a Collection Exporter's
-    collection's."""
+    """Mixin for animation exporters: the collection whose armature's actions are
+    written (a Collection Exporter's; see :func:`target_armature`)."""
 
     collection: StringProperty(
         name="Source Collection",
@@ -38,13 +38,14 @@ class ArmatureScope:
         options={"HIDDEN"},
     )
 
-    def target_armature(self, context):
-        """The armature to export: the Collection Exporter's collection's only
-        one, else the active armature, else the scene's only one (:func:`pick_armature`)."""
-        if self.collection:
-            pool = collection_objects(self.collection, ("ARMATURE",))
-            return pick_armature(context, pool, f"collection {self.collection!r}", False)
-        return pick_armature(context, list(iter_armatures(context)), "the scene")
+
+def target_armature(context, collection: str = ""):
+    """The armature to export: ``collection``'s only one (a Collection Exporter's),
+    else the active armature, else the scene's only one (:func:`pick_armature`)."""
+    if collection:
+        pool = collection_objects(collection, ("ARMATURE",))
+        return pick_armature(context, pool, f"collection {collection!r}", False)
+    return pick_armature(context, list(iter_armatures(context)), "the scene")
 
 
 class ImportKeyScale:
@@ -82,6 +83,13 @@ class ExportKeyScale:
         section(layout, self, "transform", "Transform", props=props)
 
 
+def custom_fps(options) -> float | None:
+    """The rate key times convert at when the options' ``frame_rate`` is the custom
+    one, else None: the scene's rate (on export: the rate each action was imported
+    with, else the scene's)."""
+    return float(options.fps) if options.frame_rate == "CUSTOM" else None
+
+
 def scale_translations(anim: Animation, scale: float) -> None:
     """Every translation key of ``anim`` times ``scale``, in place (nothing at 1)."""
     if scale == 1.0:
@@ -100,9 +108,8 @@ def record_scale(action, scale: float) -> None:
 
 def export_scale(options, action) -> float:
     """File units per Blender unit for ``action``'s translations: the inverse of its
-    recorded import scale "As Imported", else the options' (1 without options)."""
-    if options is None:
-        return 1.0
+    recorded import scale with ``use_transform_as_imported``, else the options'
+    ``global_scale``."""
     if options.use_transform_as_imported:
         m = recorded_transform(action)
         if m is not None:

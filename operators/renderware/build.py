@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
+from typing import Any
 
 import bpy
 import numpy as np
@@ -21,7 +23,7 @@ from ...io_formats.transforms import world_from_local
 from ..blender import compat, kept_keys
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
 from ..blender.weights import assign_vertex_groups
-from .txd import bind_clump
+from .txd_importer import bind_clump
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
 #: Custom properties written on import and read on export.
@@ -94,6 +96,27 @@ def _material(
     return mat
 
 
+@dataclass
+class _ClumpBuild:
+    """What :func:`build_clump`'s passes read and fill."""
+
+    context: Any
+    imp: ImportedClump
+    directory: str
+    built: Built
+    #: Images loaded for the materials (removed again if the build fails).
+    images: list
+    reuse_materials: bool
+    #: Each frame's matrix relative to its parent, and in world space.
+    local: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+    world: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+    #: frame index -> the empty made for it (frames outside the HAnim hierarchy).
+    empties: dict = field(default_factory=dict)
+    armature: Any = None
+    #: material key (name, colour, texture, extras) -> the material made for it.
+    materials: dict = field(default_factory=dict)
+
+
 def build_clump(
     context,
     imp: ImportedClump,
@@ -103,113 +126,143 @@ def build_clump(
 ) -> Built:
     """Create the clump in the active collection; all or nothing. Textures come
     from ``dictionaries`` (``(label, TxdFile)``) or the .txd named like the clump
-    beside it (:mod:`.txd`); what they lack is added to ``imp.warnings``.
+    beside it (:mod:`.txd_importer`); what they lack is added to ``imp.warnings``.
     Materials are new unless ``reuse_materials`` (the blend file's material of
     the same name is used then, as it is)."""
-    built = Built()
-    images: list = []
+    state = _ClumpBuild(context, imp, directory, Built(), [], reuse_materials)
     try:
-        _build(context, imp, directory, built, images, reuse_materials)
-        made, warnings = bind_clump(built.materials, directory, imp.scene.name, dictionaries)
-        images += made
+        _frame_matrices(state)
+        _frame_empties(state)
+        _armature(state)
+        _place_empties(state)
+        for k, mesh in enumerate(imp.scene.meshes):
+            _atomic(state, k, mesh)
+        made, warnings = bind_clump(state.built.materials, directory, imp.scene.name, dictionaries)
+        state.images += made
         imp.warnings += warnings
     except Exception:
-        built.discard()
-        for image in images:
+        state.built.discard()
+        for image in state.images:
             bpy.data.images.remove(image)
         raise
-    return built
+    return state.built
 
 
-def _build(
-    context, imp: ImportedClump, directory: str, built: Built, images: list, reuse: bool
-) -> None:
-    collection = context.collection
-    scene = imp.scene
-    frames = imp.frames
-    local = np.array([f.matrix for f in frames], np.float64).reshape(-1, 4, 4)
+def _frame_matrices(state: _ClumpBuild) -> None:
+    frames = state.imp.frames
+    state.local = np.array([f.matrix for f in frames], np.float64).reshape(-1, 4, 4)
     parents = np.array([f.parent for f in frames], np.int32)
-    world = world_from_local(local, parents)
-    objects: dict[int, bpy.types.Object] = {}
+    state.world = world_from_local(state.local, parents)
+
+
+def _frame_empties(state: _ClumpBuild) -> None:
+    """An empty per frame outside the HAnim hierarchy, with the frame's values; the
+    clump's own values on the first."""
+    frames = state.imp.frames
+    world = state.world
     extent = float(np.ptp(world[:, :3, 3], axis=0).max()) if len(frames) > 1 else 1.0
     for i, f in enumerate(frames):
         if f.bone >= 0:
             continue
         obj = bpy.data.objects.new(f.name, None)
-        built.objects.append(obj)
-        collection.objects.link(obj)
+        state.built.objects.append(obj)
+        state.context.collection.objects.link(obj)
         obj.empty_display_type = "PLAIN_AXES"
         obj.empty_display_size = max(extent * 0.05, 0.01)
         for key, value in f.extras.items():
             _set(obj, key, value)
         if obj.name != f.name and "rw_name" not in f.extras:  # the name was taken
             obj["rw_name"] = f.name
-        objects[i] = obj
-    if objects:  # the clump's own values, also on the armature below
-        for key, value in scene.extras.items():
-            _set(objects.get(0) or next(iter(objects.values())), key, value)
-    armature = None
-    names = None
-    if scene.skeleton is not None:
-        armature = build_armature(context, scene.skeleton, scene.name, built, collection)
-        built.armature = armature
-        names = built.bone_names
-        for key, value in scene.extras.items():
-            _set(armature, key, value)
-        holder = objects.get(imp.skin_frame)
-        if holder is not None:
-            armature.parent = holder
-        else:  # the skinned atomics hang from a bone: the armature sits where it is
-            up = frames[imp.skin_frame].parent
-            place = world[imp.skin_frame]
-            if up in objects:
-                armature.parent = objects[up]
-                place = np.linalg.inv(world[up]) @ place
-            armature.matrix_basis = Matrix(place.tolist())
-    bone_frame = {f.name: i for i, f in enumerate(frames) if f.bone >= 0}
-    for i, obj in objects.items():
+        state.empties[i] = obj
+    if state.empties:  # the clump's own values, also on the armature (_armature)
+        first = state.empties.get(0) or next(iter(state.empties.values()))
+        for key, value in state.imp.scene.extras.items():
+            _set(first, key, value)
+
+
+def _armature(state: _ClumpBuild) -> None:
+    """The HAnim hierarchy as one armature, on the frame the skinned atomics hang
+    from: that frame's empty, else (a bone frame) where that frame is."""
+    imp = state.imp
+    scene = imp.scene
+    if scene.skeleton is None:
+        return
+    built = state.built
+    armature = build_armature(
+        state.context, scene.skeleton, scene.name, built, state.context.collection
+    )
+    state.armature = built.armature = armature
+    for key, value in scene.extras.items():
+        _set(armature, key, value)
+    holder = state.empties.get(imp.skin_frame)
+    if holder is not None:
+        armature.parent = holder
+        return
+    # the skinned atomics hang from a bone: the armature sits where it is
+    up = imp.frames[imp.skin_frame].parent
+    place = state.world[imp.skin_frame]
+    if up in state.empties:
+        armature.parent = state.empties[up]
+        place = np.linalg.inv(state.world[up]) @ place
+    armature.matrix_basis = Matrix(place.tolist())
+
+
+def _place_empties(state: _ClumpBuild) -> None:
+    """Each empty on its parent frame: an empty, a bone, or none (world space)."""
+    frames = state.imp.frames
+    bone_frames = {f.name for f in frames if f.bone >= 0}
+    for i, obj in state.empties.items():
         p = frames[i].parent
         if p < 0:
-            obj.matrix_world = Matrix(world[i].tolist())
-        elif p in objects:
-            obj.parent = objects[p]
-            obj.matrix_basis = Matrix(local[i].tolist())
+            obj.matrix_world = Matrix(state.world[i].tolist())
+        elif p in state.empties:
+            obj.parent = state.empties[p]
+            obj.matrix_basis = Matrix(state.local[i].tolist())
         else:  # a frame hanging from a bone
-            obj.parent = armature
+            obj.parent = state.armature
             obj.parent_type = "BONE"
-            obj.parent_bone = frames[p].name if frames[p].name in bone_frame else ""
-            obj.matrix_world = Matrix(world[i].tolist())
-    made: dict[str, bpy.types.Material] = {}
-    for k, mesh in enumerate(scene.meshes):
-        infos = imp.materials[k]
-        names_k = []
-        for info in infos:
-            key = json.dumps([info.name, info.color, info.texture, info.extras], sort_keys=True)
-            if key not in made:
-                made[key] = _material(info, directory, built, images, reuse)
-            names_k.append(made[key].name)
-        mesh.materials = names_k
-        frame = imp.mesh_frames[k]
-        skinned = mesh.skin is not None and armature is not None
-        # per-vertex normals take the per-vertex setter on 4.2 (build._set_custom_normals)
-        morphs = mesh.morphs
-        mesh.morphs = []  # shape keys last: the weights may go in through a modifier
-        try:
-            # the names are of the materials made just above: use those
-            obj = build_mesh_object(context, mesh, built, collection, reuse_materials=True)
-        finally:
-            mesh.morphs = morphs
-        obj[PROP_FRAME] = frame
-        obj[PROP_ATOMIC] = k
-        if skinned:
-            obj.parent = armature
-            obj.modifiers.new("Armature", "ARMATURE").object = armature
-            assign_vertex_groups(context, obj, mesh.skin.joints, mesh.skin.weights, names)
-        if morphs:
-            shape_keys(obj, mesh)
-        if not skinned:
-            holder = objects.get(frame)
-            if holder is not None:
-                obj.parent = holder
-            else:
-                obj.matrix_world = Matrix(world[frame].tolist())
+            obj.parent_bone = frames[p].name if frames[p].name in bone_frames else ""
+            obj.matrix_world = Matrix(state.world[i].tolist())
+
+
+def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
+    """The mesh object of atomic ``k``: its materials (one per distinct material of
+    the clump), skinned to the armature, else on its frame's empty."""
+    imp = state.imp
+    names = []
+    for info in imp.materials[k]:
+        key = json.dumps([info.name, info.color, info.texture, info.extras], sort_keys=True)
+        if key not in state.materials:
+            state.materials[key] = _material(
+                info, state.directory, state.built, state.images, state.reuse_materials
+            )
+        names.append(state.materials[key].name)
+    mesh.materials = names
+    frame = imp.mesh_frames[k]
+    armature = state.armature
+    skinned = mesh.skin is not None and armature is not None
+    # per-vertex normals take the per-vertex setter on 4.2 (build._set_custom_normals)
+    morphs = mesh.morphs
+    mesh.morphs = []  # shape keys last: the weights may go in through a modifier
+    try:
+        # the names are of the materials made just above: use those
+        obj = build_mesh_object(
+            state.context, mesh, state.built, state.context.collection, reuse_materials=True
+        )
+    finally:
+        mesh.morphs = morphs
+    obj[PROP_FRAME] = frame
+    obj[PROP_ATOMIC] = k
+    if skinned:
+        obj.parent = armature
+        obj.modifiers.new("Armature", "ARMATURE").object = armature
+        names = state.built.bone_names
+        assign_vertex_groups(state.context, obj, mesh.skin.joints, mesh.skin.weights, names)
+    if morphs:
+        shape_keys(obj, mesh)
+    if not skinned:
+        holder = state.empties.get(frame)
+        if holder is not None:
+            obj.parent = holder
+        else:
+            obj.matrix_world = Matrix(state.world[frame].tolist())

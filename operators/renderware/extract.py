@@ -11,6 +11,8 @@ of its own gets one.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +20,7 @@ from ...io_formats.codec import FormatError
 from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
 from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
-from ...io_formats.scene import Mesh
+from ...io_formats.scene import Mesh, Skeleton
 from ..blender import compat, kept_keys
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
@@ -138,116 +140,201 @@ def _triangles_only(obj, mesh: Mesh, warnings: list[str]) -> bool:
     return True
 
 
+#: Sort key of frames the import did not record (after every recorded one).
+UNRECORDED = 1 << 30
+
+#: A frame in :attr:`_Clump.entries`: ("root",), ("empty", name), ("bone", name)
+#: or ("mesh", name).
+FrameKey = tuple
+
+
+@dataclass
+class _Clump:
+    """What :func:`extract_clump`'s passes read and fill, in pass order."""
+
+    meshes: list
+    armature: Any
+    warnings: list[str]
+    #: The empties at and under the exported objects' roots: frames.
+    empties: list = field(default_factory=list)
+    empty_set: set = field(default_factory=set)
+    scene_extras: dict = field(default_factory=dict)
+    #: key -> (sort key, FrameNode, parent key, world matrix; None for a bone)
+    entries: dict = field(default_factory=dict)
+    skeleton: Skeleton | None = None
+    #: The frame the armature sits on, and where it sits on it (when not exactly there).
+    arm_key: FrameKey | None = None
+    skeleton_offset: np.ndarray | None = None
+    #: (mesh in its frame's space, frame key, materials) per atomic, in atomic order.
+    atomics: list = field(default_factory=list)
+
+    def frame_above(self, obj) -> FrameKey | None:
+        """The frame ``obj`` hangs from: the nearest empty above it, else the root frame."""
+        p = obj.parent
+        while p is not None and p not in self.empty_set:
+            p = p.parent
+        if p is not None:
+            return ("empty", p.name)
+        return ("root",) if ("root",) in self.entries else None
+
+
 def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str | int]:
     """The exportable clump, warnings, and the default target: the stamp the clump
     was imported with, else San Andreas."""
+    clump = _chosen_objects(objects)
+    _read_scene_extras(clump)
+    _add_root_frame(clump)
+    _add_empty_frames(clump)
+    _add_bone_frames(clump)
+    _add_atomics(clump)
+    nodes, position = _ordered_frames(clump)
+    export_meshes = [
+        ExportMesh(mesh, position[key] if key is not None else 0, materials)
+        for mesh, key, materials in clump.atomics
+    ]
+    stamp = clump.scene_extras.get("rw_stamp")
+    default = int(stamp) if isinstance(stamp, int) and stamp else "SA"
+    data = ExportClump(
+        nodes, export_meshes, clump.skeleton, clump.scene_extras, clump.skeleton_offset
+    )
+    return data, clump.warnings, default
+
+
+def _chosen_objects(objects: list) -> _Clump:
+    """The meshes of the most detailed LOD level, their one armature, and the
+    empties of their hierarchies."""
     meshes = [o for o in objects if o.type == "MESH"]
     if not meshes:
         raise FormatError("no mesh objects to export")
     warnings: list[str] = []
     meshes = _most_detailed(meshes, warnings)
     armature = one_armature(meshes, "a clump (one HAnim hierarchy)")
+    clump = _Clump(meshes, armature, warnings)
     roots = {}
     for obj in meshes + ([armature] if armature else []):
         top = obj
         while top.parent is not None:
             top = top.parent
         roots[top.name] = top
-    empties = []
     for name in sorted(roots):
         root = roots[name]
-        empties += [o for o in [root, *root.children_recursive] if o.type == "EMPTY"]
-    scene_extras: dict = {}
-    for holder in ([armature] if armature else []) + empties:
+        clump.empties += [o for o in [root, *root.children_recursive] if o.type == "EMPTY"]
+    clump.empty_set = set(clump.empties)
+    return clump
+
+
+def _read_scene_extras(clump: _Clump) -> None:
+    """The clump's own values the import kept, from the armature, else the empties."""
+    for holder in ([clump.armature] if clump.armature else []) + clump.empties:
         for k in SCENE_KEYS:
-            if kept_keys.has(holder, k) and k not in scene_extras:
-                scene_extras[k] = read_prop(holder, k)
-    big = 1 << 30
-    # entries: key -> (sort key, FrameNode, parent key, world matrix)
-    entries: dict = {}
+            if kept_keys.has(holder, k) and k not in clump.scene_extras:
+                clump.scene_extras[k] = read_prop(holder, k)
+
+
+def _add_root_frame(clump: _Clump) -> None:
+    """A clump root frame, as the games' files have, when there is no empty to be
+    one (unless the bones came from a clump whose frames were all bones)."""
+    armature = clump.armature
     imported_bones = armature is not None and any(
         kept_keys.has(b, "rw_frame_index") for b in armature.data.bones
     )
-    if not empties and not imported_bones:  # a clump root frame, as the games' files have
-        root_name = armature.name if armature is not None else meshes[0].name + "_root"
-        root_world = _world_of(armature) if armature is not None else np.eye(4)
-        entries["root"] = ((-1, ""), FrameNode(root_name, -1, root_world), None, root_world)
-    empty_set = set(empties)
+    if clump.empties or imported_bones:
+        return
+    root_name = armature.name if armature is not None else clump.meshes[0].name + "_root"
+    root_world = _world_of(armature) if armature is not None else np.eye(4)
+    node = FrameNode(root_name, -1, root_world)
+    clump.entries[("root",)] = ((-1, ""), node, None, root_world)
 
-    def frame_above(obj):
-        p = obj.parent
-        while p is not None and p not in empty_set:
-            p = p.parent
-        return ("empty", p.name) if p is not None else ("root" if "root" in entries else None)
 
-    for obj in empties:
+def _add_empty_frames(clump: _Clump) -> None:
+    """A frame per empty, in the order the import recorded."""
+    for obj in clump.empties:
         node = FrameNode(obj.name, -1, np.eye(4), extras=_frame_extras(obj))
-        order = (int(kept_keys.get(obj, "rw_frame_index", big)), obj.name)
-        entries[("empty", obj.name)] = (order, node, frame_above(obj), _world_of(obj))
-    skeleton = None
-    names = None
-    arm_key = None
-    skeleton_offset = None
-    if armature is not None:
-        skeleton = extract_skeleton(armature)
-        names = skeleton.names
-        arm_key = frame_above(armature)
-        frame_world = entries[arm_key][3] if arm_key is not None else np.eye(4)
-        offset = np.linalg.inv(frame_world) @ _world_of(armature)
-        if not np.allclose(offset, np.eye(4), atol=1e-9):
-            skeleton_offset = offset  # root bones: where the armature sits on its frame
-        for i, name in enumerate(names):
-            extras = {k: v for k, v in skeleton.extras[i].items() if k.startswith("rw_")}
-            node = FrameNode(name, -1, np.eye(4), bone=i, extras=extras)
-            p = int(skeleton.parents[i])
-            parent = ("bone", names[p]) if p >= 0 else arm_key
-            order = (int(extras.get("rw_frame_index", big)), f"~{i:06d}")
-            entries[("bone", name)] = (order, node, parent, None)
-    export_meshes = []
-    pending = []
-    ordered_meshes = sorted(meshes, key=lambda o: (int(kept_keys.get(o, PROP_ATOMIC, big)), o.name))
+        order = (int(kept_keys.get(obj, "rw_frame_index", UNRECORDED)), obj.name)
+        clump.entries[("empty", obj.name)] = (order, node, clump.frame_above(obj), _world_of(obj))
+
+
+def _add_bone_frames(clump: _Clump) -> None:
+    """A frame per bone (the HAnim hierarchy), under the frame the armature sits on."""
+    armature = clump.armature
+    if armature is None:
+        return
+    skeleton = clump.skeleton = extract_skeleton(armature)
+    names = skeleton.names
+    arm_key = clump.arm_key = clump.frame_above(armature)
+    frame_world = clump.entries[arm_key][3] if arm_key is not None else np.eye(4)
+    offset = np.linalg.inv(frame_world) @ _world_of(armature)
+    if not np.allclose(offset, np.eye(4), atol=1e-9):
+        clump.skeleton_offset = offset  # root bones: where the armature sits on its frame
+    for i, name in enumerate(names):
+        extras = {k: v for k, v in skeleton.extras[i].items() if k.startswith("rw_")}
+        node = FrameNode(name, -1, np.eye(4), bone=i, extras=extras)
+        p = int(skeleton.parents[i])
+        parent = ("bone", names[p]) if p >= 0 else arm_key
+        order = (int(extras.get("rw_frame_index", UNRECORDED)), f"~{i:06d}")
+        clump.entries[("bone", name)] = (order, node, parent, None)
+
+
+def _add_atomics(clump: _Clump) -> None:
+    """An atomic per mesh with triangles (in the order the import recorded), in
+    the space of the frame it hangs from."""
+    armature = clump.armature
+    names = clump.skeleton.names if clump.skeleton is not None else None
+    ordered = sorted(
+        clump.meshes, key=lambda o: (int(kept_keys.get(o, PROP_ATOMIC, UNRECORDED)), o.name)
+    )
     with reader_groups_kept():  # one weight-reading node group for every atomic
         skins = {
             obj.name: read_skin(obj, names)  # in bulk; normalised in the export
-            for obj in ordered_meshes
+            for obj in ordered
             if armature is not None and mesh_armature(obj) is armature and obj.vertex_groups
         }
-    for obj in ordered_meshes:
-        skinned = armature is not None and mesh_armature(obj) is armature
+    for obj in ordered:
         mesh = extract_mesh(obj, None)
-        if not _triangles_only(obj, mesh, warnings):
+        if not _triangles_only(obj, mesh, clump.warnings):
             continue
         mesh.skin = skins.get(obj.name)
-        if skinned:  # on the bone frame it hung from, else the armature's frame
-            space = _world_of(armature)
-            key = _bone_frame(entries, kept_keys.get(obj, PROP_FRAME)) or arm_key
-            if key is None:  # no frame above the armature: the root bone's
-                key = ("bone", names[int(np.nonzero(np.asarray(skeleton.parents) < 0)[0][0])])
-        else:
-            key = frame_above(obj)
-            own = (
-                obj.parent is None
-                or key is None
-                or not np.allclose(np.array(obj.matrix_local), np.eye(4), atol=1e-6)
-            )
-            if own and not kept_keys.has(obj, PROP_FRAME):
-                entries[("mesh", obj.name)] = (
-                    (big + 1, obj.name),
-                    FrameNode(obj.name, -1, np.eye(4)),
-                    key,
-                    _world_of(obj),
-                )
-                key = ("mesh", obj.name)
-            space = entries[key][3] if key is not None else np.eye(4)
+        key, space = _atomic_frame(clump, obj)
         _to_space(mesh, np.linalg.inv(space) @ _world_of(obj))
         _drop_unstored(mesh)
         materials = [material_info(s.material, j) for j, s in enumerate(obj.material_slots)]
-        pending.append((mesh, key, materials))
-    if not pending:
+        clump.atomics.append((mesh, key, materials))
+    if not clump.atomics:
         raise FormatError(
-            f"nothing to write: no triangles in {', '.join(o.name for o in ordered_meshes[:5])}"
+            f"nothing to write: no triangles in {', '.join(o.name for o in ordered[:5])}"
             ", and a clump holds triangles only (no line primitives)"
         )
+
+
+def _atomic_frame(clump: _Clump, obj) -> tuple[FrameKey | None, np.ndarray]:
+    """The frame the mesh ``obj`` hangs from, and the world matrix of the space its
+    vertices go in: a skinned mesh on the bone frame it hung from, else the
+    armature's frame (in the armature's space); another on the frame above it, or
+    on a frame of its own when it is not exactly there (one is added)."""
+    armature = clump.armature
+    if armature is not None and mesh_armature(obj) is armature:
+        key = _bone_frame(clump.entries, kept_keys.get(obj, PROP_FRAME)) or clump.arm_key
+        if key is None:  # no frame above the armature: the root bone's
+            parents = np.asarray(clump.skeleton.parents)
+            key = ("bone", clump.skeleton.names[int(np.nonzero(parents < 0)[0][0])])
+        return key, _world_of(armature)
+    key = clump.frame_above(obj)
+    own = (
+        obj.parent is None
+        or key is None
+        or not np.allclose(np.array(obj.matrix_local), np.eye(4), atol=1e-6)
+    )
+    if own and not kept_keys.has(obj, PROP_FRAME):
+        node = FrameNode(obj.name, -1, np.eye(4))
+        clump.entries[("mesh", obj.name)] = ((UNRECORDED + 1, obj.name), node, key, _world_of(obj))
+        key = ("mesh", obj.name)
+    return key, clump.entries[key][3] if key is not None else np.eye(4)
+
+
+def _ordered_frames(clump: _Clump) -> tuple[list[FrameNode], dict]:
+    """The frames in file order, each matrix relative to its parent's; and each
+    frame key's place."""
+    entries = clump.entries
     keys = sorted(entries, key=lambda k: entries[k][0])
     position = {k: i for i, k in enumerate(keys)}
     nodes = []
@@ -258,12 +345,7 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
             pworld = entries[parent][3] if parent is not None else np.eye(4)
             node.matrix = np.linalg.inv(pworld) @ world
         nodes.append(node)
-    for mesh, key, materials in pending:
-        export_meshes.append(ExportMesh(mesh, position[key] if key is not None else 0, materials))
-    stamp = scene_extras.get("rw_stamp")
-    default = int(stamp) if isinstance(stamp, int) and stamp else "SA"
-    data = ExportClump(nodes, export_meshes, skeleton, scene_extras, skeleton_offset)
-    return data, warnings, default
+    return nodes, position
 
 
 def clump_root(objects: list):

@@ -31,9 +31,9 @@ from ..conventions import (
     transform_options,
 )
 from .build import build_clump
-from .ifp import import_ifp
+from .ifp_importer import IfpImportOptions, import_ifp_file
 from .operators import ENGINE_AXES
-from .txd import import_txd
+from .txd_importer import TxdImportOptions, import_txd_file
 
 IMPORTABLE = ("model", "animations", "textures")
 READERS = {"model": dff.read, "animations": ifp.read, "textures": txd.read}
@@ -102,13 +102,13 @@ def import_archive(
                         context, a, name, obj, dictionaries, undo, lines, reuse_materials, matrix
                     )
                 elif kind == "textures":
-                    more, u = import_txd(context, where, data)
-                    lines += more
-                    undo += u
+                    done = import_txd_file(context, where, TxdImportOptions(), data)
+                    lines += [done.summary, *(f"warning: {w}" for w in done.warnings)]
+                    undo += done.undo
                 else:
-                    more, u = import_ifp(context, where, None, armature, data)
-                    lines += more
-                    undo += u
+                    done = import_ifp_file(context, where, IfpImportOptions(), armature, data)
+                    lines += [done.summary, *(f"warning: {w}" for w in done.warnings)]
+                    undo += done.undo
             except FormatError as err:
                 raise (err if err.path else err.with_path(where)) from None
             if progress is not None:

@@ -1,173 +1,17 @@
-"""TXD texture dictionaries: textures as packed Blender images, bound to materials.
+"""TXD texture dictionaries: File > Import (PC), the operator and batch's handler.
 
-A DFF's materials name their textures; a texture dictionary holds them. The
-clump import looks for the dictionary named like the .dff beside it (any
-case) and binds its textures to the materials' image nodes; importing a .txd
-on its own (File > Import) binds it to every RigPort material in the scene
-that names one of its textures. A texture the materials name but no
-dictionary holds is listed in one warning. Images are decoded with numpy,
-filled with ``foreach_set`` and packed, so they survive a save; the .txd
-itself is not changed (export is out of scope), and the materials keep their
-texture names, so an exported model still refers to it.
-"""
+The import itself is :mod:`.txd_importer`."""
 
 from __future__ import annotations
 
-import os
-
 import bpy
-import numpy as np
 from bpy.props import BoolProperty, StringProperty
 
-from ...io_formats.codec import FormatError, read_file
-from ...io_formats.renderware import txd
 from ..common import BatchFormat, ImportFiles, file_handler
 from ..conventions import options_layout
-
-PROP_TEXTURE = "rw_texture_name"  # the material's texture name (operators.renderware.build)
-
-
-def read_txd(path: str, data: bytes | None = None) -> txd.TxdFile:
-    try:
-        return txd.read(read_file(path, "texture dictionary") if data is None else data)
-    except FormatError as err:
-        raise (err if err.path else err.with_path(path)) from None
-
-
-def dictionary_beside(directory: str, stem: str) -> str | None:
-    """``<stem>.txd`` in ``directory``, any case."""
-    if not directory or not os.path.isdir(directory):
-        return None
-    want = f"{stem}.txd".lower()
-    for entry in sorted(os.listdir(directory)):
-        if entry.lower() == want:
-            return os.path.join(directory, entry)
-    return None
-
-
-def make_image(name: str, rgba: np.ndarray, source: str) -> bpy.types.Image:
-    """A packed image of (h, w, 4) uint8 pixels (top row first)."""
-    h, w = rgba.shape[:2]
-    image = bpy.data.images.new(name, w, h, alpha=True)
-    try:
-        flat = np.ascontiguousarray(rgba[::-1], np.float32).reshape(-1) / np.float32(255.0)
-        image.pixels.foreach_set(flat)
-        image.pack()
-        image["rw_txd"] = source
-        image["rw_texture"] = name
-    except Exception:
-        bpy.data.images.remove(image)
-        raise
-    return image
-
-
-def texture_images(
-    f: txd.TxdFile, source: str, names: set[str] | None = None, mipmaps: bool = False
-) -> dict[str, list]:
-    """Images of the dictionary's textures (those in ``names``, lower case, when
-    given): level 0, and every further level as ``name/level`` with ``mipmaps``.
-    All or nothing."""
-    made: dict[str, list] = {}
-    try:
-        for tex in f.textures():
-            if names is not None and tex.name.lower() not in names:
-                continue
-            levels = range(len(tex.levels)) if mipmaps else range(min(1, len(tex.levels)))
-            images = []
-            made[tex.name.lower()] = images
-            for level in levels:
-                label = tex.name if level == 0 else f"{tex.name}/{level}"
-                images.append(make_image(label, txd.decode(tex, level), source))
-    except Exception:
-        for images in made.values():
-            for image in images:
-                bpy.data.images.remove(image)
-        raise
-    return made
-
-
-def _image_nodes(mat, texture: str) -> list:
-    if mat.node_tree is None:
-        return []
-    return [n for n in mat.node_tree.nodes if n.type == "TEX_IMAGE" and n.label == texture]
-
-
-def bind(materials: list, images: dict[str, list]) -> list[str]:
-    """Put each material's texture on its image node; the names no image has."""
-    missing = []
-    for mat in materials:
-        name = mat.get(PROP_TEXTURE)
-        if not isinstance(name, str) or not name:
-            continue
-        found = images.get(name.lower())
-        if not found:
-            missing.append(name)
-            continue
-        for node in _image_nodes(mat, name):
-            if node.image is None:
-                node.image = found[0]
-    return sorted(set(missing))
-
-
-def missing_warning(missing: list[str], where: str) -> str:
-    shown = ", ".join(missing[:12]) + (" ..." if len(missing) > 12 else "")
-    return f"{len(missing)} textures the materials name are not in {where}: {shown}"
-
-
-def bind_clump(
-    materials: list, directory: str, stem: str, dictionaries: list | None = None
-) -> tuple[list, list[str]]:
-    """Bind a just-built clump's materials: to ``dictionaries`` (``(label,
-    TxdFile)`` pairs) when given, else to ``<stem>.txd`` beside the .dff.
-    Returns the images made and warnings."""
-    wanted = {m.get(PROP_TEXTURE).lower() for m in materials if m.get(PROP_TEXTURE)}
-    if not wanted:
-        return [], []
-    if dictionaries is None:
-        path = dictionary_beside(directory, stem)
-        if path is None:
-            return [], []
-        dictionaries = [(os.path.basename(path), read_txd(path))]
-    images: dict[str, list] = {}
-    made = []
-    try:
-        for label, f in dictionaries:
-            todo = wanted - set(images)
-            got = texture_images(f, label, todo)
-            images.update(got)
-            made += [im for ims in got.values() for im in ims]
-    except Exception:
-        for image in made:
-            bpy.data.images.remove(image)
-        raise
-    missing = bind(materials, images)
-    where = " or ".join(label for label, _ in dictionaries)
-    return made, [missing_warning(missing, where)] if missing else []
-
-
-def import_txd(
-    context, path: str, data: bytes | None = None, mipmaps: bool = False
-) -> tuple[list[str], list]:
-    """Every texture of one .txd as a packed image, bound to the scene's materials
-    that name it. Returns report lines and undo callables."""
-    f = read_txd(path, data)
-    label = os.path.basename(path)
-    images = texture_images(f, label, None, mipmaps)
-    made = [im for ims in images.values() for im in ims]
-    materials = [m for m in bpy.data.materials if m.get(PROP_TEXTURE)]
-    missing = bind(materials, images)
-    lines = [f"{len(images)} textures from {label}"]
-    if missing:
-        lines.append("warning: " + missing_warning(missing, label))
-
-    def undo() -> None:
-        for image in made:
-            try:
-                bpy.data.images.remove(image)
-            except (ReferenceError, RuntimeError):
-                pass
-
-    return lines, [undo]
+from ..options import from_mapping, from_operator
+from ..result import Result
+from .txd_importer import TxdImportOptions, import_txd_file
 
 
 class IMPORT_SCENE_OT_rw_txd(bpy.types.Operator, ImportFiles):
@@ -188,14 +32,14 @@ class IMPORT_SCENE_OT_rw_txd(bpy.types.Operator, ImportFiles):
         options_layout(self).prop(self, "mipmaps")
 
     def execute(self, context):
+        options = from_operator(TxdImportOptions, self)
         return self.import_files(
-            context, lambda c, path, progress: import_txd(c, path, None, self.mipmaps)
+            context, lambda c, path, progress: import_txd_file(c, path, options)
         )
 
 
-def _batch_import(context, path: str, state: dict, options: dict) -> str:
-    lines, _undo = import_txd(context, path)
-    return "; ".join(lines)
+def _batch_import(context, path: str, state: dict, options: dict) -> Result:
+    return import_txd_file(context, path, from_mapping(TxdImportOptions, options))
 
 
 CLASSES = (

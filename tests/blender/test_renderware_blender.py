@@ -278,22 +278,24 @@ def test_bad_files_leave_nothing_behind(blank_blend, tmp_path):
 
 def test_native_geometry_error_names_the_problem(rigport_registered, blank_blend, tmp_path):
     from rigport.io_formats.codec import FormatError
-    from rigport.operators.renderware.operators import import_dff_file
+    from rigport.operators.renderware.clump_importer import ClumpImportOptions, import_clump_file
 
     data = dff.write(samples.static_clump("SA", atomics=1))
     path = tmp_path / "ps2.dff"
     path.write_bytes(_native(data))
     with pytest.raises(FormatError, match="platform-native geometry .* not supported"):
-        import_dff_file(blank_blend.context, str(path))
+        import_clump_file(blank_blend.context, str(path), ClumpImportOptions(use_transform=False))
 
 
 def test_inverse_binds_that_disagree_are_reported(rigport_registered, blank_blend, tmp_path):
-    from rigport.operators.renderware.operators import import_dff_file
+    from rigport.operators.renderware.clump_importer import ClumpImportOptions, import_clump_file
 
     src = samples.skinned_ped("SA", n_bones=6, rings=4)
     skin = src.clump.geometries()[0].skin
     skin.matrices[3, 3, :3] += 0.5  # bone 3 moved in the skin only
-    built, warnings = import_dff_file(blank_blend.context, _write(tmp_path / "off.dff", src))
+    path = _write(tmp_path / "off.dff", src)
+    built = import_clump_file(blank_blend.context, path, ClumpImportOptions(use_transform=False))
+    warnings = built.warnings
     assert any("disagree with the frame hierarchy for 1 bones" in w for w in warnings)
     inv_bind = skin.matrices[3].T.astype(np.float64)
     inv_bind[3] = (0, 0, 0, 1)

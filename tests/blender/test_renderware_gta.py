@@ -16,18 +16,20 @@ from rigport.tests.support import run_batch
 def _import(bpy, tmp_path, f: dff.DffFile, name: str = "in.dff"):
     path = tmp_path / name
     path.write_bytes(dff.write(f))
-    from rigport.operators.renderware.operators import import_dff_file
+    from rigport.operators.renderware.clump_importer import ClumpImportOptions, import_clump_file
 
-    _, warnings = import_dff_file(bpy.context, str(path))
+    options = ClumpImportOptions(use_transform=False)
+    warnings = import_clump_file(bpy.context, str(path), options).warnings
     return path, warnings
 
 
 def _export(bpy, tmp_path, **kw) -> tuple[dff.DffFile, list[str], bytes]:
-    from rigport.operators.renderware.operators import export_dff_file
+    from rigport.operators.renderware.clump_exporter import ClumpExportOptions, export_clump_file
 
     out = tmp_path / "out.dff"
     objects = [o for o in bpy.context.scene.objects if o.type == "MESH"]
-    warnings = export_dff_file(bpy.context, str(out), objects, **kw)
+    options = ClumpExportOptions(use_transform=False, **kw)
+    warnings = export_clump_file(bpy.context, str(out), options, objects).warnings
     data = out.read_bytes()
     return dff.read(data), warnings, data
 

@@ -127,9 +127,9 @@ def test_unmatched_objects_are_reported_and_bad_files_leave_nothing(blank_blend,
     f.animations[0].objects.append(extra)
     path = tmp_path / "x.ifp"
     path.write_bytes(ifp.write(f))
-    from rigport.operators.renderware import ifp as ifp_ops
+    from rigport.operators.renderware.ifp_importer import IfpImportOptions, import_ifp_file
 
-    lines, _undo = ifp_ops.import_ifp(bpy.context, str(path))
+    lines = import_ifp_file(bpy.context, str(path), IfpImportOptions()).line().split("; ")
     assert "warning: 1 objects match no bone: Tail" in lines
     assert len(bpy.data.actions) == 1
     bad = tmp_path / "bad.ifp"

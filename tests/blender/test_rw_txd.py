@@ -47,9 +47,10 @@ def test_textures_appear_on_the_materials(blank_blend, tmp_path, layout):
 def test_missing_texture_is_one_warning(blank_blend, tmp_path):
     bpy = blank_blend
     path, _ = _ped_with_txd(tmp_path, "c565", names=("other",))
-    from rigport.operators.renderware.operators import import_dff_file
+    from rigport.operators.renderware.clump_importer import ClumpImportOptions, import_clump_file
 
-    built, warnings = import_dff_file(bpy.context, str(path))
+    options = ClumpImportOptions(use_transform=False)
+    warnings = import_clump_file(bpy.context, str(path), options).warnings
     assert [w for w in warnings if "not in PED.TXD" in w] == [
         "1 textures the materials name are not in PED.TXD: ped_skin"
     ]

@@ -1,0 +1,92 @@
+"""RenderWare animation (.anm) import: one animation as an action on an HAnim armature.
+
+An .anm names no bones: its nodes are the HAnim hierarchy's, in hierarchy
+order, which is the order of the frames the DFF import recorded on the bones
+(``rw_frame_index``). Import needs the armature to have as many bones as the
+animation has nodes. Callable without an operator: :func:`import_anm_file`
+takes the context, the path and one :class:`AnmImportOptions`, and returns a
+:class:`~operators.result.Result`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ...io_formats.codec import FormatError, read_file
+from ...io_formats.renderware import anim_convert, anm
+from ..blender import kept_keys
+from ..blender.actions import keep_actions
+from ..blender.build import build_action
+from ..common import iter_armatures
+from ..conventions import scene_fps
+from ..result import Result
+from .anim_options import custom_fps, record_scale, scale_translations
+
+#: Hidden action property: the .anm's version stamp, written back on export.
+PROP_STAMP = "_rw_anm_stamp"
+
+
+@dataclass(frozen=True)
+class AnmImportOptions:
+    """The .anm importer's options (named and defaulted as its properties, the
+    Set Scene Rate and Range the operator applies left out)."""
+
+    frame_rate: str = "SCENE"
+    fps: float = 30.0
+    global_scale: float = 1.0
+
+
+def hanim_bones(armature) -> list[str]:
+    """The armature's bones in HAnim hierarchy order."""
+    bones = list(armature.data.bones)
+    big = 1 << 30
+    return [
+        b.name
+        for _, b in sorted(
+            enumerate(bones),
+            key=lambda ib: (int(kept_keys.get(ib[1], "rw_frame_index", big)), ib[0]),
+        )
+    ]
+
+
+def _target(context, nodes: int):
+    active = context.view_layer.objects.active
+    if active is not None and active.type == "ARMATURE":
+        return active, "the active armature"
+    fits = [a for a in iter_armatures(context) if len(a.data.bones) == nodes]
+    if len(fits) == 1:
+        return fits[0], f"the armature with {nodes} bones"
+    return None, f"select the armature ({len(fits)} armatures have {nodes} bones)"
+
+
+def import_anm_file(
+    context, path: str, options: AnmImportOptions, armature=None, data: bytes | None = None
+) -> Result:
+    """Build one .anm (``data``, else read from ``path``) as an action on
+    ``armature`` (None: the active one, else the only one with as many bones as
+    the animation has nodes): key times at the options' frame rate, translations
+    times their scale (recorded on the action for "As Imported"). The result
+    holds the action and its armature; its ``undo`` removes the action."""
+    try:
+        f = anm.read(read_file(path, "animation") if data is None else data)
+    except FormatError as err:
+        raise (err if err.path else err.with_path(path)) from None
+    how = "the given armature"
+    if armature is None:
+        armature, how = _target(context, f.node_count())
+        if armature is None:
+            raise FormatError(how, None, path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        neutral = anim_convert.anm_to_animation(f, hanim_bones(armature), name)
+    except FormatError as err:
+        raise err.with_path(path) from None
+    scale_translations(neutral, options.global_scale)
+    fps = custom_fps(options) or scene_fps(context)
+    action = build_action(armature, neutral, fps)
+    action[PROP_STAMP] = int(f.stamp)
+    record_scale(action, options.global_scale)
+    undo = keep_actions(armature, [action])
+    summary = f"{action.name} applied to {armature.name} ({how})"
+    return Result(summary=summary, armature=armature, actions=[action], undo=[undo]).info(summary)

@@ -1,0 +1,176 @@
+"""GTA IFP animation import: the animations of one package as actions on a ped armature.
+
+The actions go on the given armature, else the active one, else the one whose
+HAnim bone IDs and names match best (a ped imported from a .dff). Bones are
+matched by HAnim ID first, by name second; objects that match no bone are
+reported. Each action keeps its source animation (hidden custom property), so
+an export writes the keys the artist did not touch back with their original
+bytes. Callable without an operator: :func:`import_ifp_file` takes the
+context, the path and one :class:`IfpImportOptions`, and returns a
+:class:`~operators.result.Result`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import bpy
+
+from ...io_formats.codec import FormatError, read_file
+from ...io_formats.renderware import anim_convert, ifp
+from ..blender.actions import keep_actions
+from ..blender.build import build_action, rest_relative
+from ..common import iter_armatures
+from ..conventions import scene_fps
+from ..result import Result
+from .anim_options import custom_fps, record_scale, scale_translations
+
+#: Hidden action property: JSON {"source": one-animation IFP (base64),
+#: "file": the .ifp's name, "index": its place there}.
+PROP_SOURCE = "_rw_ifp"
+
+
+@dataclass(frozen=True)
+class IfpImportOptions:
+    """The IFP importer's options (named and defaulted as its properties, the
+    Set Scene Rate and Range the operator applies left out). ``names``: the
+    animations to import, None for all."""
+
+    names: tuple[str, ...] | None = None
+    frame_rate: str = "SCENE"
+    fps: float = 30.0
+    global_scale: float = 1.0
+
+
+def armature_bones(armature) -> list[anim_convert.Bone]:
+    """(name, HAnim bone ID) of every bone, as the DFF import stored them."""
+    out = []
+    for b in armature.data.bones:
+        bid = b.get("rw_bone_id")
+        out.append((b.name, int(bid) if bid is not None else None))
+    return out
+
+
+def read_ifp(path: str, data: bytes | None = None) -> ifp.IfpFile:
+    try:
+        return ifp.read(read_file(path, "IFP file") if data is None else data)
+    except FormatError as err:
+        raise (err if err.path else err.with_path(path)) from None
+
+
+def ifp_rows(path: str) -> list[dict]:
+    """One row per animation for the browser."""
+    f = read_ifp(path)
+    return [
+        {
+            "name": a.name,
+            "frames": a.frame_count,
+            "objects": len(a.objects),
+            "duration": a.duration,
+        }
+        for a in f.animations
+    ]
+
+
+def best_armature(context, f: ifp.IfpFile) -> tuple[bpy.types.Object | None, str]:
+    """The active armature, else the one most objects of the package match."""
+    active = context.view_layer.objects.active
+    if active is not None and active.type == "ARMATURE":
+        return active, "the active armature"
+    objects = [(o.name, o.bone_id) for a in f.animations[:8] for o in a.objects]
+    best, score = None, 0
+    for arm in iter_armatures(context):
+        hits, _ = anim_convert.match_bones(objects, armature_bones(arm))
+        n = sum(h is not None for h in hits)
+        if n > score:
+            best, score = arm, n
+    if best is None:
+        return None, "no armature has bones the animations name (import the .dff first)"
+    return best, f"the armature whose bones match ({score} of {len(objects)} objects)"
+
+
+def import_ifp_file(
+    context,
+    path: str,
+    options: IfpImportOptions,
+    armature=None,
+    data: bytes | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Result:
+    """Build the chosen animations of one .ifp (``data``, else read from
+    ``path``) as actions on ``armature`` (None: :func:`best_armature`), calling
+    ``progress(fraction)`` after each: key times at the options' frame rate,
+    translations times their scale (recorded on each action for "As Imported").
+    The result holds the actions and their armature; its ``undo`` removes them.
+    FormatError leaves nothing behind."""
+    f = read_ifp(path, data)
+    chosen = _chosen_animations(f, options.names, path)
+    how = "the given armature"
+    if armature is None:
+        armature, how = best_armature(context, f)
+        if armature is None:
+            raise FormatError(how, None, path)
+    fps = custom_fps(options) or scene_fps(context)
+    made, missing = _build_actions(
+        f, chosen, armature, path, fps=fps, scale=options.global_scale, progress=progress
+    )
+    # Every action is kept as an NLA track (the rule every importer follows); the
+    # first is the one that plays.
+    undo = keep_actions(armature, made, made[0] if made else None)
+    summary = f"{len(made)} animations applied to {armature.name} ({how})"
+    result = Result(summary=summary, armature=armature, actions=made, undo=[undo])
+    result.info(summary)
+    if missing:
+        names_text = ", ".join(sorted(missing)[:12]) + (" ..." if len(missing) > 12 else "")
+        result.warn(f"{len(missing)} objects match no bone: {names_text}")
+    return result
+
+
+def _chosen_animations(f: ifp.IfpFile, names, path: str) -> list[ifp.IfpAnimation]:
+    """The animations ``names`` of the package (all when None), in that order."""
+    if names is None:
+        return list(f.animations)
+    chosen = []
+    for n in names:
+        a = f.find(n)
+        if a is None:
+            raise FormatError(f"the package has no animation {n!r}", None, path)
+        chosen.append(a)
+    return chosen
+
+
+def _build_actions(
+    f: ifp.IfpFile, chosen: list, armature, path: str, *, fps: float, scale: float, progress
+) -> tuple[list, dict[str, int]]:
+    """One action per animation of ``chosen``, all or nothing; the objects that
+    match no bone, with how many animations name each."""
+    bones = armature_bones(armature)
+    rest = rest_relative(armature.data)
+    made: list = []
+    missing: dict[str, int] = {}
+    try:
+        for a in chosen:
+            neutral, miss = anim_convert.ifp_to_animation(a, bones)
+            for m in miss:
+                missing[m] = missing.get(m, 0) + 1
+            scale_translations(neutral, scale)
+            action = build_action(armature, neutral, fps, rest)
+            made.append(action)
+            record_scale(action, scale)
+            action[PROP_SOURCE] = json.dumps(
+                {
+                    "source": anim_convert.pack_source(f, a),
+                    "file": os.path.basename(path),
+                    "index": f.animations.index(a),
+                }
+            )
+            if progress is not None:
+                progress(len(made) / len(chosen))
+    except Exception:
+        for action in made:
+            bpy.data.actions.remove(action)
+        raise
+    return made, missing
