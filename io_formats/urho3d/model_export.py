@@ -484,86 +484,158 @@ def _geometry_plan(lods: list[tuple[int, Mesh]]) -> list[tuple[int, int, int]]:
     return sorted(plan)
 
 
+@dataclass
+class _ModelPass:
+    """What the passes of ``export_model`` read and fill, in the order they run."""
+
+    lods: list[tuple[int, Mesh]]
+    skeleton: Skeleton | None
+    opts: ExportOptions
+    warnings: list[str] = field(default_factory=list)
+    layout: dict | None = None  # the imported layout, when its axes match the export's
+    use_layout: bool = False  # every draw has its place in ``layout``: keep its buffers
+    plan: list[tuple[int, int, int]] = field(default_factory=list)
+    meshes: dict[int, Mesh] = field(default_factory=dict)
+    geometry_ids: list[int] = field(default_factory=list)
+    vb_elements: list[list[VertexElement]] = field(default_factory=list)
+    draw_vb: dict[tuple[int, int], int] = field(default_factory=dict)
+    mappings: dict[int, np.ndarray] = field(default_factory=dict)
+    draws: list[_Draw] = field(default_factory=list)
+    vertex_buffers: list[VertexBuffer] = field(default_factory=list)
+    index_buffers: list[IndexBuffer] = field(default_factory=list)
+    geometries: list[Geometry] = field(default_factory=list)
+    morphs: list[Morph] = field(default_factory=list)
+    model: Model | None = None
+
+    @property
+    def legacy(self) -> bool:
+        return self.opts.magic == b"UMDL"
+
+    @property
+    def n_bones(self) -> int:
+        return len(self.skeleton) if self.skeleton is not None else 0
+
+    @property
+    def kept_layout(self) -> dict | None:
+        return self.layout if self.use_layout else None
+
+
 def export_model(
     lods: list[tuple[int, Mesh]], skeleton: Skeleton | None, opts: ExportOptions
 ) -> tuple[Model, list[str]]:
     """Build a model from the meshes of each LOD level (level, mesh)."""
-    warnings: list[str] = []
-    legacy = opts.magic == b"UMDL"
-    layout = opts.layout
-    if layout is not None and layout.get("axes", True) != opts.convert_axes:
-        layout = None
-    n_bones = len(skeleton) if skeleton is not None else 0
-    plan = _geometry_plan(lods)
-    if not plan:
+    state = _ModelPass(lods, skeleton, opts)
+    for step in (
+        _plan_draws,
+        _choose_layout,
+        _vertex_elements,
+        _mappings_and_candidates,
+        _assemble_buffers,
+        _assemble_model,
+    ):
+        step(state)
+    return state.model, state.warnings
+
+
+def _plan_draws(s: _ModelPass) -> None:
+    s.layout = s.opts.layout
+    if s.layout is not None and s.layout.get("axes", True) != s.opts.convert_axes:
+        s.layout = None
+    s.plan = _geometry_plan(s.lods)
+    if not s.plan:
         raise FormatError("nothing to export: the meshes have no faces or edges")
-    meshes = dict(lods)
-    geometry_ids = sorted({g for g, _, _ in plan})
-    skinned = n_bones > 0 and any(m.skin is not None for m in meshes.values())
+    s.meshes = dict(s.lods)
+    s.geometry_ids = sorted({g for g, _, _ in s.plan})
 
-    # Which vertex buffer and elements each draw uses.
+
+def _choose_layout(s: _ModelPass) -> None:
+    """The imported layout is kept when it still has a draw for every planned one."""
+    if s.layout is None:
+        return
     orig_draw = {}
-    if layout is not None:
-        for g, geo in enumerate(layout["geometries"]):
-            for lod, d in enumerate(geo["lods"]):
-                orig_draw[(g, lod)] = d
-    use_layout = layout is not None and all((g, lod) in orig_draw for g, lod, _ in plan)
-    if layout is not None and not use_layout:
-        warnings.append("the meshes no longer match the imported layout: writing a fresh one")
-    vb_elements: list[list[VertexElement]] = []
-    draw_vb: dict[tuple[int, int], int] = {}
-    if use_layout:
-        for vbinfo in layout["vertex_buffers"]:
-            vb_elements.append([VertexElement.from_descriptor(d) for d in vbinfo["elements"]])
-        for g, lod, _ in plan:
-            draw_vb[(g, lod)] = orig_draw[(g, lod)][2]
-        if legacy and any(mask_from_elements(els) is None for els in vb_elements):
+    for g, geo in enumerate(s.layout["geometries"]):
+        for lod, d in enumerate(geo["lods"]):
+            orig_draw[(g, lod)] = d
+    s.use_layout = all((g, lod) in orig_draw for g, lod, _ in s.plan)
+    if not s.use_layout:
+        s.warnings.append("the meshes no longer match the imported layout: writing a fresh one")
+        return
+    for g, lod, _ in s.plan:
+        s.draw_vb[(g, lod)] = orig_draw[(g, lod)][2]
+
+
+def _vertex_elements(s: _ModelPass) -> None:
+    """Which vertex buffer and elements each draw uses: the kept ones, or a fresh
+    buffer per geometry as AssetImporter writes."""
+    if s.use_layout:
+        for vbinfo in s.layout["vertex_buffers"]:
+            s.vb_elements.append([VertexElement.from_descriptor(d) for d in vbinfo["elements"]])
+        if s.legacy and any(mask_from_elements(els) is None for els in s.vb_elements):
             raise FormatError("these vertex elements cannot be written as UMDL; choose UMD2")
-    else:
-        first = next(iter(meshes.values()))
-        els = fresh_elements(first, skinned, legacy, opts.tangents)
-        for k, g in enumerate(geometry_ids):
-            vb_elements.append(list(els))
-            for lod in meshes:
-                draw_vb[(g, lod)] = k
+        return
+    skinned = s.n_bones > 0 and any(m.skin is not None for m in s.meshes.values())
+    first = next(iter(s.meshes.values()))
+    els = fresh_elements(first, skinned, s.legacy, s.opts.tangents)
+    for k, g in enumerate(s.geometry_ids):
+        s.vb_elements.append(list(els))
+        for lod in s.meshes:
+            s.draw_vb[(g, lod)] = k
 
-    mappings, notes = _bone_mappings(
-        meshes, geometry_ids, n_bones, layout if use_layout else None, opts
-    )
-    warnings += notes
 
-    draws: list[_Draw] = []
-    for g, lod, prim in plan:
-        mesh = meshes[lod]
-        vb = draw_vb[(g, lod)]
-        corner_data = _corner_columns(mesh, vb_elements[vb], opts)
-        draws.append(
+def _mappings_and_candidates(s: _ModelPass) -> None:
+    """Each geometry's bone mapping, then each draw's distinct vertices."""
+    s.mappings, notes = _bone_mappings(s.meshes, s.geometry_ids, s.n_bones, s.kept_layout, s.opts)
+    s.warnings += notes
+    for g, lod, prim in s.plan:
+        mesh = s.meshes[lod]
+        vb = s.draw_vb[(g, lod)]
+        elements = s.vb_elements[vb]
+        corner_data = _corner_columns(mesh, elements, s.opts)
+        s.draws.append(
             _draw_candidates(
-                mesh, lod, g, prim, vb, vb_elements[vb], legacy, mappings[g], opts, corner_data
+                mesh, lod, g, prim, vb, elements, s.legacy, s.mappings[g], s.opts, corner_data
             )
         )
 
-    vertex_buffers = _assemble_vertex_buffers(
-        draws, vb_elements, legacy, layout if use_layout else None
-    )
-    index_buffers, lod_records = _assemble_index_buffers(
-        draws, vertex_buffers, layout if use_layout else None, opts
-    )
 
-    geometries = []
-    for g in range(max(geometry_ids) + 1):
+def _assemble_buffers(s: _ModelPass) -> None:
+    """Vertex and index buffers, geometries and morphs from the draws."""
+    s.vertex_buffers = _assemble_vertex_buffers(s.draws, s.vb_elements, s.legacy, s.kept_layout)
+    s.index_buffers, lod_records = _assemble_index_buffers(
+        s.draws, s.vertex_buffers, s.kept_layout, s.opts
+    )
+    for g in range(max(s.geometry_ids) + 1):
         recs = lod_records.get(g, [])
-        geometries.append(
+        s.geometries.append(
             Geometry(
-                mappings.get(g, np.zeros(0, np.int64)).astype(np.uint32),
+                s.mappings.get(g, np.zeros(0, np.int64)).astype(np.uint32),
                 [r for _, r in sorted(recs, key=lambda x: x[0])],
             )
         )
+    s.morphs = _assemble_morphs(s.draws, s.meshes, s.vertex_buffers, s.kept_layout)
+    _set_morph_ranges(s.vertex_buffers, s.morphs)
 
-    morphs = _assemble_morphs(draws, meshes, vertex_buffers, layout if use_layout else None)
-    _set_morph_ranges(vertex_buffers, morphs)
-    bones = _bones(skeleton, opts) if skeleton is not None else []
 
+def _assemble_model(s: _ModelPass) -> None:
+    bones = _bones(s.skeleton, s.opts) if s.skeleton is not None else []
+    bbox_min, bbox_max = _bounding_box(s.vertex_buffers, s.layout)
+    s.model = Model(
+        s.opts.magic,
+        s.vertex_buffers,
+        s.index_buffers,
+        s.geometries,
+        s.morphs,
+        bones,
+        bbox_min,
+        bbox_max,
+        _centers(s),
+    )
+
+
+def _bounding_box(
+    vertex_buffers: list[VertexBuffer], layout: dict | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The box of every position, or the kept box while it still holds every vertex."""
     positions = np.concatenate(
         [
             vb.data[f]
@@ -575,33 +647,26 @@ def export_model(
     )
     lo = positions.min(axis=0) if len(positions) else np.zeros(3, np.float32)
     hi = positions.max(axis=0) if len(positions) else np.zeros(3, np.float32)
-    bbox_min, bbox_max = lo.astype(np.float32), hi.astype(np.float32)
-    centers = None
     if layout is not None and layout.get("bbox") is not None:
         old = np.array(layout["bbox"], np.float32)
         # The kept box still holds every vertex: keep it (engines pad boxes).
         if np.all(old[:3] <= lo + 1e-6) and np.all(old[3:] >= hi - 1e-6):
-            bbox_min, bbox_max = old[:3], old[3:]
+            return old[:3], old[3:]
+    return lo.astype(np.float32), hi.astype(np.float32)
+
+
+def _centers(s: _ModelPass) -> np.ndarray | None:
+    """The kept geometry centers, fresh ones, or none when the imported file had none."""
+    layout = s.layout
     if (
-        use_layout
+        s.use_layout
         and layout.get("centers") is not None
-        and len(layout["centers"]) == len(geometries)
+        and len(layout["centers"]) == len(s.geometries)
     ):
-        centers = np.array(layout["centers"], np.float32)
-    elif layout is None or layout.get("centers") is not None:
-        centers = _geometry_centers(geometries, vertex_buffers, index_buffers)
-    model = Model(
-        opts.magic,
-        vertex_buffers,
-        index_buffers,
-        geometries,
-        morphs,
-        bones,
-        bbox_min,
-        bbox_max,
-        centers,
-    )
-    return model, warnings
+        return np.array(layout["centers"], np.float32)
+    if layout is None or layout.get("centers") is not None:
+        return _geometry_centers(s.geometries, s.vertex_buffers, s.index_buffers)
+    return None
 
 
 def _bone_mappings(
