@@ -264,32 +264,16 @@ def _vertex_value(mesh: Mesh, e: VertexElement, opts: ExportOptions) -> np.ndarr
     return data
 
 
-def _draw_candidates(
-    mesh: Mesh,
-    lod: int,
-    g: int,
-    prim: int,
-    vb: int,
-    elements: list[VertexElement],
-    legacy: bool,
-    mapping: np.ndarray,
-    opts: ExportOptions,
-    corner_data: _CornerData,
-) -> _Draw:
-    corner_cols = corner_data.cols
-    if prim == PRIMITIVE_TRIANGLES:
-        tri = np.nonzero(mesh.face_materials == g)[0]
-        corners = (tri[:, None] * 3 + np.arange(3)).reshape(-1)
-        verts = mesh.corner_verts[corners]
-    else:
-        geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
-        sel = (geo == g) if geo is not None else np.ones(len(mesh.loose_edges), bool)
-        verts = mesh.loose_edges[sel].reshape(-1)
-        corners = None
-    names = field_names(elements, legacy)
-    dtype = vertex_dtype(elements, legacy)
-    weights, joints = _skin_columns(mesh, mapping)
+def _draw_candidates(s: _ModelPass, g: int, lod: int, prim: int) -> _Draw:
+    """The distinct vertices of geometry ``g``'s draw at ``lod``, as vertex records."""
+    mesh = s.meshes[lod]
+    vb = s.draw_vb[(g, lod)]
+    elements = s.vb_elements[vb]
+    corner_data = _corner_columns(mesh, elements, s.opts)
+    verts, corners = _draw_vertices(mesh, g, prim)
+    weights, joints = _skin_columns(mesh, s.mappings[g])
     # One row of per-corner data per corner; a vertex splits where its rows differ.
+    corner_cols = corner_data.cols
     corner_keys = [k for k in (e.key + f"_t{e.type}" for e in elements) if k in corner_cols]
     if corners is not None and corner_keys:
         rep_corner, rep_vert, indices = _split_corners(
@@ -300,7 +284,8 @@ def _draw_candidates(
         rep_vert = verts[pick]
         rep_corner = None
     weights, joints = _kept_skin(mesh, weights, joints)
-    rec = np.zeros(len(rep_vert), dtype)
+    rec = np.zeros(len(rep_vert), vertex_dtype(elements, s.legacy))
+    names = field_names(elements, s.legacy)
     for name, e in zip(names, elements, strict=True):
         key = e.key + f"_t{e.type}"
         if e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
@@ -312,14 +297,26 @@ def _draw_candidates(
         elif rep_corner is not None and key in corner_data.by_vertex:
             rec[name] = np.take(corner_data.by_vertex[key], rep_vert, axis=0)
         else:
-            value = _vertex_value(mesh, e, opts)
+            value = _vertex_value(mesh, e, s.opts)
             if value is not None:
                 rec[name] = np.take(value, rep_vert, axis=0)
     src = _attr(mesh, SOURCE_ATTRIBUTE)
     sources = src[rep_vert].astype(np.int64) if src is not None else np.full(len(rep_vert), -1)
     draw = _Draw(g, lod, prim, vb, rec, sources, indices.astype(np.int64))
-    draw.morph_rows = _morph_rows(mesh, rep_vert, opts)
+    draw.morph_rows = _morph_rows(mesh, rep_vert, s.opts)
     return draw
+
+
+def _draw_vertices(mesh: Mesh, g: int, prim: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The vertex of each corner (triangles) or edge end (lines) of geometry ``g``; the
+    corners themselves for triangles."""
+    if prim == PRIMITIVE_TRIANGLES:
+        tri = np.nonzero(mesh.face_materials == g)[0]
+        corners = (tri[:, None] * 3 + np.arange(3)).reshape(-1)
+        return mesh.corner_verts[corners], corners
+    geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
+    sel = (geo == g) if geo is not None else np.ones(len(mesh.loose_edges), bool)
+    return mesh.loose_edges[sel].reshape(-1), None
 
 
 def _first_seen(ids: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -587,15 +584,7 @@ def _mappings_and_candidates(s: _ModelPass) -> None:
     s.mappings, notes = _bone_mappings(s.meshes, s.geometry_ids, s.n_bones, s.kept_layout, s.opts)
     s.warnings += notes
     for g, lod, prim in s.plan:
-        mesh = s.meshes[lod]
-        vb = s.draw_vb[(g, lod)]
-        elements = s.vb_elements[vb]
-        corner_data = _corner_columns(mesh, elements, s.opts)
-        s.draws.append(
-            _draw_candidates(
-                mesh, lod, g, prim, vb, elements, s.legacy, s.mappings[g], s.opts, corner_data
-            )
-        )
+        s.draws.append(_draw_candidates(s, g, lod, prim))
 
 
 def _assemble_buffers(s: _ModelPass) -> None:
