@@ -381,19 +381,51 @@ def write(pkg: Package) -> bytes:
     if pkg.magic not in MAGICS:
         raise ValueError(f"cannot write package magic {pkg.magic!r}")
     stored = [_stored(pkg, e) for e in pkg.entries]
+    start = _RBFX_HEADER if pkg.rbfx else _URHO_HEADER + _list_size(pkg)
+    body, offsets = _data(pkg, stored, start)
+    listing = Writer()
+    total = 0
+    for i, e in enumerate(pkg.entries):
+        listing.cstring(e.name)
+        listing.u32(offsets[i])
+        listing.u32(len(e.data))
+        listing.u32(sdbm(e.data))
+        total = sdbm(e.data, total)
+    w = Writer()
+    w.bytes(pkg.magic)
+    w.u32(len(pkg.entries))
+    w.u32(total)
+    if pkg.rbfx:
+        w.u32(pkg.version)
+        w.u64(start + len(body))
+        w.bytes(body)
+        w.bytes(listing.buf)
+    else:
+        w.bytes(listing.buf)
+        w.bytes(body)
+    if pkg.size_trailer:
+        w.u32(w.pos + 4)
+    return w.getvalue()
+
+
+def _list_size(pkg: Package) -> int:
+    """The size of the file list: each name, its NUL and three uint32."""
+    listing = Writer()
+    for e in pkg.entries:
+        listing.cstring(e.name)
+        listing.bytes(bytes(12))
+    return len(listing.buf)
+
+
+def _data(pkg: Package, stored: list[bytes], start: int) -> tuple[bytearray, list[int]]:
+    """The files' data from ``start`` on, and each file's offset: in the order, with the
+    gaps and tail, as read while they still fit the files, else in list order."""
     order = pkg.order
     if order is None or sorted(order) != [i for i, s in enumerate(stored) if s]:
         order = list(range(len(pkg.entries)))
         gaps, tail = {}, b""
     else:
         gaps, tail = pkg.gaps, pkg.tail
-
-    listing = Writer()
-    for e in pkg.entries:
-        listing.cstring(e.name)
-        listing.bytes(bytes(12))
-    start = _RBFX_HEADER if pkg.rbfx else _URHO_HEADER + len(listing.buf)
-
     body = bytearray()
     offsets: list[int | None] = [None] * len(pkg.entries)
     ends = [start]  # where the data of the first k stored files ends
@@ -411,31 +443,7 @@ def write(pkg: Package) -> bytes:
         for i, e in enumerate(pkg.entries):
             if not stored[i] and e.offset is not None:
                 offsets[i] = e.offset if unchanged else ends[min(e.anchor or 0, len(ends) - 1)]
-
-    listing = Writer()
-    total = 0
-    for i, e in enumerate(pkg.entries):
-        listing.cstring(e.name)
-        listing.u32(offsets[i])
-        listing.u32(len(e.data))
-        listing.u32(sdbm(e.data))
-        total = sdbm(e.data, total)
-
-    w = Writer()
-    w.bytes(pkg.magic)
-    w.u32(len(pkg.entries))
-    w.u32(total)
-    if pkg.rbfx:
-        w.u32(pkg.version)
-        w.u64(start + len(body))
-        w.bytes(body)
-        w.bytes(listing.buf)
-    else:
-        w.bytes(listing.buf)
-        w.bytes(body)
-    if pkg.size_trailer:
-        w.u32(w.pos + 4)
-    return w.getvalue()
+    return body, offsets
 
 
 # --------------------------------------------------------------------------
