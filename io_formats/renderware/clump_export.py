@@ -180,15 +180,9 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
     rec = np.zeros(n, FRAME_DTYPE)
     extensions = []
     index = {name: i for i, name in enumerate(skeleton.names)} if skeleton is not None else {}
-    ids = {}
+    ids = _bone_ids(skeleton)
+    local = None
     if skeleton is not None:
-        used = {int(e["rw_bone_id"]) for e in skeleton.extras if "rw_bone_id" in e}
-        nxt = max(used, default=0) + 1
-        for i, e in enumerate(skeleton.extras or [{}] * len(skeleton)):
-            if "rw_bone_id" in e:
-                ids[i] = int(e["rw_bone_id"])
-            else:
-                ids[i], nxt = nxt, nxt + 1
         local = compose_trs(
             skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale
         )
@@ -201,18 +195,8 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
             (i for i, f in enumerate(data.frames) if f.bone >= 0 and index.get(f.name) == 0), -1
         )
     for i, f in enumerate(data.frames):
-        m = f.matrix
         b = index.get(f.name, -1) if f.bone >= 0 else -1
-        stored = f.extras.get("rw_frame_matrix")
-        if b >= 0:
-            m = local[b]
-            if data.skeleton_offset is not None and skeleton.parents[b] < 0:
-                m = data.skeleton_offset @ m
-            stored = (skeleton.extras[b] if skeleton.extras else {}).get("rw_frame_matrix")
-        if stored is not None:
-            s = np.vstack([np.array(stored, np.float64).reshape(3, 4), [0, 0, 0, 1]])
-            if np.allclose(s, m, atol=1e-5):
-                m = s
+        m = _frame_matrix(data, skeleton, local, f, b)
         rec["rotation"][i] = np.asarray(m[:3, :3]).T
         rec["position"][i] = m[:3, 3]
         rec["parent"][i] = f.parent
@@ -220,28 +204,71 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
         items: list = []
         own_id = ids[b] if b >= 0 else f.extras.get("rw_bone_id")
         if skeleton is not None and i == hierarchy_at:
-            hx = data.extras.get("rw_hanim") or {}
-            nodes = np.zeros(len(skeleton), HANIM_NODE_DTYPE)
-            nodes["id"] = [ids[j] for j in range(len(skeleton))]
-            nodes["index"] = np.arange(len(skeleton))
-            nodes["flags"] = hanim_flags(skeleton.parents)
             own_id = ids[0] if own_id is None else own_id
-            items.append(
-                HAnimPLG(
-                    stamp,
-                    int(hx.get("version", 0x100)),
-                    int(own_id),
-                    nodes,
-                    int(hx.get("flags", 0)),
-                    int(hx.get("key_frame_size", 36)),
-                )
-            )
+            items.append(_hierarchy(data, skeleton, ids, own_id, stamp))
         elif own_id is not None:
             items.append(HAnimPLG(stamp, 0x100, int(own_id)))
         if not f.extras.get("rw_unnamed"):
             items.append(FrameName(stamp, frame_name_bytes(f)))
         extensions.append(Extension(stamp, _with_raw(items, f.extras.get("rw_extension"))))
     return FrameList(stamp, stamp, rec, extensions)
+
+
+def _bone_ids(skeleton: Skeleton | None) -> dict[int, int]:
+    """Each bone's HAnim ID: the imported one, else the next free one."""
+    ids: dict[int, int] = {}
+    if skeleton is None:
+        return ids
+    used = {int(e["rw_bone_id"]) for e in skeleton.extras if "rw_bone_id" in e}
+    nxt = max(used, default=0) + 1
+    for i, e in enumerate(skeleton.extras or [{}] * len(skeleton)):
+        if "rw_bone_id" in e:
+            ids[i] = int(e["rw_bone_id"])
+        else:
+            ids[i], nxt = nxt, nxt + 1
+    return ids
+
+
+def _frame_matrix(
+    data: ExportClump,
+    skeleton: Skeleton | None,
+    local: np.ndarray | None,
+    f: FrameNode,
+    b: int,
+) -> np.ndarray:
+    """A frame's local matrix (a bone's from the skeleton); the file's own while it
+    still matches, so unedited frames keep their exact floats."""
+    m = f.matrix
+    stored = f.extras.get("rw_frame_matrix")
+    if b >= 0:
+        m = local[b]
+        if data.skeleton_offset is not None and skeleton.parents[b] < 0:
+            m = data.skeleton_offset @ m
+        stored = (skeleton.extras[b] if skeleton.extras else {}).get("rw_frame_matrix")
+    if stored is not None:
+        s = np.vstack([np.array(stored, np.float64).reshape(3, 4), [0, 0, 0, 1]])
+        if np.allclose(s, m, atol=1e-5):
+            m = s
+    return m
+
+
+def _hierarchy(
+    data: ExportClump, skeleton: Skeleton, ids: dict[int, int], own_id: int, stamp: int
+) -> HAnimPLG:
+    """The HAnim plugin with the whole hierarchy, and the imported header fields."""
+    hx = data.extras.get("rw_hanim") or {}
+    nodes = np.zeros(len(skeleton), HANIM_NODE_DTYPE)
+    nodes["id"] = [ids[j] for j in range(len(skeleton))]
+    nodes["index"] = np.arange(len(skeleton))
+    nodes["flags"] = hanim_flags(skeleton.parents)
+    return HAnimPLG(
+        stamp,
+        int(hx.get("version", 0x100)),
+        int(own_id),
+        nodes,
+        int(hx.get("flags", 0)),
+        int(hx.get("key_frame_size", 36)),
+    )
 
 
 def frame_name_bytes(f: FrameNode) -> bytes:
