@@ -161,6 +161,20 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
     local = frame_matrices(fl.frames)
     parents = fl.frames["parent"].astype(np.int32)
     world = world_from_local(local, parents)
+    result = ImportedClump(Scene(name), _frames(clump, name, local, parents), [], [])
+    _clump_extras(clump, result)
+    skinned = [a for a in clump.atomics if clump.atomic_geometry(a).skin is not None]
+    if skinned:
+        result.skin_frame = skinned[0].frame
+        _skeleton(clump, result, world, skinned)
+    for k, atomic in enumerate(clump.atomics):
+        _mesh(clump, atomic, k, result)
+    return result
+
+
+def _frames(clump: Clump, name: str, local: np.ndarray, parents: np.ndarray) -> list[FrameNode]:
+    """Every frame with a unique name; its flags, bone ID, plugins and raw name as extras."""
+    fl = clump.frame_list
     raws = [
         None if (p := fl.extensions[i].find(FrameName)) is None else p.raw for i in range(len(fl))
     ]
@@ -188,32 +202,29 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
             extras["rw_name"] = names[i]
             extras["rw_name_raw"] = raws[i].hex()
         frames.append(FrameNode(names[i], int(parents[i]), local[i], extras=extras))
-    result = ImportedClump(Scene(name), frames, [], [])
-    version = clump.version
-    result.scene.extras["rw_version"] = version
-    result.scene.extras["rw_stamp"] = clump.stamp
+    return frames
+
+
+def _clump_extras(clump: Clump, result: ImportedClump) -> None:
+    """The clump's version and stamp, its extensions, and sections kept as they are."""
+    extras = result.scene.extras
+    extras["rw_version"] = clump.version
+    extras["rw_stamp"] = clump.stamp
     # every clump extension as it is: its place, stamp and plugins (a file may have
     # none, or a second, empty one at the end)
-    result.scene.extras["rw_clump_extensions"] = [
+    extras["rw_clump_extensions"] = [
         [i, item.stamp, raw_list(item.items)]
         for i, item in enumerate(clump.items)
         if isinstance(item, Extension)
     ]
     if any(isinstance(i, RawChunk) for i in clump.items):
         kinds = sorted({f"0x{i.type:X}" for i in clump.items if isinstance(i, RawChunk)})
-        result.scene.extras["rw_clump_items"] = raw_list(clump.items)
-        result.scene.extras["rw_clump_counts"] = list(clump.counts)
+        extras["rw_clump_items"] = raw_list(clump.items)
+        extras["rw_clump_counts"] = list(clump.counts)
         result.warnings.append(
             f"clump sections {', '.join(kinds)} (lights, cameras ...) are kept as they are, "
             "not as Blender objects"
         )
-    skinned = [a for a in clump.atomics if clump.atomic_geometry(a).skin is not None]
-    if skinned:
-        result.skin_frame = skinned[0].frame
-        _skeleton(clump, result, world, skinned)
-    for k, atomic in enumerate(clump.atomics):
-        _mesh(clump, atomic, k, result)
-    return result
 
 
 def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: list) -> None:
