@@ -759,32 +759,8 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
         recs = np.concatenate([d.candidates for d in mine])
         srcs = np.concatenate([d.sources for d in mine])
         morphed = np.concatenate([_morphed(d) for d in mine])
-        if _distinct_sources(srcs):
-            # Every candidate is its own source vertex (an unedited single-object
-            # model): no two can merge. Which group comes first never matters below
-            # (the sort keys are distinct), so this is the grouping unique() gives.
-            first = inverse = np.arange(len(recs))
-        else:
-            raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
-            # Copies of one source vertex (one per LOD object) share the first copy's data.
-            _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
-            raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
-            keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
-            void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
-            _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
-            inverse = inverse.reshape(-1)
-        usrc = srcs[first]
-        # A source index taken twice (edited copies) keeps its place only once.
-        # New vertices follow the kept ones, those shape keys move first: the
-        # engine's morph range (from the first to the last moved vertex) stays small.
-        big = np.int64(1) << 40
-        sort_key = np.where(usrc >= 0, usrc, big + np.where(morphed[first], 0, big) + first)
-        dup = np.zeros(len(first), bool)
-        order0 = np.lexsort((first, sort_key))
-        s_sorted = sort_key[order0]
-        dup[order0[1:]] = (s_sorted[1:] == s_sorted[:-1]) & (s_sorted[1:] < big)
-        sort_key = np.where(dup, big + first, sort_key)
-        order = np.argsort(sort_key, kind="stable")
+        first, inverse = _merged_records(recs, srcs)
+        order = _vertex_order(srcs[first], first, morphed[first])
         place = np.empty_like(order)
         place[order] = np.arange(len(order))
         data = recs[first[order]]
@@ -804,6 +780,39 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
             mask = mask_from_elements(els)
         out.append(VertexBuffer(els, data, morph_start, morph_count, mask))
     return out
+
+
+def _merged_records(recs: np.ndarray, srcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Identical records with the same source share a vertex: the first record of each
+    vertex, and each record's vertex (as ``np.unique`` numbers them)."""
+    if _distinct_sources(srcs):
+        # Every candidate is its own source vertex (an unedited single-object
+        # model): no two can merge. Which group comes first never matters below
+        # (the sort keys are distinct), so this is the grouping unique() gives.
+        first = np.arange(len(recs))
+        return first, first
+    raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
+    # Copies of one source vertex (one per LOD object) share the first copy's data.
+    _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
+    raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
+    keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
+    void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def _vertex_order(usrc: np.ndarray, first: np.ndarray, morphed: np.ndarray) -> np.ndarray:
+    """The merged vertices in buffer order. A source index taken twice (edited copies)
+    keeps its place only once. New vertices follow the kept ones, those shape keys move
+    first: the engine's morph range (from the first to the last moved vertex) stays small."""
+    big = np.int64(1) << 40
+    sort_key = np.where(usrc >= 0, usrc, big + np.where(morphed, 0, big) + first)
+    dup = np.zeros(len(first), bool)
+    order0 = np.lexsort((first, sort_key))
+    s_sorted = sort_key[order0]
+    dup[order0[1:]] = (s_sorted[1:] == s_sorted[:-1]) & (s_sorted[1:] < big)
+    sort_key = np.where(dup, big + first, sort_key)
+    return np.argsort(sort_key, kind="stable")
 
 
 def _distinct_sources(srcs: np.ndarray) -> bool:
