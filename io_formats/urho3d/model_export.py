@@ -831,7 +831,16 @@ def _morphed(d: _Draw) -> np.ndarray:
 
 
 def _assemble_index_buffers(draws, vbs, layout, opts):
-    lod_records: dict[int, list] = {}
+    """The index buffers and each geometry's (lod, GeometryLod) records: the imported
+    buffers with the draws at their places while every draw still fits its range,
+    else fresh ones."""
+    if _fits_layout(draws, vbs, layout):
+        return _kept_index_buffers(draws, vbs, layout)
+    return _fresh_index_buffers(draws, vbs, layout, opts)
+
+
+def _fits_layout(draws: list[_Draw], vbs: list[VertexBuffer], layout: dict | None) -> bool:
+    """Every vertex buffer has its imported size and every draw its imported range."""
     exact = layout is not None and all(
         layout["vertex_buffers"][k]["count"] == vb.count for k, vb in enumerate(vbs)
     )
@@ -840,27 +849,37 @@ def _assemble_index_buffers(draws, vbs, layout, opts):
             old = layout["geometries"][d.geometry]["lods"][d.lod]
             if old[5] != len(d.out_index) or old[1] != d.primitive:
                 exact = False
-    if exact:
-        ibs = []
-        for k, info in enumerate(layout["index_buffers"]):
-            top = max(
-                (
-                    vbs[d.vertex_buffer].count
-                    for d in draws
-                    if layout["geometries"][d.geometry]["lods"][d.lod][3] == k
-                ),
-                default=0,
-            )
-            size = info["size"] if top <= 65536 else 4
-            ibs.append(np.zeros(info["count"], np.uint16 if size == 2 else np.uint32))
-        for d in draws:
-            dist, prim, vb, ib, start, count = layout["geometries"][d.geometry]["lods"][d.lod]
-            ibs[ib][start : start + count] = d.out_index
-            lod_records.setdefault(d.geometry, []).append(
-                (d.lod, GeometryLod(dist, prim, vb, ib, start, count))
-            )
-        return [IndexBuffer(a) for a in ibs], lod_records
-    # Fresh: one index buffer per vertex buffer, draws in geometry then LOD order.
+    return exact
+
+
+def _kept_index_buffers(draws: list[_Draw], vbs: list[VertexBuffer], layout: dict):
+    lod_records: dict[int, list] = {}
+    ibs = []
+    for k, info in enumerate(layout["index_buffers"]):
+        top = max(
+            (
+                vbs[d.vertex_buffer].count
+                for d in draws
+                if layout["geometries"][d.geometry]["lods"][d.lod][3] == k
+            ),
+            default=0,
+        )
+        size = info["size"] if top <= 65536 else 4
+        ibs.append(np.zeros(info["count"], np.uint16 if size == 2 else np.uint32))
+    for d in draws:
+        dist, prim, vb, ib, start, count = layout["geometries"][d.geometry]["lods"][d.lod]
+        ibs[ib][start : start + count] = d.out_index
+        lod_records.setdefault(d.geometry, []).append(
+            (d.lod, GeometryLod(dist, prim, vb, ib, start, count))
+        )
+    return [IndexBuffer(a) for a in ibs], lod_records
+
+
+def _fresh_index_buffers(
+    draws: list[_Draw], vbs: list[VertexBuffer], layout: dict | None, opts: ExportOptions
+):
+    """One index buffer per vertex buffer, draws in geometry then LOD order."""
+    lod_records: dict[int, list] = {}
     ibs = []
     for k, vb in enumerate(vbs):
         mine = [d for d in draws if d.vertex_buffer == k]
@@ -884,6 +903,8 @@ def _assemble_index_buffers(draws, vbs, layout, opts):
 
 
 def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
+    """A morph per shape key name: per vertex buffer, the vertices it lists, in the
+    imported buffer order and masks where the layout has them."""
     names: list[str] = []
     for mesh in meshes.values():
         for m in mesh.morphs:
@@ -910,27 +931,33 @@ def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
         buffers = []
         order = [vb for vb in masks if vb in per_vb]
         for vb in order + sorted(vb for vb in per_vb if vb not in masks):
-            places, chunks = per_vb[vb]
-            mask = masks.get(vb, MASK_POSITION | MASK_NORMAL)
-            idx, first = np.unique(np.concatenate(places), return_index=True)
-            if not len(idx) and vb not in masks:
-                continue
-            rows = np.concatenate(chunks)[first]
-            # The file's order for the vertices it listed, then new ones by index.
-            place = rows[:, 10]
-            order = np.argsort(np.where(place > 0, place, len(rows) + idx + 2**32), kind="stable")
-            idx, rows = idx[order], rows[order]
-            data = np.zeros(len(idx), morph_dtype(mask))
-            data["index"] = idx
-            if mask & MASK_POSITION:
-                data["position"] = rows[:, 1:4]
-            if mask & MASK_NORMAL:
-                data["normal"] = rows[:, 4:7]
-            if mask & MASK_TANGENT:
-                data["tangent"] = rows[:, 7:10]
-            buffers.append(MorphBuffer(vb, mask, data))
+            buffer = _morph_buffer(vb, masks.get(vb), *per_vb[vb])
+            if buffer is not None:
+                buffers.append(buffer)
         out.append(Morph(name, buffers))
     return out
+
+
+def _morph_buffer(vb: int, kept_mask: int | None, places: list, chunks: list) -> MorphBuffer | None:
+    """One morph buffer from the draws' listed rows; None for an empty new one."""
+    mask = MASK_POSITION | MASK_NORMAL if kept_mask is None else kept_mask
+    idx, first = np.unique(np.concatenate(places), return_index=True)
+    if not len(idx) and kept_mask is None:
+        return None
+    rows = np.concatenate(chunks)[first]
+    # The file's order for the vertices it listed, then new ones by index.
+    place = rows[:, 10]
+    order = np.argsort(np.where(place > 0, place, len(rows) + idx + 2**32), kind="stable")
+    idx, rows = idx[order], rows[order]
+    data = np.zeros(len(idx), morph_dtype(mask))
+    data["index"] = idx
+    if mask & MASK_POSITION:
+        data["position"] = rows[:, 1:4]
+    if mask & MASK_NORMAL:
+        data["normal"] = rows[:, 4:7]
+    if mask & MASK_TANGENT:
+        data["tangent"] = rows[:, 7:10]
+    return MorphBuffer(vb, mask, data)
 
 
 def file_order(skeleton: Skeleton) -> Skeleton:
