@@ -673,13 +673,7 @@ def _bone_mappings(
     only). When one geometry has a mapping the engine skins all through their
     own, so all get one. An unedited import keeps the mappings it had, and a
     model that had none keeps none while its bones fit ``opts.bone_limit``."""
-    used: dict[int, np.ndarray] = {}
-    for g in geometry_ids:
-        parts = [
-            _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
-            for m in meshes.values()
-        ]
-        used[g] = np.unique(np.concatenate(parts + [np.zeros(0, np.int64)]))
+    used = _geometry_bones(meshes, geometry_ids)
     old: dict[int, np.ndarray] = {}
     if layout is not None:
         for g in geometry_ids:
@@ -691,7 +685,6 @@ def _bone_mappings(
     if had_none and n_bones <= opts.bone_limit:
         mapped = False
     out: dict[int, np.ndarray] = {}
-    notes: list[str] = []
     for g in geometry_ids:
         if not mapped:
             out[g] = np.zeros(0, np.int64)
@@ -702,6 +695,7 @@ def _bone_mappings(
                 f"geometry {g} uses {len(out[g])} bones, more than the limit of "
                 f"{opts.bone_limit} skin matrices per draw: split it into several material slots"
             )
+    notes: list[str] = []
     palette = max((len(m) for m in out.values()), default=0) if mapped else n_bones
     if any(len(u) for u in used.values()) and palette > SKIN_MATRICES_EVERYWHERE:
         notes.append(
@@ -709,6 +703,18 @@ def _bone_mappings(
             f"(GL2, GLES and D3D9 take {SKIN_MATRICES_EVERYWHERE})"
         )
     return out, notes
+
+
+def _geometry_bones(meshes: dict[int, Mesh], geometry_ids: list[int]) -> dict[int, np.ndarray]:
+    """The bones each geometry's triangles use, over every LOD."""
+    used: dict[int, np.ndarray] = {}
+    for g in geometry_ids:
+        parts = [
+            _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
+            for m in meshes.values()
+        ]
+        used[g] = np.unique(np.concatenate(parts + [np.zeros(0, np.int64)]))
+    return used
 
 
 def _set_morph_ranges(vbs: list[VertexBuffer], morphs: list[Morph]) -> None:
