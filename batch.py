@@ -725,7 +725,7 @@ def _run_pool(args, tasks: list, options: dict, jobs: int, stream) -> object:
             first_error.append(result.error)
         return args.keep_going or not first_error
 
-    ready = pool.run(_worker_argv(args.command), header, work, jobs, on_result)
+    ready = pool.run(pool.Job(_worker_argv(args.command), header, work, jobs), on_result)
     prog.bpy = ready.get("bpy")
     for i, task in enumerate(tasks):
         if prog.slots[i] is None:

@@ -68,29 +68,37 @@ def _why(w: _Worker) -> str:
     return how + (f" ({last})" if last else "")
 
 
-def run(
-    argv: list[str],
-    header: dict,
-    tasks: list[tuple[int, dict]],
-    jobs: int,
-    on_result: Callable[[int, dict | None, str], bool],
-) -> dict:
-    """Run ``tasks`` (index, task document) on up to ``jobs`` workers started with
-    ``argv``. ``on_result(index, result, why)`` gets each result (None and the
-    reason when the worker died on that file) and returns False to hand out no
-    more files; the files already handed out still finish. A worker that cannot
-    start is a UsageError with its last words. Returns the first worker's
-    ``ready`` message (what it runs on)."""
-    events: queue.Queue = queue.Queue()
-    pending = deque(tasks)
-    workers: list[_Worker] = []
-    stopping = False
-    first_ready: dict = {}
-    idle_deaths = 0  # workers that ended with files left and none of their own
+@dataclass
+class Job:
+    """What ``run`` hands out: the ``tasks`` (index, task document) on up to ``jobs``
+    workers started with ``argv``, each sent ``header`` first."""
 
-    def start() -> None:
+    argv: list[str]
+    header: dict
+    tasks: list[tuple[int, dict]]
+    jobs: int
+
+
+@dataclass
+class _Pool:
+    """The workers of one run and the files still to hand out."""
+
+    job: Job
+    on_result: Callable[[int, dict | None, str], bool]
+    events: queue.Queue = field(default_factory=queue.Queue)
+    pending: deque = field(init=False)
+    workers: list[_Worker] = field(default_factory=list)
+    alive: int = 0
+    stopping: bool = False  # on_result asked for no more files
+    first_ready: dict = field(default_factory=dict)
+    idle_deaths: int = 0  # workers that ended with files left and none of their own
+
+    def __post_init__(self) -> None:
+        self.pending = deque(self.job.tasks)
+
+    def start(self) -> None:
         proc = subprocess.Popen(
-            argv,
+            self.job.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -100,67 +108,86 @@ def run(
             bufsize=1,
         )
         w = _Worker(proc)
-        workers.append(w)
-        threading.Thread(target=_read_results, args=(w, events), daemon=True).start()
+        self.workers.append(w)
+        self.alive += 1
+        threading.Thread(target=_read_results, args=(w, self.events), daemon=True).start()
         threading.Thread(target=_read_stderr, args=(w,), daemon=True).start()
-        send(w, header)
+        _send(w, self.job.header)
 
-    def send(w: _Worker, doc: dict) -> bool:
-        try:
-            w.proc.stdin.write(json.dumps(doc) + "\n")
-            w.proc.stdin.flush()
-            return True
-        except OSError:  # it died: its "ended" event follows
-            return False
-
-    def hand_out(w: _Worker) -> None:
-        while pending and not stopping:
-            index, doc = pending.popleft()
+    def hand_out(self, w: _Worker) -> None:
+        """The next file to ``w``; with none left, its stdin closes and it ends."""
+        if self.pending and not self.stopping:
+            index, doc = self.pending.popleft()
             w.task = index
-            if send(w, doc):
-                return
-            w.task = None
-            pending.appendleft((index, doc))
+            if not _send(w, doc):
+                w.task = None
+                self.pending.appendleft((index, doc))
             return
         try:
-            w.proc.stdin.close()  # no more files: the worker ends
+            w.proc.stdin.close()
         except OSError:
             pass
 
-    try:
-        for _ in range(min(jobs, len(pending))):
-            start()
-        alive = len(workers)
-        while alive:
-            kind, w, doc = events.get()
-            if kind == "message":
-                if doc.get("ready"):
-                    w.ready = True
-                    first_ready = first_ready or doc
-                else:
-                    index, w.task = w.task, None
-                    if not on_result(index, doc, ""):
-                        stopping = True
-                hand_out(w)
-                continue
-            alive -= 1
-            why = _why(w)
-            if not w.ready:
-                raise UsageError(f"a worker process could not start: {why}")
-            if w.task is not None:  # it died on this file: the file fails
-                index, w.task = w.task, None
-                if not on_result(index, None, why):
-                    stopping = True
-            elif pending and not stopping:  # it died between two files
-                idle_deaths += 1
-                if idle_deaths > jobs:
-                    raise UsageError(f"the worker processes keep ending: {why}")
-            if pending and not stopping:
-                start()
-                alive += 1
-        return first_ready
-    finally:
-        for w in workers:
+    def message(self, w: _Worker, doc: dict) -> None:
+        """A worker is ready, or answered for its file: it gets the next one."""
+        if doc.get("ready"):
+            w.ready = True
+            self.first_ready = self.first_ready or doc
+        else:
+            index, w.task = w.task, None
+            if not self.on_result(index, doc, ""):
+                self.stopping = True
+        self.hand_out(w)
+
+    def ended(self, w: _Worker) -> None:
+        """A worker ended: the file it was on fails, and a new worker takes the rest."""
+        self.alive -= 1
+        why = _why(w)
+        if not w.ready:
+            raise UsageError(f"a worker process could not start: {why}")
+        if w.task is not None:  # it died on this file: the file fails
+            index, w.task = w.task, None
+            if not self.on_result(index, None, why):
+                self.stopping = True
+        elif self.pending and not self.stopping:  # it died between two files
+            self.idle_deaths += 1
+            if self.idle_deaths > self.job.jobs:
+                raise UsageError(f"the worker processes keep ending: {why}")
+        if self.pending and not self.stopping:
+            self.start()
+
+    def close(self) -> None:
+        for w in self.workers:
             if w.proc.poll() is None:
                 w.proc.kill()
             w.proc.wait()
+
+
+def _send(w: _Worker, doc: dict) -> bool:
+    try:
+        w.proc.stdin.write(json.dumps(doc) + "\n")
+        w.proc.stdin.flush()
+        return True
+    except OSError:  # it died: its "ended" event follows
+        return False
+
+
+def run(job: Job, on_result: Callable[[int, dict | None, str], bool]) -> dict:
+    """Run ``job``'s tasks. ``on_result(index, result, why)`` gets each result (None
+    and the reason when the worker died on that file) and returns False to hand out
+    no more files; the files already handed out still finish. A worker that cannot
+    start is a UsageError with its last words. Returns the first worker's ``ready``
+    message (what it runs on)."""
+    pool = _Pool(job, on_result)
+    try:
+        for _ in range(min(job.jobs, len(pool.pending))):
+            pool.start()
+        while pool.alive:
+            kind, w, doc = pool.events.get()
+            if kind == "message":
+                pool.message(w, doc)
+            else:
+                pool.ended(w)
+        return pool.first_ready
+    finally:
+        pool.close()

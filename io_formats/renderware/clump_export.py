@@ -119,8 +119,9 @@ def export_clump(
     frame_list = _frame_list(data, skeleton, stamp)
     geometries, atomics = [], []
     meshes = [part for em in data.meshes for part in _fit(em, warnings)]
+    ctx = _ClumpContext(skeleton, perm, version, stamp, morph_targets, warnings)
     for k, em in enumerate(meshes):
-        geo = _geometry(em, skeleton, perm, version, stamp, warnings, morph_targets)
+        geo = _geometry(em, ctx)
         geometries.append(geo)
         e = em.mesh.extras
         tail = bytes.fromhex(e.get("rw_atomic_tail", "00000000"))
@@ -179,15 +180,9 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
     rec = np.zeros(n, FRAME_DTYPE)
     extensions = []
     index = {name: i for i, name in enumerate(skeleton.names)} if skeleton is not None else {}
-    ids = {}
+    ids = _bone_ids(skeleton)
+    local = None
     if skeleton is not None:
-        used = {int(e["rw_bone_id"]) for e in skeleton.extras if "rw_bone_id" in e}
-        nxt = max(used, default=0) + 1
-        for i, e in enumerate(skeleton.extras or [{}] * len(skeleton)):
-            if "rw_bone_id" in e:
-                ids[i] = int(e["rw_bone_id"])
-            else:
-                ids[i], nxt = nxt, nxt + 1
         local = compose_trs(
             skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale
         )
@@ -200,18 +195,8 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
             (i for i, f in enumerate(data.frames) if f.bone >= 0 and index.get(f.name) == 0), -1
         )
     for i, f in enumerate(data.frames):
-        m = f.matrix
         b = index.get(f.name, -1) if f.bone >= 0 else -1
-        stored = f.extras.get("rw_frame_matrix")
-        if b >= 0:
-            m = local[b]
-            if data.skeleton_offset is not None and skeleton.parents[b] < 0:
-                m = data.skeleton_offset @ m
-            stored = (skeleton.extras[b] if skeleton.extras else {}).get("rw_frame_matrix")
-        if stored is not None:
-            s = np.vstack([np.array(stored, np.float64).reshape(3, 4), [0, 0, 0, 1]])
-            if np.allclose(s, m, atol=1e-5):
-                m = s
+        m = _frame_matrix(data, skeleton, local, f, b)
         rec["rotation"][i] = np.asarray(m[:3, :3]).T
         rec["position"][i] = m[:3, 3]
         rec["parent"][i] = f.parent
@@ -219,28 +204,71 @@ def _frame_list(data: ExportClump, skeleton: Skeleton | None, stamp: int) -> Fra
         items: list = []
         own_id = ids[b] if b >= 0 else f.extras.get("rw_bone_id")
         if skeleton is not None and i == hierarchy_at:
-            hx = data.extras.get("rw_hanim") or {}
-            nodes = np.zeros(len(skeleton), HANIM_NODE_DTYPE)
-            nodes["id"] = [ids[j] for j in range(len(skeleton))]
-            nodes["index"] = np.arange(len(skeleton))
-            nodes["flags"] = hanim_flags(skeleton.parents)
             own_id = ids[0] if own_id is None else own_id
-            items.append(
-                HAnimPLG(
-                    stamp,
-                    int(hx.get("version", 0x100)),
-                    int(own_id),
-                    nodes,
-                    int(hx.get("flags", 0)),
-                    int(hx.get("key_frame_size", 36)),
-                )
-            )
+            items.append(_hierarchy(data, skeleton, ids, own_id, stamp))
         elif own_id is not None:
             items.append(HAnimPLG(stamp, 0x100, int(own_id)))
         if not f.extras.get("rw_unnamed"):
             items.append(FrameName(stamp, frame_name_bytes(f)))
         extensions.append(Extension(stamp, _with_raw(items, f.extras.get("rw_extension"))))
     return FrameList(stamp, stamp, rec, extensions)
+
+
+def _bone_ids(skeleton: Skeleton | None) -> dict[int, int]:
+    """Each bone's HAnim ID: the imported one, else the next free one."""
+    ids: dict[int, int] = {}
+    if skeleton is None:
+        return ids
+    used = {int(e["rw_bone_id"]) for e in skeleton.extras if "rw_bone_id" in e}
+    nxt = max(used, default=0) + 1
+    for i, e in enumerate(skeleton.extras or [{}] * len(skeleton)):
+        if "rw_bone_id" in e:
+            ids[i] = int(e["rw_bone_id"])
+        else:
+            ids[i], nxt = nxt, nxt + 1
+    return ids
+
+
+def _frame_matrix(
+    data: ExportClump,
+    skeleton: Skeleton | None,
+    local: np.ndarray | None,
+    f: FrameNode,
+    b: int,
+) -> np.ndarray:
+    """A frame's local matrix (a bone's from the skeleton); the file's own while it
+    still matches, so unedited frames keep their exact floats."""
+    m = f.matrix
+    stored = f.extras.get("rw_frame_matrix")
+    if b >= 0:
+        m = local[b]
+        if data.skeleton_offset is not None and skeleton.parents[b] < 0:
+            m = data.skeleton_offset @ m
+        stored = (skeleton.extras[b] if skeleton.extras else {}).get("rw_frame_matrix")
+    if stored is not None:
+        s = np.vstack([np.array(stored, np.float64).reshape(3, 4), [0, 0, 0, 1]])
+        if np.allclose(s, m, atol=1e-5):
+            m = s
+    return m
+
+
+def _hierarchy(
+    data: ExportClump, skeleton: Skeleton, ids: dict[int, int], own_id: int, stamp: int
+) -> HAnimPLG:
+    """The HAnim plugin with the whole hierarchy, and the imported header fields."""
+    hx = data.extras.get("rw_hanim") or {}
+    nodes = np.zeros(len(skeleton), HANIM_NODE_DTYPE)
+    nodes["id"] = [ids[j] for j in range(len(skeleton))]
+    nodes["index"] = np.arange(len(skeleton))
+    nodes["flags"] = hanim_flags(skeleton.parents)
+    return HAnimPLG(
+        stamp,
+        int(hx.get("version", 0x100)),
+        int(own_id),
+        nodes,
+        int(hx.get("flags", 0)),
+        int(hx.get("key_frame_size", 36)),
+    )
 
 
 def frame_name_bytes(f: FrameNode) -> bytes:
@@ -348,113 +376,188 @@ def weld(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return src, first, inverse[:nc]
 
 
-def _geometry(
-    em: ExportMesh,
-    skeleton: Skeleton | None,
-    perm: np.ndarray | None,
-    version: int,
-    stamp: int,
-    warnings: list[str],
-    morph_targets: str = "AUTO",
-) -> Geometry:
-    mesh = em.mesh
-    src, first, corner_new = em.welded if em.welded is not None else weld(mesh)
-    nv = len(src)
-    if nv > MAX_VERTICES:
-        raise FormatError(f"{mesh.name}: {nv} vertices (a geometry holds at most 65535)")
-    tris = corner_new.reshape(-1, 3).astype(np.uint16)
-    n_slots = max(len(mesh.materials), 1)
-    mats = np.clip(mesh.face_materials, 0, n_slots - 1).astype(np.uint16)
-    stored: dict = mesh.extras.get("rw_geometry") or {}
-    same = stored.get("fingerprint") == geometry_fingerprint(nv, tris, mats)
-    tri_ids = _stored_tri_materials(stored.get("tri_materials"), len(tris)) if same else None
-    has_face = first >= 0
-    fc = np.where(has_face, first, 0)
-    positions = mesh.positions[src].astype(np.float32)
-    normals = None
+@dataclass
+class _ClumpContext:
+    """What every geometry of one export shares."""
+
+    skeleton: Skeleton | None  # depth first
+    perm: np.ndarray | None  # the neutral skeleton's bone -> its depth-first place
+    version: int
+    stamp: int
+    morph_targets: str  # a key of MORPH_MODES
+    warnings: list[str]
+
+
+@dataclass
+class _GeometryPass:
+    """What the passes of ``_geometry`` read and fill, in the order they run."""
+
+    em: ExportMesh
+    ctx: _ClumpContext
+    src: np.ndarray = field(init=False)  # the mesh vertex of each welded vertex
+    first: np.ndarray = field(init=False)  # a corner of each welded vertex (-1: none)
+    tris: np.ndarray = field(init=False)
+    n_slots: int = 1
+    mats: np.ndarray = field(init=False)
+    stored: dict = field(default_factory=dict)  # the imported geometry's fields
+    same: bool = False  # the triangles are the imported ones
+    tri_ids: np.ndarray | None = None  # the file's own triangle material IDs
+    has_face: np.ndarray = field(init=False)
+    fc: np.ndarray = field(init=False)  # the corner each vertex's values come from
+    positions: np.ndarray = field(init=False)
+    normals: np.ndarray | None = None
+    uvs: list[np.ndarray] = field(default_factory=list)
+    colors: np.ndarray | None = None
+    night_set: ColorSet | None = None
+    flags: int = 0
+    targets: list[MorphTarget] = field(default_factory=list)
+    ext_items: list = field(default_factory=list)
+
+    @property
+    def mesh(self) -> Mesh:
+        return self.em.mesh
+
+    @property
+    def nv(self) -> int:
+        return len(self.src)
+
+
+def _geometry(em: ExportMesh, ctx: _ClumpContext) -> Geometry:
+    state = _GeometryPass(em, ctx)
+    for step in (
+        _welded_faces,
+        _vertex_data,
+        _geometry_flags,
+        _morph_targets,
+        _geometry_extension,
+    ):
+        step(state)
+    return _assembled_geometry(state)
+
+
+def _welded_faces(g: _GeometryPass) -> None:
+    """Welded vertices, triangles and their materials; whether they are the imported ones."""
+    mesh = g.mesh
+    g.src, g.first, corner_new = g.em.welded if g.em.welded is not None else weld(mesh)
+    if g.nv > MAX_VERTICES:
+        raise FormatError(f"{mesh.name}: {g.nv} vertices (a geometry holds at most 65535)")
+    g.tris = corner_new.reshape(-1, 3).astype(np.uint16)
+    g.n_slots = max(len(mesh.materials), 1)
+    g.mats = np.clip(mesh.face_materials, 0, g.n_slots - 1).astype(np.uint16)
+    g.stored = mesh.extras.get("rw_geometry") or {}
+    g.same = g.stored.get("fingerprint") == geometry_fingerprint(g.nv, g.tris, g.mats)
+    if g.same:
+        g.tri_ids = _stored_tri_materials(g.stored.get("tri_materials"), len(g.tris))
+    g.has_face = g.first >= 0
+    g.fc = np.where(g.has_face, g.first, 0)
+
+
+def _vertex_data(g: _GeometryPass) -> None:
+    """Positions, and normals, UVs and prelit colours from each vertex's corner."""
+    mesh, has_face, fc, warnings = g.mesh, g.has_face, g.fc, g.ctx.warnings
+    g.positions = mesh.positions[g.src].astype(np.float32)
     if mesh.normals is not None:
-        normals = np.where(has_face[:, None], mesh.normals[fc], 0).astype(np.float32)
-    uvs = []
+        g.normals = np.where(has_face[:, None], mesh.normals[fc], 0).astype(np.float32)
     for uv in mesh.uv_sets[:8]:
         v = np.where(has_face[:, None], uv.uv[fc], 0).astype(np.float32)
         v[:, 1] = 1.0 - v[:, 1]
-        uvs.append(v)
+        g.uvs.append(v)
     if len(mesh.uv_sets) > 8:
         warnings.append(f"{mesh.name}: only the first 8 of {len(mesh.uv_sets)} UV maps written")
     prelit = [c for c in mesh.colors if c.name != NIGHT_ATTRIBUTE]
-    night_set = next((c for c in mesh.colors if c.name == NIGHT_ATTRIBUTE), None)
-    colors = None if not prelit else _vertex_colors(prelit[0].color, has_face, fc)
+    g.night_set = next((c for c in mesh.colors if c.name == NIGHT_ATTRIBUTE), None)
+    g.colors = None if not prelit else _vertex_colors(prelit[0].color, has_face, fc)
     if len(prelit) > 1:
         warnings.append(f"{mesh.name}: only colour attribute {prelit[0].name!r} written")
-    if "flags" in stored:  # the file's flags, with the data bits brought up to date
-        old = int(stored["flags"])
+
+
+def _geometry_flags(g: _GeometryPass) -> None:
+    """The file's flags with the data bits brought up to date, or a new geometry's."""
+    if "flags" in g.stored:
+        old = int(g.stored["flags"])
         flags = old & 0xFF & ~(TRISTRIP | PRELIT | NORMALS | TEXTURED | TEXTURED2)
-        count_bits = bool((old >> 16) & 0xFF) or len(uvs) > 2
+        count_bits = bool((old >> 16) & 0xFF) or len(g.uvs) > 2
     else:
         flags, count_bits = POSITIONS | LIGHT | MODULATE, True
-    flags |= (PRELIT if colors is not None else 0) | (NORMALS if normals is not None else 0)
-    flags |= TEXTURED2 if len(uvs) >= 2 else (TEXTURED if uvs else 0)
-    flags |= len(uvs) << 16 if count_bits else 0
-    targets = [MorphTarget(_sphere(positions), positions, normals)]
-    morphs = mesh.morphs[: _morph_count(mesh, stored, morph_targets)]
+    flags |= (PRELIT if g.colors is not None else 0) | (NORMALS if g.normals is not None else 0)
+    flags |= TEXTURED2 if len(g.uvs) >= 2 else (TEXTURED if g.uvs else 0)
+    flags |= len(g.uvs) << 16 if count_bits else 0
+    g.flags = flags
+
+
+def _morph_targets(g: _GeometryPass) -> None:
+    """The base and as many shape keys as the option asks for, with their spheres."""
+    mesh, positions, mode = g.mesh, g.positions, g.ctx.morph_targets
+    g.targets = [MorphTarget(_sphere(positions), positions, g.normals)]
+    morphs = mesh.morphs[: _morph_count(mesh, g.stored, mode)]
     if len(morphs) < len(mesh.morphs):
         left = len(mesh.morphs) - len(morphs)
-        warnings.append(
+        g.ctx.warnings.append(
             f"{mesh.name}: {left} shape key(s) left out (Morph targets: "
-            f"{MORPH_MODES[morph_targets]}, {len(morphs) + 1} written); GTA's games and "
+            f"{MORPH_MODES[mode]}, {len(morphs) + 1} written); GTA's games and "
             "DragonFF read only the first morph target, rw-parser based tools fail on more"
         )
     for m in morphs:
-        targets.append(MorphTarget(_sphere(positions), positions + m.position_offsets[src], None))
-    spheres = stored.get("spheres")
-    if same and spheres and len(spheres) == len(targets):
-        for t, s in zip(targets, spheres, strict=True):
+        offsets = m.position_offsets[g.src]
+        g.targets.append(MorphTarget(_sphere(positions), positions + offsets, None))
+    spheres = g.stored.get("spheres")
+    if g.same and spheres and len(spheres) == len(g.targets):
+        for t, s in zip(g.targets, spheres, strict=True):
             t.sphere = np.array(s, np.float32)
     else:
-        for t in targets:
+        for t in g.targets:
             t.sphere = _sphere(t.positions)
-    ext_items: list = [bin_mesh_lists(tris, mats, n_slots, stamp)]
-    if same and stored.get("bin_mesh"):  # the file's own Bin Mesh (strips, order)
+
+
+def _geometry_extension(g: _GeometryPass) -> None:
+    """Bin Mesh, Skin PLG, the kept plugins that still fit the mesh, and night colours."""
+    mesh, stored, stamp = g.mesh, g.stored, g.ctx.stamp
+    ext_items: list = [bin_mesh_lists(g.tris, g.mats, g.n_slots, stamp)]
+    if g.same and stored.get("bin_mesh"):  # the file's own Bin Mesh (strips, order)
         ext_items[0] = read_bin_mesh(Reader(bytes.fromhex(stored["bin_mesh"])), stamp)
-        flags |= TRISTRIP if ext_items[0].strips else 0
-    if mesh.skin is not None and skeleton is not None:
-        ext_items.append(_skin(mesh, src, skeleton, perm, version, stamp, same, warnings))
+        g.flags |= TRISTRIP if ext_items[0].strips else 0
+    if mesh.skin is not None and g.ctx.skeleton is not None:
+        ext_items.append(_skin(g))
     raw = list(mesh.extras.get("rw_geometry_extension") or [])
     dropped = [c for c in raw if int(c[0]) not in NOT_PER_VERTEX]
-    if dropped and not same:  # 2dfx and breakable models do not depend on the vertices
-        warnings.append(
+    if dropped and not g.same:  # 2dfx and breakable models do not depend on the vertices
+        g.ctx.warnings.append(
             f"{mesh.name}: the mesh changed, so {len(dropped)} per-vertex plugin chunk(s) "
             f"({', '.join(f'0x{int(c[0]):X}' for c in dropped)}) were dropped"
         )
         raw = [c for c in raw if int(c[0]) in NOT_PER_VERTEX]
-    if night_set is not None:  # from the colour attribute, so it follows every edit
+    if g.night_set is not None:  # from the colour attribute, so it follows every edit
         night = stored.get("night_colors") or {}
         payload = night_colors_payload(
-            _vertex_colors(night_set.color, has_face, fc), int(night.get("flag", 1))
+            _vertex_colors(g.night_set.color, g.has_face, g.fc), int(night.get("flag", 1))
         )
-        chunk_stamp = int(night.get("stamp", stamp)) if same else stamp
+        chunk_stamp = int(night.get("stamp", stamp)) if g.same else stamp
         raw.append([NIGHT_COLORS, chunk_stamp, payload.hex(), int(night.get("place", 1 << 30))])
-    ext_items = _with_raw(ext_items, raw)
+    g.ext_items = _with_raw(ext_items, raw)
+
+
+def _assembled_geometry(g: _GeometryPass) -> Geometry:
+    stamp = g.ctx.stamp
     surface = None
-    if version < 0x34000:
-        surface = tuple(stored.get("surface") or (1.0, 1.0, 1.0))
-    materials = [_material(mi, stamp) for mi in em.materials] or [_material(None, stamp)]
-    while len(materials) < n_slots:
+    if g.ctx.version < 0x34000:
+        surface = tuple(g.stored.get("surface") or (1.0, 1.0, 1.0))
+    materials = [_material(mi, stamp) for mi in g.em.materials] or [_material(None, stamp)]
+    while len(materials) < g.n_slots:
         materials.append(_material(None, stamp))
     ml = MaterialList(stamp, stamp, np.full(len(materials), -1, np.int32), materials)
     return Geometry(
         stamp,
         stamp,
-        flags,
-        nv,
-        tris,
-        mats if tri_ids is None else tri_ids,
+        g.flags,
+        g.nv,
+        g.tris,
+        g.mats if g.tri_ids is None else g.tri_ids,
         ml,
-        Extension(stamp, ext_items),
+        Extension(stamp, g.ext_items),
         surface,
-        colors,
-        uvs,
-        targets,
+        g.colors,
+        g.uvs,
+        g.targets,
     )
 
 
@@ -524,7 +627,49 @@ def _sphere(p: np.ndarray) -> np.ndarray:
     return np.array([*c, r], np.float32)
 
 
-def _skin(mesh, src, skeleton, perm, version, stamp, same, warnings) -> Skin:
+def _skin(g: _GeometryPass) -> Skin:
+    """The Skin PLG: four weights per vertex, the bind matrices, and the split data."""
+    mesh, skeleton, perm, warnings = g.mesh, g.ctx.skeleton, g.ctx.perm, g.ctx.warnings
+    joints, weights = _skin_weights(g)
+    nb = len(skeleton)
+    inv = skeleton.inverse_bind
+    if inv is None:
+        inv = np.linalg.inv(skeleton.world_rest())
+    mats = np.transpose(inv, (0, 2, 1)).astype(np.float32)
+    stored = mesh.extras.get("rw_skin") or {}
+    w = stored.get("matrix_w")
+    if w is not None and len(w) == nb:
+        wcol = np.array(w, np.float32)
+        if perm is not None:
+            wcol = wcol[np.argsort(perm)]
+        mats[:, :, 3] = wcol
+    else:
+        mats[:, :, 3] = 0.0  # what the games' files have (FORMAT-NOTES)
+    used = np.unique(joints[weights > 0]).astype(np.uint8)
+    max_w = int((weights > 0).sum(axis=1).max()) if len(weights) else 0
+    stamp = g.ctx.stamp
+    skin = Skin(stamp, nb, used, max_w, joints.astype(np.uint8), weights.astype(np.float32), mats)
+    if g.ctx.version < 0x34000:
+        skin.used_bones = np.zeros(0, np.uint8)
+        skin.max_weights = 0
+        skin.fillers = np.full(nb, DEADDEAD, np.uint32)
+        if stored.get("split") and not SplitData.from_json(stored["split"]).is_zero():
+            warnings.append(f"{mesh.name}: the old skin layout has no split data; dropped")
+        return skin
+    split = SplitData()
+    if stored.get("split") and not SplitData.from_json(stored["split"]).is_zero():
+        if g.same and perm is not None and np.array_equal(perm, np.arange(nb)):
+            split = SplitData.from_json(stored["split"])
+        else:
+            warnings.append(f"{mesh.name}: the mesh or skeleton changed; split data zeroed")
+    skin.split = split
+    return skin
+
+
+def _skin_weights(g: _GeometryPass) -> tuple[np.ndarray, np.ndarray]:
+    """The four heaviest bones of each welded vertex, normalised, in the file's slot order
+    while the file's bones and slots are still there."""
+    mesh, src, skeleton, perm = g.mesh, g.src, g.ctx.skeleton, g.ctx.perm
     joints = mesh.skin.joints[src].astype(np.int64)
     weights = mesh.skin.weights[src].astype(np.float64)
     if perm is not None:
@@ -550,39 +695,8 @@ def _skin(mesh, src, skeleton, perm, version, stamp, same, warnings) -> Skin:
             joints, weights = _file_slot_order(joints, weights, slots.data[src], len(skeleton))
     unweighted = int((sums[:, 0] <= 0).sum())
     if unweighted:
-        warnings.append(f"{mesh.name}: {unweighted} vertices have no weights")
-    nb = len(skeleton)
-    inv = skeleton.inverse_bind
-    if inv is None:
-        inv = np.linalg.inv(skeleton.world_rest())
-    mats = np.transpose(inv, (0, 2, 1)).astype(np.float32)
-    stored = mesh.extras.get("rw_skin") or {}
-    w = stored.get("matrix_w")
-    if w is not None and len(w) == nb:
-        wcol = np.array(w, np.float32)
-        if perm is not None:
-            wcol = wcol[np.argsort(perm)]
-        mats[:, :, 3] = wcol
-    else:
-        mats[:, :, 3] = 0.0  # what the games' files have (FORMAT-NOTES)
-    used = np.unique(joints[weights > 0]).astype(np.uint8)
-    max_w = int((weights > 0).sum(axis=1).max()) if len(weights) else 0
-    skin = Skin(stamp, nb, used, max_w, joints.astype(np.uint8), weights.astype(np.float32), mats)
-    if version < 0x34000:
-        skin.used_bones = np.zeros(0, np.uint8)
-        skin.max_weights = 0
-        skin.fillers = np.full(nb, DEADDEAD, np.uint32)
-        if stored.get("split") and not SplitData.from_json(stored["split"]).is_zero():
-            warnings.append(f"{mesh.name}: the old skin layout has no split data; dropped")
-        return skin
-    split = SplitData()
-    if stored.get("split") and not SplitData.from_json(stored["split"]).is_zero():
-        if same and perm is not None and np.array_equal(perm, np.arange(nb)):
-            split = SplitData.from_json(stored["split"])
-        else:
-            warnings.append(f"{mesh.name}: the mesh or skeleton changed; split data zeroed")
-    skin.split = split
-    return skin
+        g.ctx.warnings.append(f"{mesh.name}: {unweighted} vertices have no weights")
+    return joints, weights
 
 
 def _file_slot_order(

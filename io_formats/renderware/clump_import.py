@@ -161,6 +161,20 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
     local = frame_matrices(fl.frames)
     parents = fl.frames["parent"].astype(np.int32)
     world = world_from_local(local, parents)
+    result = ImportedClump(Scene(name), _frames(clump, name, local, parents), [], [])
+    _clump_extras(clump, result)
+    skinned = [a for a in clump.atomics if clump.atomic_geometry(a).skin is not None]
+    if skinned:
+        result.skin_frame = skinned[0].frame
+        _skeleton(clump, result, world, skinned)
+    for k, atomic in enumerate(clump.atomics):
+        _mesh(clump, atomic, k, result)
+    return result
+
+
+def _frames(clump: Clump, name: str, local: np.ndarray, parents: np.ndarray) -> list[FrameNode]:
+    """Every frame with a unique name; its flags, bone ID, plugins and raw name as extras."""
+    fl = clump.frame_list
     raws = [
         None if (p := fl.extensions[i].find(FrameName)) is None else p.raw for i in range(len(fl))
     ]
@@ -188,99 +202,51 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
             extras["rw_name"] = names[i]
             extras["rw_name_raw"] = raws[i].hex()
         frames.append(FrameNode(names[i], int(parents[i]), local[i], extras=extras))
-    result = ImportedClump(Scene(name), frames, [], [])
-    version = clump.version
-    result.scene.extras["rw_version"] = version
-    result.scene.extras["rw_stamp"] = clump.stamp
+    return frames
+
+
+def _clump_extras(clump: Clump, result: ImportedClump) -> None:
+    """The clump's version and stamp, its extensions, and sections kept as they are."""
+    extras = result.scene.extras
+    extras["rw_version"] = clump.version
+    extras["rw_stamp"] = clump.stamp
     # every clump extension as it is: its place, stamp and plugins (a file may have
     # none, or a second, empty one at the end)
-    result.scene.extras["rw_clump_extensions"] = [
+    extras["rw_clump_extensions"] = [
         [i, item.stamp, raw_list(item.items)]
         for i, item in enumerate(clump.items)
         if isinstance(item, Extension)
     ]
     if any(isinstance(i, RawChunk) for i in clump.items):
         kinds = sorted({f"0x{i.type:X}" for i in clump.items if isinstance(i, RawChunk)})
-        result.scene.extras["rw_clump_items"] = raw_list(clump.items)
-        result.scene.extras["rw_clump_counts"] = list(clump.counts)
+        extras["rw_clump_items"] = raw_list(clump.items)
+        extras["rw_clump_counts"] = list(clump.counts)
         result.warnings.append(
             f"clump sections {', '.join(kinds)} (lights, cameras ...) are kept as they are, "
             "not as Blender objects"
         )
-    skinned = [a for a in clump.atomics if clump.atomic_geometry(a).skin is not None]
-    if skinned:
-        result.skin_frame = skinned[0].frame
-        _skeleton(clump, result, world, skinned)
-    for k, atomic in enumerate(clump.atomics):
-        _mesh(clump, atomic, k, result)
-    return result
 
 
 def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: list) -> None:
-    fl = clump.frame_list
-    root = next(
-        (i for i in range(len(fl)) if (h := fl.hanim(i)) is not None and h.nodes is not None),
-        None,
-    )
+    """The skeleton from the HAnim hierarchy: its bones' frames, rest pose and inverse binds."""
     skin: SkinPLG = clump.atomic_geometry(skinned[0]).skin
     geometry = skinned[0].geometry
-    if root is None:
-        raise FormatError(
-            f"geometry {geometry} is skinned, but no frame carries an HAnim hierarchy"
-        )
-    h = fl.hanim(root)
+    root = _hanim_root(clump, skin, geometry)
+    h = clump.frame_list.hanim(root)
     nodes = h.nodes
-    if len(nodes) != skin.num_bones:
-        raise FormatError(
-            f"frame {root}: the HAnim hierarchy has {len(nodes)} nodes, the skin of "
-            f"geometry {geometry} {skin.num_bones} bones"
-        )
-    by_id = {}
-    for i in range(len(fl)):
-        fh = fl.hanim(i)
-        if fh is not None:
-            by_id.setdefault(int(fh.node_id), i)
-    bone_frames = []
-    for k, node in enumerate(nodes.tolist()):
-        if node[0] not in by_id:
-            raise FormatError(
-                f"frame {root}: HAnim hierarchy node {k} has ID {node[0]}, which no frame carries"
-            )
-        bone_frames.append(by_id[node[0]])
+    bone_frames = _bone_frames(clump, root, nodes)
     bone_parents = hanim_parents(nodes["flags"])
-    frame_parents = [result.frames[f].parent for f in bone_frames]
-    mismatch = [
-        result.frames[bone_frames[i]].name
-        for i, p in enumerate(bone_parents.tolist())
-        if p >= 0 and frame_parents[i] != bone_frames[p]
+    _check_hierarchy(result, bone_frames, bone_parents)
+    bone_names = [
+        f"bone {i} ({result.frames[f].name}, frame {f})" for i, f in enumerate(bone_frames)
     ]
-    if mismatch:
-        result.warnings.append(
-            f"the HAnim push/pop flags disagree with the frame hierarchy for {len(mismatch)} "
-            f"bones ({', '.join(mismatch[:5])}); the HAnim hierarchy is used"
-        )
     space = _inv(world[result.skin_frame], f"frame {result.skin_frame} (the skinned atomic's)")
     bworld = space @ world[bone_frames]
     pworld = np.where(
         (bone_parents >= 0)[:, None, None], bworld[np.maximum(bone_parents, 0)], np.eye(4)
     )
-    bone_names = [
-        f"bone {i} ({result.frames[f].name}, frame {f})" for i, f in enumerate(bone_frames)
-    ]
-    blocal = _inv(pworld, "the parent frame", bone_names) @ bworld
-    t, q, s = decompose_trs(blocal)
-    stored = skin.matrices.astype(np.float64)
-    inv_bind = np.transpose(stored, (0, 2, 1)).copy()
-    inv_bind[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
-    bind = _inv(inv_bind, f"geometry {geometry}: Skin PLG inverse bind matrix", bone_names)
-    off = np.abs(bind - bworld).max(axis=(1, 2))
-    bad = np.nonzero(off > BIND_TOLERANCE * np.maximum(1.0, np.abs(bworld).max(axis=(1, 2))))[0]
-    if len(bad):
-        result.warnings.append(
-            f"the inverse bind matrices disagree with the frame hierarchy for {len(bad)} bones "
-            f"(largest difference {off.max():.4g}); the armature's rest pose follows the "
-            "inverse bind matrices, the frames are kept for export"
-        )
+    t, q, s = decompose_trs(_inv(pworld, "the parent frame", bone_names) @ bworld)
+    inv_bind = _inverse_binds(result, skin, geometry, bworld, bone_names)
     result.frames[root].extras["rw_hanim_root"] = True
     extras = []
     for i, f in enumerate(bone_frames):
@@ -299,6 +265,82 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
         "key_frame_size": int(h.key_frame_size),
         "root_frame": int(root),
     }
+
+
+def _hanim_root(clump: Clump, skin: SkinPLG, geometry: int) -> int:
+    """The frame carrying the HAnim hierarchy, which must have a node per skin bone."""
+    fl = clump.frame_list
+    root = next(
+        (i for i in range(len(fl)) if (h := fl.hanim(i)) is not None and h.nodes is not None),
+        None,
+    )
+    if root is None:
+        raise FormatError(
+            f"geometry {geometry} is skinned, but no frame carries an HAnim hierarchy"
+        )
+    nodes = fl.hanim(root).nodes
+    if len(nodes) != skin.num_bones:
+        raise FormatError(
+            f"frame {root}: the HAnim hierarchy has {len(nodes)} nodes, the skin of "
+            f"geometry {geometry} {skin.num_bones} bones"
+        )
+    return root
+
+
+def _bone_frames(clump: Clump, root: int, nodes: np.ndarray) -> list[int]:
+    """The frame of each HAnim node: the first frame carrying its ID."""
+    fl = clump.frame_list
+    by_id = {}
+    for i in range(len(fl)):
+        fh = fl.hanim(i)
+        if fh is not None:
+            by_id.setdefault(int(fh.node_id), i)
+    bone_frames = []
+    for k, node in enumerate(nodes.tolist()):
+        if node[0] not in by_id:
+            raise FormatError(
+                f"frame {root}: HAnim hierarchy node {k} has ID {node[0]}, which no frame carries"
+            )
+        bone_frames.append(by_id[node[0]])
+    return bone_frames
+
+
+def _check_hierarchy(result: ImportedClump, bone_frames: list[int], bone_parents) -> None:
+    """Warn where the HAnim push/pop flags and the frame parents disagree."""
+    frame_parents = [result.frames[f].parent for f in bone_frames]
+    mismatch = [
+        result.frames[bone_frames[i]].name
+        for i, p in enumerate(bone_parents.tolist())
+        if p >= 0 and frame_parents[i] != bone_frames[p]
+    ]
+    if mismatch:
+        result.warnings.append(
+            f"the HAnim push/pop flags disagree with the frame hierarchy for {len(mismatch)} "
+            f"bones ({', '.join(mismatch[:5])}); the HAnim hierarchy is used"
+        )
+
+
+def _inverse_binds(
+    result: ImportedClump,
+    skin: SkinPLG,
+    geometry: int,
+    bworld: np.ndarray,
+    bone_names: list[str],
+) -> np.ndarray:
+    """The Skin PLG's inverse bind matrices; a warning where they disagree with the frames."""
+    stored = skin.matrices.astype(np.float64)
+    inv_bind = np.transpose(stored, (0, 2, 1)).copy()
+    inv_bind[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
+    bind = _inv(inv_bind, f"geometry {geometry}: Skin PLG inverse bind matrix", bone_names)
+    off = np.abs(bind - bworld).max(axis=(1, 2))
+    bad = np.nonzero(off > BIND_TOLERANCE * np.maximum(1.0, np.abs(bworld).max(axis=(1, 2))))[0]
+    if len(bad):
+        result.warnings.append(
+            f"the inverse bind matrices disagree with the frame hierarchy for {len(bad)} bones "
+            f"(largest difference {off.max():.4g}); the armature's rest pose follows the "
+            "inverse bind matrices, the frames are kept for export"
+        )
+    return inv_bind
 
 
 def _corner_faces(geo: Geometry, g: int) -> tuple[np.ndarray, np.ndarray, str]:
@@ -344,131 +386,213 @@ def _tri_keys(t: np.ndarray) -> np.ndarray:
     return (s[:, 0] << 42) | (s[:, 1] << 21) | s[:, 2]
 
 
+@dataclass
+class _MeshPass:
+    """What the passes of ``_mesh`` read and fill, in the order they run."""
+
+    clump: Clump
+    atomic: Atomic
+    k: int  # the atomic's place in the clump
+    result: ImportedClump
+    geo: Geometry = field(init=False)
+    name: str = ""
+    positions: np.ndarray = field(init=False)
+    tris: np.ndarray = field(init=False)
+    mats: np.ndarray = field(init=False)
+    source: str = ""  # what the faces were read from (see _corner_faces)
+    slots: list[Material] = field(default_factory=list)
+    corners: np.ndarray = field(init=False)
+    mesh: Mesh = field(init=False)
+    geo_items: list = field(default_factory=list)  # the geometry's plugins still to keep raw
+    night_at: int | None = None  # the night colours' place among them
+    night_chunk: RawChunk | None = None
+    skin_extras: dict[str, Any] = field(default_factory=dict)
+
+
 def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
-    geo = clump.atomic_geometry(atomic)
+    """One mesh for the atomic; what Blender has no place for in its extras."""
+    state = _MeshPass(clump, atomic, k, result)
+    for step in (
+        _mesh_faces,
+        _mesh_normals,
+        _mesh_uvs_and_colors,
+        _mesh_skin,
+        _mesh_morphs,
+        _mesh_extras,
+        _mesh_extensions,
+    ):
+        step(state)
+    result.materials.append([_material(m, result.scene.name, j) for j, m in enumerate(state.slots)])
+    state.mesh.materials = [m.name for m in result.materials[-1]]
+    result.mesh_frames.append(atomic.frame)
+    result.scene.meshes.append(state.mesh)
+
+
+def _mesh_faces(p: _MeshPass) -> None:
+    """Positions of morph target 0 and the triangles, their materials checked."""
+    clump, atomic = p.clump, p.atomic
+    geo = p.geo = clump.atomic_geometry(atomic)
     if geo.native:
         raise FormatError(
             f"geometry {atomic.geometry}: platform-native geometry (PS2/Xbox/GameCube) is "
             "not supported: convert the file to PC geometry first"
         )
-    frame = result.frames[atomic.frame]
-    name = (
+    frame = p.result.frames[atomic.frame]
+    p.name = (
         frame.name
         if sum(a.frame == atomic.frame for a in clump.atomics) == 1
-        else f"{frame.name}_{k}"
+        else f"{frame.name}_{p.k}"
     )
-    nv = geo.num_vertices
     mt0 = geo.morph_targets[0] if geo.morph_targets else None
-    positions = (
-        mt0.positions if mt0 is not None and mt0.positions is not None else np.zeros((nv, 3))
+    p.positions = (
+        mt0.positions
+        if mt0 is not None and mt0.positions is not None
+        else np.zeros((geo.num_vertices, 3))
     ).astype(np.float32)
-    tris, mats, source = _corner_faces(geo, atomic.geometry)
-    slots = geo.material_list.slot_materials()
-    if len(mats) and (mats.max() >= max(len(slots), 1) or mats.min() < 0):
-        t = int(np.argmax((mats >= max(len(slots), 1)) | (mats < 0)))
+    p.tris, mats, p.source = _corner_faces(geo, atomic.geometry)
+    p.mats = mats
+    p.slots = geo.material_list.slot_materials()
+    n_slots = len(p.slots)
+    if len(mats) and (mats.max() >= max(n_slots, 1) or mats.min() < 0):
+        t = int(np.argmax((mats >= max(n_slots, 1)) | (mats < 0)))
         raise FormatError(
-            f"geometry {atomic.geometry}, triangle {t}: material {int(mats[t])} of {len(slots)}"
+            f"geometry {atomic.geometry}, triangle {t}: material {int(mats[t])} of {n_slots}"
         )
-    corners = tris.reshape(-1).astype(np.int32)
-    mesh = Mesh(
-        name,
-        positions,
-        corners,
-        np.arange(0, len(corners), 3, dtype=np.int32),
+    p.corners = p.tris.reshape(-1).astype(np.int32)
+    p.mesh = Mesh(
+        p.name,
+        p.positions,
+        p.corners,
+        np.arange(0, len(p.corners), 3, dtype=np.int32),
         mats.astype(np.int32),
     )
-    if mt0 is not None and mt0.normals is not None:
-        n = mt0.normals[corners].astype(np.float64)
-        n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
-        mesh.normals = n.astype(np.float32)
-        # as stored (Blender's custom normals are unit length and never zero)
-        mesh.attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", mt0.normals))
-        flat = int(zero_area(positions, tris).sum())
-        if flat:
-            result.warnings.append(
-                f"{name}: {flat} zero-area triangles, where Blender cannot hold custom "
-                "normals; the file's normals are kept and written back"
-            )
+
+
+def _mesh_normals(p: _MeshPass) -> None:
+    """Unit normals per corner, and the file's own as stored (Blender's custom normals
+    are unit length and never zero)."""
+    mt0 = p.geo.morph_targets[0] if p.geo.morph_targets else None
+    if mt0 is None or mt0.normals is None:
+        return
+    n = mt0.normals[p.corners].astype(np.float64)
+    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+    p.mesh.normals = n.astype(np.float32)
+    p.mesh.attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", mt0.normals))
+    flat = int(zero_area(p.positions, p.tris).sum())
+    if flat:
+        p.result.warnings.append(
+            f"{p.name}: {flat} zero-area triangles, where Blender cannot hold custom "
+            "normals; the file's normals are kept and written back"
+        )
+
+
+def _mesh_uvs_and_colors(p: _MeshPass) -> None:
+    """UV sets, prelit colours, and GTA's night colours as a second colour attribute."""
+    geo, corners, mesh = p.geo, p.corners, p.mesh
     for i, uv in enumerate(geo.uvs):
         c = uv[corners].astype(np.float32)
         c[:, 1] = 1.0 - c[:, 1]
         mesh.uv_sets.append(UVSet("UVMap" if i == 0 else f"UVMap{i}", c))
     if geo.colors is not None:
         mesh.colors.append(ColorSet("prelit", geo.colors[corners].astype(np.float32) / 255.0))
-    geo_items = list(geo.extension.items)
+    p.geo_items = list(geo.extension.items)
     night_at = next(
-        (i for i, c in enumerate(geo_items) if isinstance(c, RawChunk) and c.type == NIGHT_COLORS),
+        (
+            i
+            for i, c in enumerate(p.geo_items)
+            if isinstance(c, RawChunk) and c.type == NIGHT_COLORS
+        ),
         None,
     )
-    night = None if night_at is None else read_night_colors(geo_items[night_at].payload, nv)
-    if night is not None:  # per-vertex colours Blender holds: a second colour attribute
+    if night_at is None:
+        return
+    night = read_night_colors(p.geo_items[night_at].payload, geo.num_vertices)
+    if night is not None:
         mesh.colors.append(ColorSet(NIGHT_ATTRIBUTE, night[corners].astype(np.float32) / 255.0))
-        night_chunk = geo_items[night_at]
-        geo_items[night_at] = None  # written from the attribute; its place is kept
-    skin = geo.skin
-    skin_extras: dict[str, Any] = {}
-    if skin is not None:
-        mesh.skin = Skin(skin.indices.astype(np.int32), skin.weights.astype(np.float32))
-        packed = skin.indices.astype(np.uint32) << np.array([0, 8, 16, 24], np.uint32)
-        packed = np.bitwise_or.reduce(packed, axis=1).view(np.int32)
-        mesh.attributes.append(Attribute(SKIN_SLOTS_ATTRIBUTE, "POINT", "INT", packed))
-        skin_extras = {
-            "layout": "old" if skin.old_layout else "new",
-            "padding": skin.padding,
-            "max_weights": skin.max_weights,
-            "used_bones": skin.used_bones.tolist(),
-            "matrix_w": skin.matrices[:, :, 3].tolist(),
-            "fillers": None if skin.fillers is None else skin.fillers.tolist(),
-            "split": None if skin.split is None else skin.split.to_json(),
-        }
-    for i, mt in enumerate(geo.morph_targets[1:], 1):
+        p.night_at = night_at
+        p.night_chunk = p.geo_items[night_at]
+        p.geo_items[night_at] = None  # written from the attribute; its place is kept
+
+
+def _mesh_skin(p: _MeshPass) -> None:
+    """Weights, the stored slot order, and the Skin PLG fields Blender has no place for."""
+    skin = p.geo.skin
+    if skin is None:
+        return
+    p.mesh.skin = Skin(skin.indices.astype(np.int32), skin.weights.astype(np.float32))
+    packed = skin.indices.astype(np.uint32) << np.array([0, 8, 16, 24], np.uint32)
+    packed = np.bitwise_or.reduce(packed, axis=1).view(np.int32)
+    p.mesh.attributes.append(Attribute(SKIN_SLOTS_ATTRIBUTE, "POINT", "INT", packed))
+    p.skin_extras = {
+        "layout": "old" if skin.old_layout else "new",
+        "padding": skin.padding,
+        "max_weights": skin.max_weights,
+        "used_bones": skin.used_bones.tolist(),
+        "matrix_w": skin.matrices[:, :, 3].tolist(),
+        "fillers": None if skin.fillers is None else skin.fillers.tolist(),
+        "split": None if skin.split is None else skin.split.to_json(),
+    }
+
+
+def _mesh_morphs(p: _MeshPass) -> None:
+    targets = p.geo.morph_targets[1:]
+    for i, mt in enumerate(targets, 1):
         if mt.positions is not None:
-            mesh.morphs.append(MorphTarget(f"morph{i}", (mt.positions - positions).astype("f4")))
-    if any(mt.normals is not None for mt in geo.morph_targets[1:]):
-        result.warnings.append(f"{name}: normals of morph targets are not kept (Blender has none)")
-    mesh.extras = {
-        "rw_atomic_flags": int(atomic.flags),
-        "rw_atomic_tail": atomic.struct_tail.hex(),
-        "rw_geometry": {
-            "flags": int(geo.flags),
-            "surface": None if geo.surface is None else [float(v) for v in geo.surface],
-            "spheres": [mt.sphere.tolist() for mt in geo.morph_targets],
-            "fingerprint": geometry_fingerprint(nv, tris, mats),
-            "bin_mesh_flags": None if geo.bin_mesh is None else geo.bin_mesh.flags,
-            "faces_from": source,
-            "version": version_of(geo.stamp),
-        },
+            offsets = (mt.positions - p.positions).astype("f4")
+            p.mesh.morphs.append(MorphTarget(f"morph{i}", offsets))
+    if any(mt.normals is not None for mt in targets):
+        p.result.warnings.append(
+            f"{p.name}: normals of morph targets are not kept (Blender has none)"
+        )
+
+
+def _mesh_extras(p: _MeshPass) -> None:
+    """The atomic's and geometry's fields, and the Bin Mesh where regenerating it differs."""
+    geo, tris, mats, source = p.geo, p.tris, p.mats, p.source
+    rw_geometry = {
+        "flags": int(geo.flags),
+        "surface": None if geo.surface is None else [float(v) for v in geo.surface],
+        "spheres": [mt.sphere.tolist() for mt in geo.morph_targets],
+        "fingerprint": geometry_fingerprint(geo.num_vertices, tris, mats),
+        "bin_mesh_flags": None if geo.bin_mesh is None else geo.bin_mesh.flags,
+        "faces_from": source,
+        "version": version_of(geo.stamp),
+    }
+    p.mesh.extras = {
+        "rw_atomic_flags": int(p.atomic.flags),
+        "rw_atomic_tail": p.atomic.struct_tail.hex(),
+        "rw_geometry": rw_geometry,
     }
     if source == "triangles" and len(tris) and not np.array_equal(geo.tri_materials, mats):
         # the file's own triangle material IDs (often all 0: the Bin Mesh decides)
         stored_ids = geo.tri_materials
-        mesh.extras["rw_geometry"]["tri_materials"] = (
+        rw_geometry["tri_materials"] = (
             0 if not stored_ids.any() else np.asarray(stored_ids, "<u2").tobytes().hex()
         )
-    if night is not None:
-        mesh.extras["rw_geometry"]["night_colors"] = {
-            "place": night_at,
-            "stamp": night_chunk.stamp,
-            "flag": int.from_bytes(night_chunk.payload[:4], "little"),
+    if p.night_chunk is not None:
+        rw_geometry["night_colors"] = {
+            "place": p.night_at,
+            "stamp": p.night_chunk.stamp,
+            "flag": int.from_bytes(p.night_chunk.payload[:4], "little"),
         }
     bm = geo.bin_mesh
     if bm is not None and source == "triangles":
-        regen = bin_mesh_lists(tris, mats, max(len(slots), 1), bm.stamp)
+        regen = bin_mesh_lists(tris, mats, max(len(p.slots), 1), bm.stamp)
         if regen.to_bytes() != bm.to_bytes():
-            mesh.extras["rw_geometry"]["bin_mesh"] = bm.to_bytes()[12:].hex()
-    if skin_extras:
-        mesh.extras["rw_skin"] = skin_extras
+            rw_geometry["bin_mesh"] = bm.to_bytes()[12:].hex()
+    if p.skin_extras:
+        p.mesh.extras["rw_skin"] = p.skin_extras
+
+
+def _mesh_extensions(p: _MeshPass) -> None:
+    """The geometry's and atomic's plugins Blender has no place for, as raw chunks."""
     for key, items in (
-        ("rw_geometry_extension", geo_items),
-        ("rw_atomic_extension", _atomic_ext_items(atomic)),
+        ("rw_geometry_extension", p.geo_items),
+        ("rw_atomic_extension", _atomic_ext_items(p.atomic)),
     ):
         raw = raw_list(items)
         if raw:
-            mesh.extras[key] = raw
-    result.materials.append([_material(m, result.scene.name, j) for j, m in enumerate(slots)])
-    mesh.materials = [m.name for m in result.materials[-1]]
-    result.mesh_frames.append(atomic.frame)
-    result.scene.meshes.append(mesh)
+            p.mesh.extras[key] = raw
 
 
 def _atomic_ext_items(atomic: Atomic) -> list:

@@ -12,13 +12,13 @@ Index widths, weights summing to 65535 and bounds follow the format's rules.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..codec import FormatError
 from ..codec.quantize import normalize_weights_to_sum
-from ..scene import Animation, Mesh, Scene, Skeleton, Skin
+from ..scene import Animation, Mesh, MorphTarget, Scene, Skeleton, Skin
 from ..transforms import matrix_to_quat
 from . import mesh as native
 from .anim_convert import (
@@ -206,102 +206,181 @@ def _words(a: np.ndarray) -> np.ndarray:
     return a.view({4: np.uint32, 8: np.int64}[size]).reshape(-1)
 
 
+@dataclass
+class _SurfacesPass:
+    """What the passes of ``build_surfaces`` read and fill, in the order they run."""
+
+    mesh: Mesh
+    n_bones: int
+    opts: ExportOptions
+    warnings: list[str]
+    n_slots: int = 0
+    surf_of: np.ndarray = field(init=False)  # the surface of each corner
+    info: list[dict] | None = None  # each surface's record from the import
+    corner_q: np.ndarray = field(init=False)  # tangent quaternion per corner
+    kept: np.ndarray = field(init=False)  # corners whose imported quaternion is kept
+    svid: np.ndarray = field(init=False)  # imported surface vertex per corner (or 0)
+    has_svid: bool = False
+    verts: np.ndarray = field(init=False)
+    colors: np.ndarray | None = None  # the first colour layer as bytes per corner
+    no_tangents: np.ndarray = field(init=False)  # surfaces the file wrote without tangents
+    fields: list[np.ndarray] = field(default_factory=list)  # what makes a surface vertex
+    first: np.ndarray = field(init=False)  # each surface vertex's first corner
+    sv: np.ndarray = field(init=False)  # each corner's surface vertex
+    sv_start: np.ndarray = field(init=False)  # first surface vertex of each surface
+    cindex: np.ndarray = field(init=False)  # each corner's coordinate vertex
+    c_vertex: np.ndarray = field(init=False)  # each coordinate vertex's mesh vertex
+    c_start: np.ndarray = field(init=False)  # first coordinate vertex of each surface
+    corner_order: np.ndarray = field(init=False)  # corners by surface
+    k_start: np.ndarray = field(init=False)  # first of each surface in corner_order
+    morph_q: dict[str, np.ndarray] = field(default_factory=dict)
+    by_name: dict[str, MorphTarget] = field(default_factory=dict)
+    surfaces: list[native.Surface] = field(default_factory=list)
+
+    @property
+    def n_corners(self) -> int:
+        return len(self.mesh.corner_verts)
+
+
 def build_surfaces(
     mesh: Mesh, n_bones: int, opts: ExportOptions, warnings: list[str]
 ) -> list[native.Surface]:
-    n_slots = max(len(mesh.materials), 1)
-    nc = len(mesh.corner_verts)
-    fm = np.clip(mesh.face_materials, 0, n_slots - 1) if len(mesh.materials) else np.zeros(nc // 3)
-    surf_of = np.repeat(fm.astype(np.int64), 3)
-    info = _surface_info(mesh, n_slots)
+    state = _SurfacesPass(mesh, n_bones, opts, warnings)
+    for step in (
+        _slots,
+        _corner_fields,
+        _surface_vertices,
+        _coordinate_vertices,
+        _morph_quaternions,
+        _surfaces,
+    ):
+        step(state)
+    return state.surfaces
+
+
+def _slots(p: _SurfacesPass) -> None:
+    """A surface per material slot; warnings for what the format has no place for."""
+    mesh, nc = p.mesh, p.n_corners
+    p.n_slots = max(len(mesh.materials), 1)
+    fm = (
+        np.clip(mesh.face_materials, 0, p.n_slots - 1) if len(mesh.materials) else np.zeros(nc // 3)
+    )
+    p.surf_of = np.repeat(fm.astype(np.int64), 3)
+    p.info = _surface_info(mesh, p.n_slots)
     if len(mesh.uv_sets) > 2:
-        warnings.append(f"{mesh.name}: {len(mesh.uv_sets)} UV maps, only the first two are written")
+        p.warnings.append(
+            f"{mesh.name}: {len(mesh.uv_sets)} UV maps, only the first two are written"
+        )
     if len(mesh.colors) > 1:
-        warnings.append(
+        p.warnings.append(
             f"{mesh.name}: only the first of {len(mesh.colors)} colour layers is written"
         )
-    # per corner: what makes a surface vertex
-    corner_q, kept = corner_tangents(mesh, opts)
+
+
+def _corner_fields(p: _SurfacesPass) -> None:
+    """Per corner, what makes a surface vertex: surface, imported surface vertex, mesh
+    vertex, UVs, colour and tangent quaternion."""
+    mesh, nc, info = p.mesh, p.n_corners, p.info
+    p.corner_q, p.kept = corner_tangents(mesh, p.opts)
     svid_attr = _attr(mesh, VERTEX_ATTRIBUTE)
-    svid = np.asarray(svid_attr.data, np.int64) if svid_attr is not None else np.zeros(nc, np.int64)
-    verts = mesh.corner_verts.astype(np.int64)
-    fields = [surf_of, svid, verts]
+    p.has_svid = svid_attr is not None
+    p.svid = np.asarray(svid_attr.data, np.int64) if p.has_svid else np.zeros(nc, np.int64)
+    p.verts = mesh.corner_verts.astype(np.int64)
+    p.fields = [p.surf_of, p.svid, p.verts]
     for uv in mesh.uv_sets[:2]:
-        fields.append(_words(np.asarray(uv.uv, np.float32)))  # both floats' bits
-    colors = None
+        p.fields.append(_words(np.asarray(uv.uv, np.float32)))  # both floats' bits
     if mesh.colors:
-        colors = np.clip(np.rint(mesh.colors[0].color * 255), 0, 255).astype(np.uint8)
-        fields.append(_words(colors))
-    no_tangents = np.array(
-        [bool(info) and info[si].get("tangents", [True])[:1] == [False] for si in range(n_slots)]
+        p.colors = np.clip(np.rint(mesh.colors[0].color * 255), 0, 255).astype(np.uint8)
+        p.fields.append(_words(p.colors))
+    p.no_tangents = np.array(
+        [bool(info) and info[si].get("tangents", [True])[:1] == [False] for si in range(p.n_slots)]
     )
-    if no_tangents.any() and (mesh.uv_sets or colors is not None):
-        grouped_q = np.where(no_tangents[surf_of][:, None], 0, corner_q)
+    if p.no_tangents.any() and (mesh.uv_sets or p.colors is not None):
+        grouped_q = np.where(p.no_tangents[p.surf_of][:, None], 0, p.corner_q)
     else:
-        no_tangents[:] = False
-        grouped_q = corner_q
-    fields.append(_words(grouped_q.astype(np.int16)))
-    # corners are keyed by their imported surface vertex where it names one, else by vertex
-    n_sv = int(svid.max()) + 1 if svid_attr is not None and nc else 0
+        p.no_tangents[:] = False
+        grouped_q = p.corner_q
+    p.fields.append(_words(grouped_q.astype(np.int16)))
+
+
+def _surface_vertices(p: _SurfacesPass) -> None:
+    """Corners are keyed by their imported surface vertex where it names one, else by vertex."""
+    nc, n_slots, svid = p.n_corners, p.n_slots, p.svid
+    n_sv = int(svid.max()) + 1 if p.has_svid and nc else 0
     if n_sv and svid.min() >= 0 and n_sv * n_slots <= 4 * nc:
-        first, sv = _group_corners(fields, surf_of * n_sv + svid, n_sv * n_slots)
+        p.first, p.sv = _group_corners(p.fields, p.surf_of * n_sv + svid, n_sv * n_slots)
     else:
-        first, sv = _group_corners(fields, verts, len(mesh.positions))
-    sv_surface = surf_of[first]
-    sv_start = np.searchsorted(sv_surface, np.arange(n_slots + 1))
-    # coordinate vertices: the mesh vertices each surface uses, in vertex order
-    ckey = surf_of * max(len(mesh.positions), 1) + verts
-    cunique, cindex = _distinct(ckey, n_slots * max(len(mesh.positions), 1))
-    c_surface = cunique // max(len(mesh.positions), 1)
-    c_vertex = cunique % max(len(mesh.positions), 1)
-    c_start = np.searchsorted(c_surface, np.arange(n_slots + 1))
-    corner_order = np.argsort(surf_of, kind="stable")
-    k_start = np.searchsorted(surf_of[corner_order], np.arange(n_slots + 1))
-    morph_q = {}
-    for m in mesh.morphs:
-        a = _attr(mesh, MORPH_TANGENT.format(m.name))
-        if a is not None:  # the file's morph tangents, where the base tangent was kept
+        p.first, p.sv = _group_corners(p.fields, p.verts, len(p.mesh.positions))
+    p.sv_start = np.searchsorted(p.surf_of[p.first], np.arange(n_slots + 1))
+
+
+def _coordinate_vertices(p: _SurfacesPass) -> None:
+    """The mesh vertices each surface uses, in vertex order; the corners of each surface."""
+    n_pos = max(len(p.mesh.positions), 1)
+    ckey = p.surf_of * n_pos + p.verts
+    cunique, p.cindex = _distinct(ckey, p.n_slots * n_pos)
+    c_surface = cunique // n_pos
+    p.c_vertex = cunique % n_pos
+    p.c_start = np.searchsorted(c_surface, np.arange(p.n_slots + 1))
+    p.corner_order = np.argsort(p.surf_of, kind="stable")
+    p.k_start = np.searchsorted(p.surf_of[p.corner_order], np.arange(p.n_slots + 1))
+
+
+def _morph_quaternions(p: _SurfacesPass) -> None:
+    """The shape keys by name; the file's morph tangents, where the base tangent was kept."""
+    p.by_name = {m.name: m for m in p.mesh.morphs}
+    for m in p.mesh.morphs:
+        a = _attr(p.mesh, MORPH_TANGENT.format(m.name))
+        if a is not None:
             mq = np.rint(np.asarray(a.data, np.float32)).astype(np.int16)
-            morph_q[m.name] = np.where(kept[:, None], mq, corner_q)
-    by_name = {m.name: m for m in mesh.morphs}
-    surfaces = []
-    for si in range(n_slots):
-        d = info[si] if info else {}
+            p.morph_q[m.name] = np.where(p.kept[:, None], mq, p.corner_q)
+
+
+def _surfaces(p: _SurfacesPass) -> None:
+    mesh = p.mesh
+    for si in range(p.n_slots):
+        d = p.info[si] if p.info else {}
         name = d.get("name") or (mesh.materials[si] if mesh.materials else "") or mesh.name
-        corners = corner_order[k_start[si] : k_start[si + 1]]
-        rep = first[sv_start[si] : sv_start[si + 1]]
-        coord_ids = c_vertex[c_start[si] : c_start[si + 1]]
+        corners = p.corner_order[p.k_start[si] : p.k_start[si + 1]]
+        rep = p.first[p.sv_start[si] : p.sv_start[si + 1]]
+        coord_ids = p.c_vertex[p.c_start[si] : p.c_start[si + 1]]
         base = mesh.positions[coord_ids].astype(np.float32)
-        tangents = corner_q[rep]
-        if no_tangents[si]:
-            tangents = tangents[:0]  # the file's surface had none
-        stored = d.get("targets")
-        names = stored[1:] if stored else [m.name for m in mesh.morphs]
-        targets = [native.MorphTarget(stored[0] if stored else opts.base_name, base, tangents)]
-        has_tangents = d.get("tangents") or []
-        for j, tname in enumerate(names, 1):
-            m = by_name.get(tname)
-            if m is None:
-                continue
-            tq = morph_q[tname][rep] if tname in morph_q and len(tangents) else tangents
-            if j < len(has_tangents) and has_tangents[j] is False:
-                tq = tq[:0]  # the file's target had none
-            pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
-            targets.append(native.MorphTarget(tname, pos, tq))
-        surf = native.Surface(name, compute_bounds(base), targets)
+        surf = native.Surface(name, compute_bounds(base), _targets(p, si, d, base, rep, coord_ids))
         for k, uv in enumerate(mesh.uv_sets[:2]):
             if d.get(f"uv{k}", True):
                 setattr(surf, f"uv{k}", uv.uv[rep].astype(np.float32))
-        if colors is not None and d.get("colors", True):
-            surf.colors = colors[rep]
-        if mesh.skin is not None and d.get("weights", True) and n_bones:
+        if p.colors is not None and d.get("colors", True):
+            surf.colors = p.colors[rep]
+        if mesh.skin is not None and d.get("weights", True) and p.n_bones:
             surf.weights = _weights(
-                mesh.skin.joints[coord_ids], mesh.skin.weights[coord_ids], n_bones
+                mesh.skin.joints[coord_ids], mesh.skin.weights[coord_ids], p.n_bones
             )
-        surf.coords = cindex[corners] - c_start[si]
-        surf.tris = sv[corners] - sv_start[si]
-        surfaces.append(surf)
-    return surfaces
+        surf.coords = p.cindex[corners] - p.c_start[si]
+        surf.tris = p.sv[corners] - p.sv_start[si]
+        p.surfaces.append(surf)
+
+
+def _targets(
+    p: _SurfacesPass, si: int, d: dict, base: np.ndarray, rep: np.ndarray, coord_ids: np.ndarray
+) -> list[native.MorphTarget]:
+    """Surface ``si``'s morph targets: the base, then the imported list or every shape key."""
+    tangents = p.corner_q[rep]
+    if p.no_tangents[si]:
+        tangents = tangents[:0]  # the file's surface had none
+    stored = d.get("targets")
+    names = stored[1:] if stored else [m.name for m in p.mesh.morphs]
+    targets = [native.MorphTarget(stored[0] if stored else p.opts.base_name, base, tangents)]
+    has_tangents = d.get("tangents") or []
+    for j, tname in enumerate(names, 1):
+        m = p.by_name.get(tname)
+        if m is None:
+            continue
+        tq = p.morph_q[tname][rep] if tname in p.morph_q and len(tangents) else tangents
+        if j < len(has_tangents) and has_tangents[j] is False:
+            tq = tq[:0]  # the file's target had none
+        pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
+        targets.append(native.MorphTarget(tname, pos, tq))
+    return targets
 
 
 def _weights(joints: np.ndarray, weights: np.ndarray, n_bones: int) -> native.Weights:

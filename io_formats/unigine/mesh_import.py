@@ -12,6 +12,7 @@ each surface had (an object property), the bone order (a bone property).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -68,39 +69,36 @@ def _face_normals(positions: np.ndarray, corner_verts: np.ndarray) -> np.ndarray
     return np.repeat(n, 3, axis=0)
 
 
-def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
-    surfs = m.surfaces
-    n_coord = np.array([s.n_coords for s in surfs], np.int64)
-    n_sv = np.array([s.n_vertices for s in surfs], np.int64)
-    coord_off = np.concatenate([[0], np.cumsum(n_coord)])
-    sv_off = np.concatenate([[0], np.cumsum(n_sv)])
-    empty3 = np.zeros((0, 3), np.float32)
-    positions = np.concatenate([s.targets[0].positions if s.targets else empty3 for s in surfs])
-    corner_verts = np.concatenate(
-        [s.coords + coord_off[i] for i, s in enumerate(surfs)] or [np.zeros(0, np.int64)]
-    )
-    corner_sv = np.concatenate(
-        [s.tris + sv_off[i] for i, s in enumerate(surfs)] or [np.zeros(0, np.int64)]
-    )
-    face_materials = np.concatenate(
-        [np.full(len(s.tris) // 3, i, np.int32) for i, s in enumerate(surfs)]
-        or [np.zeros(0, np.int32)]
-    )
-    nc = len(corner_verts)
-    out = Mesh(
-        name=name,
-        positions=positions.astype(np.float32, copy=False),
-        corner_verts=corner_verts.astype(np.int32),
-        face_starts=np.arange(0, nc, 3, dtype=np.int32),
-        face_materials=face_materials,
-        materials=[s.name for s in surfs],
-    )
+@dataclass
+class _SurfacesPass:
+    """What the passes of ``mesh_from_file`` read and fill, in the order they run."""
 
-    def per_corner(get, width: int, fill: float, dtype=np.float32) -> np.ndarray:
+    surfs: list[native.Surface]
+    name: str
+    coord_off: np.ndarray = field(init=False)  # first mesh vertex of each surface
+    sv_off: np.ndarray = field(init=False)  # first surface vertex of each surface
+    corner_sv: np.ndarray = field(init=False)  # the file-wide surface vertex of each corner
+    out: Mesh = field(init=False)
+
+    def __post_init__(self) -> None:
+        n_coord = np.array([s.n_coords for s in self.surfs], np.int64)
+        n_sv = np.array([s.n_vertices for s in self.surfs], np.int64)
+        self.coord_off = np.concatenate([[0], np.cumsum(n_coord)])
+        self.sv_off = np.concatenate([[0], np.cumsum(n_sv)])
+
+    @property
+    def n_corners(self) -> int:
+        return len(self.out.corner_verts)
+
+    @property
+    def n_vertices(self) -> int:
+        return len(self.out.positions)
+
+    def per_corner(self, get, width: int, fill: float, dtype=np.float32) -> np.ndarray:
         """A per-surface-vertex array gathered to the corners (``fill`` where missing)."""
-        res = np.empty((nc, width), dtype)
+        res = np.empty((self.n_corners, width), dtype)
         start = 0
-        for s in surfs:
+        for s in self.surfs:
             arr = get(s)
             end = start + len(s.tris)
             if arr is not None and len(arr):
@@ -110,82 +108,146 @@ def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
             start = end
         return res
 
-    def has_tangents(s: native.Surface) -> bool:
-        return bool(s.targets) and len(s.targets[0].tangents) > 0
 
-    if any(has_tangents(s) for s in surfs):
-        normals = np.empty((nc, 3), np.float32)
+def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
+    state = _SurfacesPass(m.surfaces, name)
+    for step in (
+        _topology,
+        _normals_and_tangents,
+        _uvs_and_colors,
+        _skin,
+        _morphs,
+        _surface_record,
+    ):
+        step(state)
+    return state.out
+
+
+def _topology(p: _SurfacesPass) -> None:
+    """Positions of every surface's coordinate vertices; a material slot per surface."""
+    surfs = p.surfs
+    empty3 = np.zeros((0, 3), np.float32)
+    positions = np.concatenate([s.targets[0].positions if s.targets else empty3 for s in surfs])
+    corner_verts = np.concatenate(
+        [s.coords + p.coord_off[i] for i, s in enumerate(surfs)] or [np.zeros(0, np.int64)]
+    )
+    p.corner_sv = np.concatenate(
+        [s.tris + p.sv_off[i] for i, s in enumerate(surfs)] or [np.zeros(0, np.int64)]
+    )
+    face_materials = np.concatenate(
+        [np.full(len(s.tris) // 3, i, np.int32) for i, s in enumerate(surfs)]
+        or [np.zeros(0, np.int32)]
+    )
+    p.out = Mesh(
+        name=p.name,
+        positions=positions.astype(np.float32, copy=False),
+        corner_verts=corner_verts.astype(np.int32),
+        face_starts=np.arange(0, len(corner_verts), 3, dtype=np.int32),
+        face_materials=face_materials,
+        materials=[s.name for s in surfs],
+    )
+
+
+def _has_tangents(s: native.Surface) -> bool:
+    return bool(s.targets) and len(s.targets[0].tangents) > 0
+
+
+def _normals_and_tangents(p: _SurfacesPass) -> None:
+    """Normals from the tangent quaternions (face normals on surfaces without), and the
+    quaternions themselves; then the surface vertex of each corner."""
+    out = p.out
+    if any(_has_tangents(s) for s in p.surfs):
+        normals = np.empty((p.n_corners, 3), np.float32)
         start = 0
-        for s in surfs:
+        for s in p.surfs:
             end = start + len(s.tris)
-            if has_tangents(s):
+            if _has_tangents(s):
                 normals[start:end] = tangent_normals(s.targets[0].tangents)[s.tris]
             else:
                 normals[start:end] = _face_normals(out.positions, out.corner_verts[start:end])
             start = end
         out.normals = normals
-        out.attributes.append(
-            Attribute(
-                TANGENT_ATTRIBUTE,
-                "CORNER",
-                "FLOAT_COLOR",
-                per_corner(lambda s: s.targets[0].tangents if s.targets else None, 4, 0.0),
-            )
-        )
-    out.attributes.append(Attribute(VERTEX_ATTRIBUTE, "CORNER", "INT", corner_sv.astype(np.int32)))
+        tangents = p.per_corner(lambda s: s.targets[0].tangents if s.targets else None, 4, 0.0)
+        out.attributes.append(Attribute(TANGENT_ATTRIBUTE, "CORNER", "FLOAT_COLOR", tangents))
+    out.attributes.append(
+        Attribute(VERTEX_ATTRIBUTE, "CORNER", "INT", p.corner_sv.astype(np.int32))
+    )
+
+
+def _uvs_and_colors(p: _SurfacesPass) -> None:
     for k, attr in enumerate(("uv0", "uv1")):
-        if any(len(getattr(s, attr)) for s in surfs):
-            out.uv_sets.append(
-                UVSet(UV_NAMES[k], per_corner(lambda s, a=attr: getattr(s, a), 2, 0.0))
+        if any(len(getattr(s, attr)) for s in p.surfs):
+            p.out.uv_sets.append(
+                UVSet(UV_NAMES[k], p.per_corner(lambda s, a=attr: getattr(s, a), 2, 0.0))
             )
-    if any(len(s.colors) for s in surfs):
-        col = per_corner(lambda s: s.colors, 4, 255, np.uint8)
-        out.colors.append(ColorSet(COLOR_NAME, col.astype(np.float32) / 255.0, True))
-    if any(len(s.weights) for s in surfs):
-        k = max(int(s.weights.counts.max(initial=0)) for s in surfs)
-        k = max(k, 1)
-        joints = np.zeros((len(positions), k), np.int32)
-        weights = np.zeros((len(positions), k), np.float32)
-        for i, s in enumerate(surfs):
-            if len(s.weights):
-                j, w = s.weights.padded(k)
-                joints[coord_off[i] : coord_off[i + 1]] = j
-                weights[coord_off[i] : coord_off[i + 1]] = w / 65535.0
-        out.skin = Skin(joints, weights)
+    if any(len(s.colors) for s in p.surfs):
+        col = p.per_corner(lambda s: s.colors, 4, 255, np.uint8)
+        p.out.colors.append(ColorSet(COLOR_NAME, col.astype(np.float32) / 255.0, True))
+
+
+def _skin(p: _SurfacesPass) -> None:
+    """Weights per coordinate vertex, as many per vertex as the most any surface has."""
+    if not any(len(s.weights) for s in p.surfs):
+        return
+    k = max(int(s.weights.counts.max(initial=0)) for s in p.surfs)
+    k = max(k, 1)
+    joints = np.zeros((p.n_vertices, k), np.int32)
+    weights = np.zeros((p.n_vertices, k), np.float32)
+    for i, s in enumerate(p.surfs):
+        if len(s.weights):
+            j, w = s.weights.padded(k)
+            joints[p.coord_off[i] : p.coord_off[i + 1]] = j
+            weights[p.coord_off[i] : p.coord_off[i + 1]] = w / 65535.0
+    p.out.skin = Skin(joints, weights)
+
+
+def _morphs(p: _SurfacesPass) -> None:
+    """A shape key per morph target name, in the order the surfaces first list them."""
     morph_names: list[str] = []
-    for s in surfs:
+    for s in p.surfs:
         for t in s.targets[1:]:
             if t.name not in morph_names:
                 morph_names.append(t.name)
     for mname in morph_names:
-        offsets = np.zeros((len(positions), 3), np.float32)
-        for i, s in enumerate(surfs):
+        offsets = np.zeros((p.n_vertices, 3), np.float32)
+        for i, s in enumerate(p.surfs):
             for t in s.targets[1:]:
                 if t.name == mname:
-                    offsets[coord_off[i] : coord_off[i + 1]] = t.positions - s.targets[0].positions
+                    offsets[p.coord_off[i] : p.coord_off[i + 1]] = (
+                        t.positions - s.targets[0].positions
+                    )
                     break
-        out.morphs.append(MorphTarget(mname, offsets))
+        p.out.morphs.append(MorphTarget(mname, offsets))
+        _morph_tangents(p, mname)
 
-        def morph_tangents(s: native.Surface, mname=mname):
-            for t in s.targets[1:]:
-                if t.name == mname:
-                    return t.tangents
-            return s.targets[0].tangents if s.targets else None
 
-        own = [morph_tangents(s) for s in surfs]
-        if any(
-            t is not None and s.targets and not np.array_equal(t, s.targets[0].tangents)
-            for s, t in zip(surfs, own, strict=True)
-        ):  # kept only where they differ from the base tangents
-            out.attributes.append(
-                Attribute(
-                    MORPH_TANGENT.format(mname),
-                    "CORNER",
-                    "FLOAT_COLOR",
-                    per_corner(morph_tangents, 4, 0.0),
-                )
+def _morph_tangents(p: _SurfacesPass, mname: str) -> None:
+    """A morph target's own tangents, kept only where they differ from the base tangents."""
+
+    def own_tangents(s: native.Surface):
+        for t in s.targets[1:]:
+            if t.name == mname:
+                return t.tangents
+        return s.targets[0].tangents if s.targets else None
+
+    own = [own_tangents(s) for s in p.surfs]
+    if any(
+        t is not None and s.targets and not np.array_equal(t, s.targets[0].tangents)
+        for s, t in zip(p.surfs, own, strict=True)
+    ):
+        p.out.attributes.append(
+            Attribute(
+                MORPH_TANGENT.format(mname),
+                "CORNER",
+                "FLOAT_COLOR",
+                p.per_corner(own_tangents, 4, 0.0),
             )
-    out.extras[SURFACES_KEY] = json.dumps(
+        )
+
+
+def _surface_record(p: _SurfacesPass) -> None:
+    """Each surface's morph target list and which optional arrays it had."""
+    p.out.extras[SURFACES_KEY] = json.dumps(
         [
             {
                 "name": s.name,
@@ -196,10 +258,9 @@ def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
                 "colors": len(s.colors) > 0,
                 "weights": len(s.weights) > 0,
             }
-            for s in surfs
+            for s in p.surfs
         ]
     )
-    return out
 
 
 def _parent_first(scene: Scene) -> None:

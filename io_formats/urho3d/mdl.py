@@ -160,20 +160,35 @@ def _read_index_buffer(r: Reader) -> IndexBuffer:
 def read(data: bytes) -> Model:
     """Parse a whole ``.mdl`` file; raises :class:`FormatError` on any mismatch."""
     r = Reader(data)
+    magic, version = _read_header(r)
+    legacy = magic == b"UMDL"
+    vbs = [_read_vertex_buffer(r, legacy) for _ in range(r.count(r.u32(), 16, "vertex buffer"))]
+    ibs = [_read_index_buffer(r) for _ in range(r.count(r.u32(), 8, "index buffer"))]
+    geometries, mapping_offsets = _read_geometries(r, vbs, ibs)
+    morphs = _read_morphs(r, vbs, (version or 0) >= MORPH_WEIGHT_VERSION)
+    bones = _read_bones(r)
+    if bones:  # without a skeleton the engine never reads the mappings
+        _check_mappings(r, geometries, mapping_offsets, len(bones))
+    box = r.array("<f4", 6, "bounding box")
+    centers = _read_centers(r, len(geometries))
+    return Model(magic, vbs, ibs, geometries, morphs, bones, box[:3], box[3:], centers, version)
+
+
+def _read_header(r: Reader) -> tuple[bytes, int | None]:
+    """The magic, and the version of a UMD3 file."""
     magic = r.bytes(4) if r.remaining >= 4 else r.rest()
     if magic not in MAGICS:
         raise FormatError(f"not an Urho3D model: magic {magic!r}, expected UMDL, UMD2 or UMD3", 0)
-    legacy = magic == b"UMDL"
     version = None
     if magic == b"UMD3":
         version = r.u32()
         if version not in UMD3_VERSIONS:
             raise r.error(f"unsupported UMD3 version {version}, expected 1 or 2", 4)
-    weights = (version or 0) >= MORPH_WEIGHT_VERSION
+    return magic, version
 
-    vbs = [_read_vertex_buffer(r, legacy) for _ in range(r.count(r.u32(), 16, "vertex buffer"))]
-    ibs = [_read_index_buffer(r) for _ in range(r.count(r.u32(), 8, "index buffer"))]
 
+def _read_geometries(r: Reader, vbs: list, ibs: list) -> tuple[list[Geometry], list[int]]:
+    """The geometries, and where each one's bone mapping starts (for later errors)."""
     geometries = []
     mapping_offsets = []
     for _ in range(r.count(r.u32(), 8, "geometry")):
@@ -187,25 +202,33 @@ def read(data: bytes) -> Model:
             _check_lod(r, lod, vbs, ibs, start)
             lods.append(lod)
         geometries.append(Geometry(mapping, lods))
+    return geometries, mapping_offsets
 
+
+def _read_morphs(r: Reader, vbs: list[VertexBuffer], weights: bool) -> list[Morph]:
     morphs = []
     for _ in range(r.count(r.u32(), 9 if weights else 5, "vertex morph")):
         name = r.cstring()
         weight = r.f32_exact() if weights else 0.0
-        buffers = []
-        for _ in range(r.count(r.u32(), 12, "morph buffer")):
-            start = r.pos
-            vb, mask = r.u32(), r.u32()
-            if vb >= len(vbs):
-                raise r.error(f"morph refers to vertex buffer {vb} of {len(vbs)}", start)
-            dtype = morph_dtype(mask)
-            n = r.count(r.u32(), dtype.itemsize, "morph vertex")
-            mdata = r.array(dtype, n, "morph vertices")
-            if n and int(mdata["index"].max()) >= vbs[vb].count:
-                raise r.error(f"morph vertex index beyond vertex buffer {vb}", start)
-            buffers.append(MorphBuffer(vb, mask, mdata))
+        buffers = [_read_morph_buffer(r, vbs) for _ in range(r.count(r.u32(), 12, "morph buffer"))]
         morphs.append(Morph(name, buffers, weight))
+    return morphs
 
+
+def _read_morph_buffer(r: Reader, vbs: list[VertexBuffer]) -> MorphBuffer:
+    start = r.pos
+    vb, mask = r.u32(), r.u32()
+    if vb >= len(vbs):
+        raise r.error(f"morph refers to vertex buffer {vb} of {len(vbs)}", start)
+    dtype = morph_dtype(mask)
+    n = r.count(r.u32(), dtype.itemsize, "morph vertex")
+    mdata = r.array(dtype, n, "morph vertices")
+    if n and int(mdata["index"].max()) >= vbs[vb].count:
+        raise r.error(f"morph vertex index beyond vertex buffer {vb}", start)
+    return MorphBuffer(vb, mask, mdata)
+
+
+def _read_bones(r: Reader) -> list[Bone]:
     bones = []
     n_bones = r.count(r.u32(), 94, "bone")
     for _ in range(n_bones):
@@ -223,25 +246,31 @@ def read(data: bytes) -> Model:
             box = r.array("<f4", 6, "bone bounding box")
             bone.bbox_min, bone.bbox_max = box[:3], box[3:]
         bones.append(bone)
-    if bones:  # without a skeleton the engine never reads the mappings
-        for g, at in zip(geometries, mapping_offsets, strict=True):
-            if len(g.bone_mapping) and int(g.bone_mapping.max()) >= n_bones:
-                bad = int(np.argmax(g.bone_mapping >= n_bones))
-                raise r.error(
-                    f"bone mapping entry {int(g.bone_mapping[bad])} of {n_bones} bones",
-                    at + 4 * bad,
-                )
+    return bones
 
-    box = r.array("<f4", 6, "bounding box")
-    centers = None
-    if r.remaining:
-        if r.remaining != 12 * len(geometries):
+
+def _check_mappings(
+    r: Reader, geometries: list[Geometry], mapping_offsets: list[int], n_bones: int
+) -> None:
+    for g, at in zip(geometries, mapping_offsets, strict=True):
+        if len(g.bone_mapping) and int(g.bone_mapping.max()) >= n_bones:
+            bad = int(np.argmax(g.bone_mapping >= n_bones))
             raise r.error(
-                f"{r.remaining} bytes after the bounding box; expected none or "
-                f"{len(geometries)} geometry centres ({12 * len(geometries)} bytes)"
+                f"bone mapping entry {int(g.bone_mapping[bad])} of {n_bones} bones",
+                at + 4 * bad,
             )
-        centers = r.array("<f4", (len(geometries), 3), "geometry centres")
-    return Model(magic, vbs, ibs, geometries, morphs, bones, box[:3], box[3:], centers, version)
+
+
+def _read_centers(r: Reader, n_geometries: int) -> np.ndarray | None:
+    """The optional geometry centres after the bounding box."""
+    if not r.remaining:
+        return None
+    if r.remaining != 12 * n_geometries:
+        raise r.error(
+            f"{r.remaining} bytes after the bounding box; expected none or "
+            f"{n_geometries} geometry centres ({12 * n_geometries} bytes)"
+        )
+    return r.array("<f4", (n_geometries, 3), "geometry centres")
 
 
 def _check_lod(r: Reader, lod: GeometryLod, vbs: list, ibs: list, start: int) -> None:
@@ -279,26 +308,40 @@ def write(model: Model) -> bytes:
         w.u32(model.version)
     w.u32(len(model.vertex_buffers))
     for vb in model.vertex_buffers:
-        w.u32(vb.count)
-        if legacy:
-            mask = vb.legacy_mask if vb.legacy_mask is not None else mask_from_elements(vb.elements)
-            if mask is None:
-                raise ValueError("vertex elements cannot be described by a legacy UMDL mask")
-            w.u32(mask)
-        else:
-            w.u32(len(vb.elements))
-            for e in vb.elements:
-                w.u32(e.descriptor)
-        w.u32(vb.morph_start)
-        w.u32(vb.morph_count)
-        w.bytes(np.ascontiguousarray(vb.data, vertex_dtype(vb.elements, legacy)).tobytes())
+        _write_vertex_buffer(w, vb, legacy)
     w.u32(len(model.index_buffers))
     for ib in model.index_buffers:
         w.u32(len(ib.indices))
         w.u32(ib.index_size)
         w.array(ib.indices, ib.indices.dtype)
-    w.u32(len(model.geometries))
-    for g in model.geometries:
+    _write_geometries(w, model.geometries)
+    _write_morphs(w, model.morphs, model.has_morph_weights)
+    _write_bones(w, model.bones)
+    w.array(np.concatenate([model.bbox_min, model.bbox_max]), "<f4")
+    if model.geometry_centers is not None:
+        w.array(model.geometry_centers, "<f4")
+    return w.getvalue()
+
+
+def _write_vertex_buffer(w: Writer, vb: VertexBuffer, legacy: bool) -> None:
+    w.u32(vb.count)
+    if legacy:
+        mask = vb.legacy_mask if vb.legacy_mask is not None else mask_from_elements(vb.elements)
+        if mask is None:
+            raise ValueError("vertex elements cannot be described by a legacy UMDL mask")
+        w.u32(mask)
+    else:
+        w.u32(len(vb.elements))
+        for e in vb.elements:
+            w.u32(e.descriptor)
+    w.u32(vb.morph_start)
+    w.u32(vb.morph_count)
+    w.bytes(np.ascontiguousarray(vb.data, vertex_dtype(vb.elements, legacy)).tobytes())
+
+
+def _write_geometries(w: Writer, geometries: list[Geometry]) -> None:
+    w.u32(len(geometries))
+    for g in geometries:
         w.u32(len(g.bone_mapping))
         w.array(g.bone_mapping, "<u4")
         w.u32(len(g.lods))
@@ -312,10 +355,13 @@ def write(model: Model) -> bytes:
                 lod.index_count,
             ):
                 w.u32(v)
-    w.u32(len(model.morphs))
-    for m in model.morphs:
+
+
+def _write_morphs(w: Writer, morphs: list[Morph], weights: bool) -> None:
+    w.u32(len(morphs))
+    for m in morphs:
         w.cstring(m.name)
-        if model.has_morph_weights:
+        if weights:
             w.f32(m.weight)
         w.u32(len(m.buffers))
         for mb in m.buffers:
@@ -323,8 +369,11 @@ def write(model: Model) -> bytes:
             w.u32(mb.mask)
             w.u32(len(mb.data))
             w.bytes(np.ascontiguousarray(mb.data, morph_dtype(mb.mask)).tobytes())
-    w.u32(len(model.bones))
-    for b in model.bones:
+
+
+def _write_bones(w: Writer, bones: list[Bone]) -> None:
+    w.u32(len(bones))
+    for b in bones:
         w.cstring(b.name)
         w.u32(b.parent)
         w.array(np.concatenate([b.position, b.rotation, b.scale, np.ravel(b.offset_matrix)]), "<f4")
@@ -333,7 +382,3 @@ def write(model: Model) -> bytes:
             w.f32(b.radius)
         if b.collision_mask & 2:
             w.array(np.concatenate([b.bbox_min, b.bbox_max]), "<f4")
-    w.array(np.concatenate([model.bbox_min, model.bbox_max]), "<f4")
-    if model.geometry_centers is not None:
-        w.array(model.geometry_centers, "<f4")
-    return w.getvalue()

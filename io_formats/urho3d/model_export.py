@@ -264,32 +264,16 @@ def _vertex_value(mesh: Mesh, e: VertexElement, opts: ExportOptions) -> np.ndarr
     return data
 
 
-def _draw_candidates(
-    mesh: Mesh,
-    lod: int,
-    g: int,
-    prim: int,
-    vb: int,
-    elements: list[VertexElement],
-    legacy: bool,
-    mapping: np.ndarray,
-    opts: ExportOptions,
-    corner_data: _CornerData,
-) -> _Draw:
-    corner_cols = corner_data.cols
-    if prim == PRIMITIVE_TRIANGLES:
-        tri = np.nonzero(mesh.face_materials == g)[0]
-        corners = (tri[:, None] * 3 + np.arange(3)).reshape(-1)
-        verts = mesh.corner_verts[corners]
-    else:
-        geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
-        sel = (geo == g) if geo is not None else np.ones(len(mesh.loose_edges), bool)
-        verts = mesh.loose_edges[sel].reshape(-1)
-        corners = None
-    names = field_names(elements, legacy)
-    dtype = vertex_dtype(elements, legacy)
-    weights, joints = _skin_columns(mesh, mapping)
+def _draw_candidates(s: _ModelPass, g: int, lod: int, prim: int) -> _Draw:
+    """The distinct vertices of geometry ``g``'s draw at ``lod``, as vertex records."""
+    mesh = s.meshes[lod]
+    vb = s.draw_vb[(g, lod)]
+    elements = s.vb_elements[vb]
+    corner_data = _corner_columns(mesh, elements, s.opts)
+    verts, corners = _draw_vertices(mesh, g, prim)
+    weights, joints = _skin_columns(mesh, s.mappings[g])
     # One row of per-corner data per corner; a vertex splits where its rows differ.
+    corner_cols = corner_data.cols
     corner_keys = [k for k in (e.key + f"_t{e.type}" for e in elements) if k in corner_cols]
     if corners is not None and corner_keys:
         rep_corner, rep_vert, indices = _split_corners(
@@ -300,7 +284,8 @@ def _draw_candidates(
         rep_vert = verts[pick]
         rep_corner = None
     weights, joints = _kept_skin(mesh, weights, joints)
-    rec = np.zeros(len(rep_vert), dtype)
+    rec = np.zeros(len(rep_vert), vertex_dtype(elements, s.legacy))
+    names = field_names(elements, s.legacy)
     for name, e in zip(names, elements, strict=True):
         key = e.key + f"_t{e.type}"
         if e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
@@ -312,14 +297,26 @@ def _draw_candidates(
         elif rep_corner is not None and key in corner_data.by_vertex:
             rec[name] = np.take(corner_data.by_vertex[key], rep_vert, axis=0)
         else:
-            value = _vertex_value(mesh, e, opts)
+            value = _vertex_value(mesh, e, s.opts)
             if value is not None:
                 rec[name] = np.take(value, rep_vert, axis=0)
     src = _attr(mesh, SOURCE_ATTRIBUTE)
     sources = src[rep_vert].astype(np.int64) if src is not None else np.full(len(rep_vert), -1)
     draw = _Draw(g, lod, prim, vb, rec, sources, indices.astype(np.int64))
-    draw.morph_rows = _morph_rows(mesh, rep_vert, opts)
+    draw.morph_rows = _morph_rows(mesh, rep_vert, s.opts)
     return draw
+
+
+def _draw_vertices(mesh: Mesh, g: int, prim: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The vertex of each corner (triangles) or edge end (lines) of geometry ``g``; the
+    corners themselves for triangles."""
+    if prim == PRIMITIVE_TRIANGLES:
+        tri = np.nonzero(mesh.face_materials == g)[0]
+        corners = (tri[:, None] * 3 + np.arange(3)).reshape(-1)
+        return mesh.corner_verts[corners], corners
+    geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
+    sel = (geo == g) if geo is not None else np.ones(len(mesh.loose_edges), bool)
+    return mesh.loose_edges[sel].reshape(-1), None
 
 
 def _first_seen(ids: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -484,86 +481,150 @@ def _geometry_plan(lods: list[tuple[int, Mesh]]) -> list[tuple[int, int, int]]:
     return sorted(plan)
 
 
+@dataclass
+class _ModelPass:
+    """What the passes of ``export_model`` read and fill, in the order they run."""
+
+    lods: list[tuple[int, Mesh]]
+    skeleton: Skeleton | None
+    opts: ExportOptions
+    warnings: list[str] = field(default_factory=list)
+    layout: dict | None = None  # the imported layout, when its axes match the export's
+    use_layout: bool = False  # every draw has its place in ``layout``: keep its buffers
+    plan: list[tuple[int, int, int]] = field(default_factory=list)
+    meshes: dict[int, Mesh] = field(default_factory=dict)
+    geometry_ids: list[int] = field(default_factory=list)
+    vb_elements: list[list[VertexElement]] = field(default_factory=list)
+    draw_vb: dict[tuple[int, int], int] = field(default_factory=dict)
+    mappings: dict[int, np.ndarray] = field(default_factory=dict)
+    draws: list[_Draw] = field(default_factory=list)
+    vertex_buffers: list[VertexBuffer] = field(default_factory=list)
+    index_buffers: list[IndexBuffer] = field(default_factory=list)
+    geometries: list[Geometry] = field(default_factory=list)
+    morphs: list[Morph] = field(default_factory=list)
+    model: Model | None = None
+
+    @property
+    def legacy(self) -> bool:
+        return self.opts.magic == b"UMDL"
+
+    @property
+    def n_bones(self) -> int:
+        return len(self.skeleton) if self.skeleton is not None else 0
+
+    @property
+    def kept_layout(self) -> dict | None:
+        return self.layout if self.use_layout else None
+
+
 def export_model(
     lods: list[tuple[int, Mesh]], skeleton: Skeleton | None, opts: ExportOptions
 ) -> tuple[Model, list[str]]:
     """Build a model from the meshes of each LOD level (level, mesh)."""
-    warnings: list[str] = []
-    legacy = opts.magic == b"UMDL"
-    layout = opts.layout
-    if layout is not None and layout.get("axes", True) != opts.convert_axes:
-        layout = None
-    n_bones = len(skeleton) if skeleton is not None else 0
-    plan = _geometry_plan(lods)
-    if not plan:
+    state = _ModelPass(lods, skeleton, opts)
+    for step in (
+        _plan_draws,
+        _choose_layout,
+        _vertex_elements,
+        _mappings_and_candidates,
+        _assemble_buffers,
+        _assemble_model,
+    ):
+        step(state)
+    return state.model, state.warnings
+
+
+def _plan_draws(s: _ModelPass) -> None:
+    s.layout = s.opts.layout
+    if s.layout is not None and s.layout.get("axes", True) != s.opts.convert_axes:
+        s.layout = None
+    s.plan = _geometry_plan(s.lods)
+    if not s.plan:
         raise FormatError("nothing to export: the meshes have no faces or edges")
-    meshes = dict(lods)
-    geometry_ids = sorted({g for g, _, _ in plan})
-    skinned = n_bones > 0 and any(m.skin is not None for m in meshes.values())
+    s.meshes = dict(s.lods)
+    s.geometry_ids = sorted({g for g, _, _ in s.plan})
 
-    # Which vertex buffer and elements each draw uses.
+
+def _choose_layout(s: _ModelPass) -> None:
+    """The imported layout is kept when it still has a draw for every planned one."""
+    if s.layout is None:
+        return
     orig_draw = {}
-    if layout is not None:
-        for g, geo in enumerate(layout["geometries"]):
-            for lod, d in enumerate(geo["lods"]):
-                orig_draw[(g, lod)] = d
-    use_layout = layout is not None and all((g, lod) in orig_draw for g, lod, _ in plan)
-    if layout is not None and not use_layout:
-        warnings.append("the meshes no longer match the imported layout: writing a fresh one")
-    vb_elements: list[list[VertexElement]] = []
-    draw_vb: dict[tuple[int, int], int] = {}
-    if use_layout:
-        for vbinfo in layout["vertex_buffers"]:
-            vb_elements.append([VertexElement.from_descriptor(d) for d in vbinfo["elements"]])
-        for g, lod, _ in plan:
-            draw_vb[(g, lod)] = orig_draw[(g, lod)][2]
-        if legacy and any(mask_from_elements(els) is None for els in vb_elements):
+    for g, geo in enumerate(s.layout["geometries"]):
+        for lod, d in enumerate(geo["lods"]):
+            orig_draw[(g, lod)] = d
+    s.use_layout = all((g, lod) in orig_draw for g, lod, _ in s.plan)
+    if not s.use_layout:
+        s.warnings.append("the meshes no longer match the imported layout: writing a fresh one")
+        return
+    for g, lod, _ in s.plan:
+        s.draw_vb[(g, lod)] = orig_draw[(g, lod)][2]
+
+
+def _vertex_elements(s: _ModelPass) -> None:
+    """Which vertex buffer and elements each draw uses: the kept ones, or a fresh
+    buffer per geometry as AssetImporter writes."""
+    if s.use_layout:
+        for vbinfo in s.layout["vertex_buffers"]:
+            s.vb_elements.append([VertexElement.from_descriptor(d) for d in vbinfo["elements"]])
+        if s.legacy and any(mask_from_elements(els) is None for els in s.vb_elements):
             raise FormatError("these vertex elements cannot be written as UMDL; choose UMD2")
-    else:
-        first = next(iter(meshes.values()))
-        els = fresh_elements(first, skinned, legacy, opts.tangents)
-        for k, g in enumerate(geometry_ids):
-            vb_elements.append(list(els))
-            for lod in meshes:
-                draw_vb[(g, lod)] = k
+        return
+    skinned = s.n_bones > 0 and any(m.skin is not None for m in s.meshes.values())
+    first = next(iter(s.meshes.values()))
+    els = fresh_elements(first, skinned, s.legacy, s.opts.tangents)
+    for k, g in enumerate(s.geometry_ids):
+        s.vb_elements.append(list(els))
+        for lod in s.meshes:
+            s.draw_vb[(g, lod)] = k
 
-    mappings, notes = _bone_mappings(
-        meshes, geometry_ids, n_bones, layout if use_layout else None, opts
+
+def _mappings_and_candidates(s: _ModelPass) -> None:
+    """Each geometry's bone mapping, then each draw's distinct vertices."""
+    s.mappings, notes = _bone_mappings(s.meshes, s.geometry_ids, s.n_bones, s.kept_layout, s.opts)
+    s.warnings += notes
+    for g, lod, prim in s.plan:
+        s.draws.append(_draw_candidates(s, g, lod, prim))
+
+
+def _assemble_buffers(s: _ModelPass) -> None:
+    """Vertex and index buffers, geometries and morphs from the draws."""
+    s.vertex_buffers = _assemble_vertex_buffers(s.draws, s.vb_elements, s.legacy, s.kept_layout)
+    s.index_buffers, lod_records = _assemble_index_buffers(
+        s.draws, s.vertex_buffers, s.kept_layout, s.opts
     )
-    warnings += notes
-
-    draws: list[_Draw] = []
-    for g, lod, prim in plan:
-        mesh = meshes[lod]
-        vb = draw_vb[(g, lod)]
-        corner_data = _corner_columns(mesh, vb_elements[vb], opts)
-        draws.append(
-            _draw_candidates(
-                mesh, lod, g, prim, vb, vb_elements[vb], legacy, mappings[g], opts, corner_data
-            )
-        )
-
-    vertex_buffers = _assemble_vertex_buffers(
-        draws, vb_elements, legacy, layout if use_layout else None
-    )
-    index_buffers, lod_records = _assemble_index_buffers(
-        draws, vertex_buffers, layout if use_layout else None, opts
-    )
-
-    geometries = []
-    for g in range(max(geometry_ids) + 1):
+    for g in range(max(s.geometry_ids) + 1):
         recs = lod_records.get(g, [])
-        geometries.append(
+        s.geometries.append(
             Geometry(
-                mappings.get(g, np.zeros(0, np.int64)).astype(np.uint32),
+                s.mappings.get(g, np.zeros(0, np.int64)).astype(np.uint32),
                 [r for _, r in sorted(recs, key=lambda x: x[0])],
             )
         )
+    s.morphs = _assemble_morphs(s.draws, s.meshes, s.vertex_buffers, s.kept_layout)
+    _set_morph_ranges(s.vertex_buffers, s.morphs)
 
-    morphs = _assemble_morphs(draws, meshes, vertex_buffers, layout if use_layout else None)
-    _set_morph_ranges(vertex_buffers, morphs)
-    bones = _bones(skeleton, opts) if skeleton is not None else []
 
+def _assemble_model(s: _ModelPass) -> None:
+    bones = _bones(s.skeleton, s.opts) if s.skeleton is not None else []
+    bbox_min, bbox_max = _bounding_box(s.vertex_buffers, s.layout)
+    s.model = Model(
+        s.opts.magic,
+        s.vertex_buffers,
+        s.index_buffers,
+        s.geometries,
+        s.morphs,
+        bones,
+        bbox_min,
+        bbox_max,
+        _centers(s),
+    )
+
+
+def _bounding_box(
+    vertex_buffers: list[VertexBuffer], layout: dict | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The box of every position, or the kept box while it still holds every vertex."""
     positions = np.concatenate(
         [
             vb.data[f]
@@ -575,33 +636,26 @@ def export_model(
     )
     lo = positions.min(axis=0) if len(positions) else np.zeros(3, np.float32)
     hi = positions.max(axis=0) if len(positions) else np.zeros(3, np.float32)
-    bbox_min, bbox_max = lo.astype(np.float32), hi.astype(np.float32)
-    centers = None
     if layout is not None and layout.get("bbox") is not None:
         old = np.array(layout["bbox"], np.float32)
         # The kept box still holds every vertex: keep it (engines pad boxes).
         if np.all(old[:3] <= lo + 1e-6) and np.all(old[3:] >= hi - 1e-6):
-            bbox_min, bbox_max = old[:3], old[3:]
+            return old[:3], old[3:]
+    return lo.astype(np.float32), hi.astype(np.float32)
+
+
+def _centers(s: _ModelPass) -> np.ndarray | None:
+    """The kept geometry centers, fresh ones, or none when the imported file had none."""
+    layout = s.layout
     if (
-        use_layout
+        s.use_layout
         and layout.get("centers") is not None
-        and len(layout["centers"]) == len(geometries)
+        and len(layout["centers"]) == len(s.geometries)
     ):
-        centers = np.array(layout["centers"], np.float32)
-    elif layout is None or layout.get("centers") is not None:
-        centers = _geometry_centers(geometries, vertex_buffers, index_buffers)
-    model = Model(
-        opts.magic,
-        vertex_buffers,
-        index_buffers,
-        geometries,
-        morphs,
-        bones,
-        bbox_min,
-        bbox_max,
-        centers,
-    )
-    return model, warnings
+        return np.array(layout["centers"], np.float32)
+    if layout is None or layout.get("centers") is not None:
+        return _geometry_centers(s.geometries, s.vertex_buffers, s.index_buffers)
+    return None
 
 
 def _bone_mappings(
@@ -619,13 +673,7 @@ def _bone_mappings(
     only). When one geometry has a mapping the engine skins all through their
     own, so all get one. An unedited import keeps the mappings it had, and a
     model that had none keeps none while its bones fit ``opts.bone_limit``."""
-    used: dict[int, np.ndarray] = {}
-    for g in geometry_ids:
-        parts = [
-            _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
-            for m in meshes.values()
-        ]
-        used[g] = np.unique(np.concatenate(parts + [np.zeros(0, np.int64)]))
+    used = _geometry_bones(meshes, geometry_ids)
     old: dict[int, np.ndarray] = {}
     if layout is not None:
         for g in geometry_ids:
@@ -637,7 +685,6 @@ def _bone_mappings(
     if had_none and n_bones <= opts.bone_limit:
         mapped = False
     out: dict[int, np.ndarray] = {}
-    notes: list[str] = []
     for g in geometry_ids:
         if not mapped:
             out[g] = np.zeros(0, np.int64)
@@ -648,6 +695,7 @@ def _bone_mappings(
                 f"geometry {g} uses {len(out[g])} bones, more than the limit of "
                 f"{opts.bone_limit} skin matrices per draw: split it into several material slots"
             )
+    notes: list[str] = []
     palette = max((len(m) for m in out.values()), default=0) if mapped else n_bones
     if any(len(u) for u in used.values()) and palette > SKIN_MATRICES_EVERYWHERE:
         notes.append(
@@ -655,6 +703,18 @@ def _bone_mappings(
             f"(GL2, GLES and D3D9 take {SKIN_MATRICES_EVERYWHERE})"
         )
     return out, notes
+
+
+def _geometry_bones(meshes: dict[int, Mesh], geometry_ids: list[int]) -> dict[int, np.ndarray]:
+    """The bones each geometry's triangles use, over every LOD."""
+    used: dict[int, np.ndarray] = {}
+    for g in geometry_ids:
+        parts = [
+            _used_bones(m, m.corner_verts[np.repeat(m.face_materials == g, 3)])
+            for m in meshes.values()
+        ]
+        used[g] = np.unique(np.concatenate(parts + [np.zeros(0, np.int64)]))
+    return used
 
 
 def _set_morph_ranges(vbs: list[VertexBuffer], morphs: list[Morph]) -> None:
@@ -705,32 +765,8 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
         recs = np.concatenate([d.candidates for d in mine])
         srcs = np.concatenate([d.sources for d in mine])
         morphed = np.concatenate([_morphed(d) for d in mine])
-        if _distinct_sources(srcs):
-            # Every candidate is its own source vertex (an unedited single-object
-            # model): no two can merge. Which group comes first never matters below
-            # (the sort keys are distinct), so this is the grouping unique() gives.
-            first = inverse = np.arange(len(recs))
-        else:
-            raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
-            # Copies of one source vertex (one per LOD object) share the first copy's data.
-            _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
-            raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
-            keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
-            void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
-            _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
-            inverse = inverse.reshape(-1)
-        usrc = srcs[first]
-        # A source index taken twice (edited copies) keeps its place only once.
-        # New vertices follow the kept ones, those shape keys move first: the
-        # engine's morph range (from the first to the last moved vertex) stays small.
-        big = np.int64(1) << 40
-        sort_key = np.where(usrc >= 0, usrc, big + np.where(morphed[first], 0, big) + first)
-        dup = np.zeros(len(first), bool)
-        order0 = np.lexsort((first, sort_key))
-        s_sorted = sort_key[order0]
-        dup[order0[1:]] = (s_sorted[1:] == s_sorted[:-1]) & (s_sorted[1:] < big)
-        sort_key = np.where(dup, big + first, sort_key)
-        order = np.argsort(sort_key, kind="stable")
+        first, inverse = _merged_records(recs, srcs)
+        order = _vertex_order(srcs[first], first, morphed[first])
         place = np.empty_like(order)
         place[order] = np.arange(len(order))
         data = recs[first[order]]
@@ -752,6 +788,39 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
     return out
 
 
+def _merged_records(recs: np.ndarray, srcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Identical records with the same source share a vertex: the first record of each
+    vertex, and each record's vertex (as ``np.unique`` numbers them)."""
+    if _distinct_sources(srcs):
+        # Every candidate is its own source vertex (an unedited single-object
+        # model): no two can merge. Which group comes first never matters below
+        # (the sort keys are distinct), so this is the grouping unique() gives.
+        first = np.arange(len(recs))
+        return first, first
+    raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
+    # Copies of one source vertex (one per LOD object) share the first copy's data.
+    _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
+    raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
+    keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
+    void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def _vertex_order(usrc: np.ndarray, first: np.ndarray, morphed: np.ndarray) -> np.ndarray:
+    """The merged vertices in buffer order. A source index taken twice (edited copies)
+    keeps its place only once. New vertices follow the kept ones, those shape keys move
+    first: the engine's morph range (from the first to the last moved vertex) stays small."""
+    big = np.int64(1) << 40
+    sort_key = np.where(usrc >= 0, usrc, big + np.where(morphed, 0, big) + first)
+    dup = np.zeros(len(first), bool)
+    order0 = np.lexsort((first, sort_key))
+    s_sorted = sort_key[order0]
+    dup[order0[1:]] = (s_sorted[1:] == s_sorted[:-1]) & (s_sorted[1:] < big)
+    sort_key = np.where(dup, big + first, sort_key)
+    return np.argsort(sort_key, kind="stable")
+
+
 def _distinct_sources(srcs: np.ndarray) -> bool:
     """Every candidate names a source vertex, and no two the same one."""
     if not len(srcs) or srcs.min() < 0:
@@ -768,7 +837,16 @@ def _morphed(d: _Draw) -> np.ndarray:
 
 
 def _assemble_index_buffers(draws, vbs, layout, opts):
-    lod_records: dict[int, list] = {}
+    """The index buffers and each geometry's (lod, GeometryLod) records: the imported
+    buffers with the draws at their places while every draw still fits its range,
+    else fresh ones."""
+    if _fits_layout(draws, vbs, layout):
+        return _kept_index_buffers(draws, vbs, layout)
+    return _fresh_index_buffers(draws, vbs, layout, opts)
+
+
+def _fits_layout(draws: list[_Draw], vbs: list[VertexBuffer], layout: dict | None) -> bool:
+    """Every vertex buffer has its imported size and every draw its imported range."""
     exact = layout is not None and all(
         layout["vertex_buffers"][k]["count"] == vb.count for k, vb in enumerate(vbs)
     )
@@ -777,27 +855,37 @@ def _assemble_index_buffers(draws, vbs, layout, opts):
             old = layout["geometries"][d.geometry]["lods"][d.lod]
             if old[5] != len(d.out_index) or old[1] != d.primitive:
                 exact = False
-    if exact:
-        ibs = []
-        for k, info in enumerate(layout["index_buffers"]):
-            top = max(
-                (
-                    vbs[d.vertex_buffer].count
-                    for d in draws
-                    if layout["geometries"][d.geometry]["lods"][d.lod][3] == k
-                ),
-                default=0,
-            )
-            size = info["size"] if top <= 65536 else 4
-            ibs.append(np.zeros(info["count"], np.uint16 if size == 2 else np.uint32))
-        for d in draws:
-            dist, prim, vb, ib, start, count = layout["geometries"][d.geometry]["lods"][d.lod]
-            ibs[ib][start : start + count] = d.out_index
-            lod_records.setdefault(d.geometry, []).append(
-                (d.lod, GeometryLod(dist, prim, vb, ib, start, count))
-            )
-        return [IndexBuffer(a) for a in ibs], lod_records
-    # Fresh: one index buffer per vertex buffer, draws in geometry then LOD order.
+    return exact
+
+
+def _kept_index_buffers(draws: list[_Draw], vbs: list[VertexBuffer], layout: dict):
+    lod_records: dict[int, list] = {}
+    ibs = []
+    for k, info in enumerate(layout["index_buffers"]):
+        top = max(
+            (
+                vbs[d.vertex_buffer].count
+                for d in draws
+                if layout["geometries"][d.geometry]["lods"][d.lod][3] == k
+            ),
+            default=0,
+        )
+        size = info["size"] if top <= 65536 else 4
+        ibs.append(np.zeros(info["count"], np.uint16 if size == 2 else np.uint32))
+    for d in draws:
+        dist, prim, vb, ib, start, count = layout["geometries"][d.geometry]["lods"][d.lod]
+        ibs[ib][start : start + count] = d.out_index
+        lod_records.setdefault(d.geometry, []).append(
+            (d.lod, GeometryLod(dist, prim, vb, ib, start, count))
+        )
+    return [IndexBuffer(a) for a in ibs], lod_records
+
+
+def _fresh_index_buffers(
+    draws: list[_Draw], vbs: list[VertexBuffer], layout: dict | None, opts: ExportOptions
+):
+    """One index buffer per vertex buffer, draws in geometry then LOD order."""
+    lod_records: dict[int, list] = {}
     ibs = []
     for k, vb in enumerate(vbs):
         mine = [d for d in draws if d.vertex_buffer == k]
@@ -821,6 +909,8 @@ def _assemble_index_buffers(draws, vbs, layout, opts):
 
 
 def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
+    """A morph per shape key name: per vertex buffer, the vertices it lists, in the
+    imported buffer order and masks where the layout has them."""
     names: list[str] = []
     for mesh in meshes.values():
         for m in mesh.morphs:
@@ -847,27 +937,33 @@ def _assemble_morphs(draws, meshes, vbs, layout) -> list[Morph]:
         buffers = []
         order = [vb for vb in masks if vb in per_vb]
         for vb in order + sorted(vb for vb in per_vb if vb not in masks):
-            places, chunks = per_vb[vb]
-            mask = masks.get(vb, MASK_POSITION | MASK_NORMAL)
-            idx, first = np.unique(np.concatenate(places), return_index=True)
-            if not len(idx) and vb not in masks:
-                continue
-            rows = np.concatenate(chunks)[first]
-            # The file's order for the vertices it listed, then new ones by index.
-            place = rows[:, 10]
-            order = np.argsort(np.where(place > 0, place, len(rows) + idx + 2**32), kind="stable")
-            idx, rows = idx[order], rows[order]
-            data = np.zeros(len(idx), morph_dtype(mask))
-            data["index"] = idx
-            if mask & MASK_POSITION:
-                data["position"] = rows[:, 1:4]
-            if mask & MASK_NORMAL:
-                data["normal"] = rows[:, 4:7]
-            if mask & MASK_TANGENT:
-                data["tangent"] = rows[:, 7:10]
-            buffers.append(MorphBuffer(vb, mask, data))
+            buffer = _morph_buffer(vb, masks.get(vb), *per_vb[vb])
+            if buffer is not None:
+                buffers.append(buffer)
         out.append(Morph(name, buffers))
     return out
+
+
+def _morph_buffer(vb: int, kept_mask: int | None, places: list, chunks: list) -> MorphBuffer | None:
+    """One morph buffer from the draws' listed rows; None for an empty new one."""
+    mask = MASK_POSITION | MASK_NORMAL if kept_mask is None else kept_mask
+    idx, first = np.unique(np.concatenate(places), return_index=True)
+    if not len(idx) and kept_mask is None:
+        return None
+    rows = np.concatenate(chunks)[first]
+    # The file's order for the vertices it listed, then new ones by index.
+    place = rows[:, 10]
+    order = np.argsort(np.where(place > 0, place, len(rows) + idx + 2**32), kind="stable")
+    idx, rows = idx[order], rows[order]
+    data = np.zeros(len(idx), morph_dtype(mask))
+    data["index"] = idx
+    if mask & MASK_POSITION:
+        data["position"] = rows[:, 1:4]
+    if mask & MASK_NORMAL:
+        data["normal"] = rows[:, 4:7]
+    if mask & MASK_TANGENT:
+        data["tangent"] = rows[:, 7:10]
+    return MorphBuffer(vb, mask, data)
 
 
 def file_order(skeleton: Skeleton) -> Skeleton:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from ..codec import FormatError
@@ -90,36 +92,85 @@ def _lod_draws(model: Model, lod: int) -> list[tuple[int, object]]:
     return [(g, geo.lods[lod]) for g, geo in enumerate(model.geometries) if lod < len(geo.lods)]
 
 
+@dataclass
+class _LodPass:
+    """What the passes of ``mesh_from_lod`` read and fill, in the order they run."""
+
+    model: Model
+    name: str
+    lod: int
+    convert: bool
+    base: np.ndarray = field(init=False)  # first global vertex of each vertex buffer
+    draws: list[tuple[int, object]] = field(init=False)
+    index_lists: list[np.ndarray] = field(default_factory=list)  # global indices per draw
+    local_lists: list[np.ndarray] = field(default_factory=list)  # mesh vertices per draw
+    used: np.ndarray = field(init=False)  # global index of each mesh vertex
+    local_of: np.ndarray = field(init=False)  # mesh vertex of each global index
+    vb_of: np.ndarray = field(init=False)  # vertex buffer of each mesh vertex
+    mesh: Mesh = field(init=False)
+    has_lines: bool = False  # line vertices have no corners: keep every field per point
+    per_vertex: dict[str, np.ndarray] = field(default_factory=dict)
+    normals: np.ndarray = field(init=False)
+    have_normals: bool = False
+    joints: np.ndarray = field(init=False)
+    weights: np.ndarray = field(init=False)
+    have_skin: bool = False
+
+    def __post_init__(self) -> None:
+        self.base = np.cumsum([0] + [vb.count for vb in self.model.vertex_buffers])
+        self.draws = _lod_draws(self.model, self.lod)
+
+    @property
+    def n_vertices(self) -> int:
+        return len(self.used)
+
+
 def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
     """One Blender-ready mesh for LOD level ``lod``: the vertices its draws use,
     in buffer order, one Blender vertex per engine vertex."""
-    legacy = model.magic == b"UMDL"
-    base = np.cumsum([0] + [vb.count for vb in model.vertex_buffers])
-    draws = _lod_draws(model, lod)
-    index_lists = []
-    for _, d in draws:
-        idx = model.index_buffers[d.index_buffer].indices[
+    state = _LodPass(model, name, lod, convert)
+    for step in (
+        _draw_indices,
+        _used_vertices,
+        _topology,
+        _vertex_fields,
+        _corner_fields,
+        _point_attributes,
+        _skin_and_morphs,
+    ):
+        step(state)
+    return state.mesh
+
+
+def _draw_indices(s: _LodPass) -> None:
+    """Each draw's whole primitives, as global vertex indices."""
+    for _, d in s.draws:
+        idx = s.model.index_buffers[d.index_buffer].indices[
             d.index_start : d.index_start + d.index_count
         ]
         if d.primitive_type == PRIMITIVE_LINES:
             idx = idx[: len(idx) // 2 * 2]
         else:
             idx = idx[: len(idx) // 3 * 3]
-        index_lists.append(idx.astype(np.int64) + base[d.vertex_buffer])
-    # Used vertices by a mask and a running count: linear, where np.unique sorts.
-    is_used = np.zeros(int(base[-1]), bool)
-    for idx in index_lists:
-        is_used[idx] = True
-    used = np.flatnonzero(is_used)
-    local_of = (np.cumsum(is_used, dtype=np.int64) - 1).astype(np.int32)
-    n_vertices = len(used)
-    vb_of = np.searchsorted(base, used, side="right") - 1
+        s.index_lists.append(idx.astype(np.int64) + s.base[d.vertex_buffer])
 
+
+def _used_vertices(s: _LodPass) -> None:
+    """Used vertices by a mask and a running count: linear, where np.unique sorts."""
+    is_used = np.zeros(int(s.base[-1]), bool)
+    for idx in s.index_lists:
+        is_used[idx] = True
+    s.used = np.flatnonzero(is_used)
+    s.local_of = (np.cumsum(is_used, dtype=np.int64) - 1).astype(np.int32)
+    s.vb_of = np.searchsorted(s.base, s.used, side="right") - 1
+
+
+def _topology(s: _LodPass) -> None:
+    """The mesh: triangles with their geometry as material, lines as loose edges."""
     tri_corners, tri_mats, edges, edge_geo = [], [], [], []
-    local_lists = []
-    for (g, d), idx in zip(draws, index_lists, strict=True):
-        local = local_of[idx]
-        local_lists.append(local)
+    for (g, d), idx in zip(s.draws, s.index_lists, strict=True):
+        local = s.local_of[idx]
+        s.local_lists.append(local)
         if d.primitive_type == PRIMITIVE_LINES:
             edges.append(local.reshape(-1, 2))
             edge_geo.append(np.full(len(local) // 2, g, np.int32))
@@ -128,70 +179,79 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
             tri_mats.append(np.full(len(local) // 3, g, np.int32))
     corner_verts = np.concatenate(tri_corners) if tri_corners else np.zeros(0, np.int32)
     n_faces = len(corner_verts) // 3
-
-    mesh = Mesh(
-        name=name,
-        positions=np.zeros((n_vertices, 3), np.float32),
+    s.mesh = Mesh(
+        name=s.name,
+        positions=np.zeros((s.n_vertices, 3), np.float32),
         corner_verts=corner_verts,
         face_starts=np.arange(0, 3 * n_faces, 3, dtype=np.int32),
         face_materials=np.concatenate(tri_mats) if tri_mats else np.zeros(0, np.int32),
         loose_edges=np.concatenate(edges) if edges else np.zeros((0, 2), np.int32),
-        materials=[f"{name}_geometry{g}" for g in range(len(model.geometries))],
+        materials=[f"{s.name}_geometry{g}" for g in range(len(s.model.geometries))],
     )
+    s.has_lines = bool(edges)
     if edges:
-        mesh.attributes.append(
+        s.mesh.attributes.append(
             Attribute(GEOMETRY_ATTRIBUTE, "EDGE", "INT", np.concatenate(edge_geo))
         )
-    mesh.attributes.append(Attribute(SOURCE_ATTRIBUTE, "POINT", "INT", used.astype(np.int32)))
+    s.mesh.attributes.append(Attribute(SOURCE_ATTRIBUTE, "POINT", "INT", s.used.astype(np.int32)))
 
-    per_vertex: dict[str, np.ndarray] = {}
-    keep_all = bool(edges)  # line vertices have no corners: keep every field per point
-    normals = np.zeros((n_vertices, 3), np.float32)
-    have_normals = False
-    joints = np.zeros((n_vertices, 4), np.int32)
-    weights = np.zeros((n_vertices, 4), np.float32)
-    have_skin = False
-    for k, vb in enumerate(model.vertex_buffers):
-        sel = np.nonzero(vb_of == k)[0]
+
+def _vertex_fields(s: _LodPass) -> None:
+    """Every element of every vertex buffer, for the vertices the LOD uses."""
+    n = s.n_vertices
+    s.normals = np.zeros((n, 3), np.float32)
+    s.joints = np.zeros((n, 4), np.int32)
+    s.weights = np.zeros((n, 4), np.float32)
+    legacy = s.model.magic == b"UMDL"
+    for k, vb in enumerate(s.model.vertex_buffers):
+        sel = np.nonzero(s.vb_of == k)[0]
         if not len(sel):
             continue
         # sorted and unique: as many as the buffer holds means all of it, in order
-        rows = vb.data if len(sel) == vb.count else vb.data[used[sel] - base[k]]
-        if len(sel) == n_vertices:  # the only buffer: plain copies, no scatter
+        rows = vb.data if len(sel) == vb.count else vb.data[s.used[sel] - s.base[k]]
+        if len(sel) == n:  # the only buffer: plain copies, no scatter
             sel = slice(None)
         for fname, e in zip(field_names(vb.elements, legacy), vb.elements, strict=True):
             col = rows[fname]
-            if e.semantic == SEM_POSITION and e.index == 0 and e.type == TYPE_VECTOR3:
-                mesh.positions[sel] = axes.vectors(col, convert)
-            elif e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
-                normals[sel] = values = axes.vectors(col, convert)
-                have_normals = True
-                _scatter(per_vertex, NORMAL_ATTRIBUTE, sel, values, n_vertices)
-            elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
-                joints[sel] = col
-                have_skin = True
-                _scatter(per_vertex, element_attribute(e), sel, _raw(col, e), n_vertices)
-            elif e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
-                weights[sel] = col
-                _scatter(per_vertex, element_attribute(e), sel, col, n_vertices)
-            elif e.semantic == SEM_TANGENT and e.index == 0 and e.type == TYPE_VECTOR4:
-                _scatter(
-                    per_vertex, TANGENT_ATTRIBUTE, sel, axes.tangents(col, convert), n_vertices
-                )
-            elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and fname.startswith("tex"):
-                _scatter(per_vertex, f"uv:{e.index}", sel, col, n_vertices)
-            elif e.semantic == SEM_COLOR and e.type in (TYPE_UBYTE4_NORM, TYPE_VECTOR4):
-                data = col / 255.0 if e.type == TYPE_UBYTE4_NORM else col
-                _scatter(per_vertex, f"color:{e.index}:{e.type}", sel, data, n_vertices)
-            else:
-                _scatter(per_vertex, element_attribute(e), sel, _raw(col, e), n_vertices)
-            if keep_all and e.semantic not in _SKIN_OR_POSITION:
-                _scatter(per_vertex, element_attribute(e), sel, _raw(col, e), n_vertices)
+            _vertex_element(s, sel, fname, e, col)
+            if s.has_lines and e.semantic not in _SKIN_OR_POSITION:
+                _scatter(s.per_vertex, element_attribute(e), sel, _raw(col, e), n)
 
+
+def _vertex_element(s: _LodPass, sel: np.ndarray | slice, fname: str, e, col: np.ndarray) -> None:
+    """One element's values: into the mesh where Blender has a place, else kept per vertex."""
+    n, convert = s.n_vertices, s.convert
+    if e.semantic == SEM_POSITION and e.index == 0 and e.type == TYPE_VECTOR3:
+        s.mesh.positions[sel] = axes.vectors(col, convert)
+    elif e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
+        s.normals[sel] = values = axes.vectors(col, convert)
+        s.have_normals = True
+        _scatter(s.per_vertex, NORMAL_ATTRIBUTE, sel, values, n)
+    elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
+        s.joints[sel] = col
+        s.have_skin = True
+        _scatter(s.per_vertex, element_attribute(e), sel, _raw(col, e), n)
+    elif e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
+        s.weights[sel] = col
+        _scatter(s.per_vertex, element_attribute(e), sel, col, n)
+    elif e.semantic == SEM_TANGENT and e.index == 0 and e.type == TYPE_VECTOR4:
+        _scatter(s.per_vertex, TANGENT_ATTRIBUTE, sel, axes.tangents(col, convert), n)
+    elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and fname.startswith("tex"):
+        _scatter(s.per_vertex, f"uv:{e.index}", sel, col, n)
+    elif e.semantic == SEM_COLOR and e.type in (TYPE_UBYTE4_NORM, TYPE_VECTOR4):
+        data = col / 255.0 if e.type == TYPE_UBYTE4_NORM else col
+        _scatter(s.per_vertex, f"color:{e.index}:{e.type}", sel, data, n)
+    else:
+        _scatter(s.per_vertex, element_attribute(e), sel, _raw(col, e), n)
+
+
+def _corner_fields(s: _LodPass) -> None:
+    """Normals, UV sets and colour sets, from per vertex to per corner."""
+    mesh, per_vertex = s.mesh, s.per_vertex
     cv = mesh.corner_verts
     # np.take: fancy indexing of 2-D rows is several times slower in numpy 1.x
-    if have_normals and len(cv):
-        mesh.normals = np.take(normals, cv, axis=0)
+    if s.have_normals and len(cv):
+        mesh.normals = np.take(s.normals, cv, axis=0)
     for key in sorted(k for k in per_vertex if k.startswith("uv:")):
         flipped = per_vertex[key].astype(np.float32)  # flip per vertex, then expand
         flipped[:, 1] = 1.0 - flipped[:, 1]
@@ -210,32 +270,26 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
                 byte=int(etype) == TYPE_UBYTE4_NORM,
             )
         )
+
+
+def _point_attributes(s: _LodPass) -> None:
+    """The file's exact normals and tangents, and the elements Blender has no place for."""
+    per_vertex, attributes = s.per_vertex, s.mesh.attributes
     if NORMAL_ATTRIBUTE in per_vertex:
-        mesh.attributes.append(
-            Attribute(
-                NORMAL_ATTRIBUTE,
-                "POINT",
-                "FLOAT_VECTOR",
-                per_vertex[NORMAL_ATTRIBUTE].astype(np.float32),
-            )
-        )
+        normals = per_vertex[NORMAL_ATTRIBUTE].astype(np.float32)
+        attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", normals))
     if TANGENT_ATTRIBUTE in per_vertex:
-        mesh.attributes.append(
-            Attribute(
-                TANGENT_ATTRIBUTE,
-                "POINT",
-                "FLOAT_COLOR",
-                per_vertex[TANGENT_ATTRIBUTE].astype(np.float32),
-            )
-        )
+        tangents = per_vertex[TANGENT_ATTRIBUTE].astype(np.float32)
+        attributes.append(Attribute(TANGENT_ATTRIBUTE, "POINT", "FLOAT_COLOR", tangents))
     for key in sorted(k for k in per_vertex if k.startswith(EXTRA_PREFIX)):
         etype = int(key.rsplit("_t", 1)[1])
-        mesh.attributes.append(Attribute(key, "POINT", _ATTRIBUTE_TYPES[etype], per_vertex[key]))
+        attributes.append(Attribute(key, "POINT", _ATTRIBUTE_TYPES[etype], per_vertex[key]))
 
-    if have_skin:
-        mesh.skin = Skin(_global_joints(model, draws, local_lists, joints), weights)
-    mesh.morphs = _morphs(model, used, base, convert, mesh.attributes)
-    return mesh
+
+def _skin_and_morphs(s: _LodPass) -> None:
+    if s.have_skin:
+        s.mesh.skin = Skin(_global_joints(s.model, s.draws, s.local_lists, s.joints), s.weights)
+    s.mesh.morphs = _morphs(s.model, s.used, s.base, s.convert, s.mesh.attributes)
 
 
 def element_attribute(e) -> str:

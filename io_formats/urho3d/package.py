@@ -173,6 +173,9 @@ def new_package(compressed: bool = False, rbfx: bool = False) -> Package:
 # Reading
 
 
+_Row = tuple[str, int, int, int, int]  # name, offset, size, checksum, where the row's offset is
+
+
 def read(data: bytes) -> Package:
     """Parse a whole package; checksums, blocks and offsets are all checked."""
     r = Reader(data)
@@ -186,30 +189,59 @@ def read(data: bytes) -> Package:
     checksum_at = r.pos
     checksum = r.u32()
     if pkg.rbfx:
-        pkg.version = r.u32()
-        list_at = r.pos
-        list_offset = r.u64()
-        if list_offset < _RBFX_HEADER or list_offset > len(data):
-            raise r.error(f"file list offset {list_offset} outside the package", list_at)
-        data_start = _RBFX_HEADER
-        lr = Reader(data, list_offset)
-        lr.count(count, _MIN_ENTRY, "package file")
-        rows = _read_list(lr, count)
-        after = lr.remaining
-        pkg.size_trailer = after == 4 and lr.u32() == len(data)
-        if after and not pkg.size_trailer:
-            raise lr.error(f"{after} unexpected bytes after the file list")
-        data_end = list_offset
+        rows, data_start, data_end = _read_rbfx_list(r, data, pkg, count)
     else:
-        r.count(count, _MIN_ENTRY, "package file")
-        rows = _read_list(r, count)
-        data_start = r.pos
-        data_end = len(data)
-        tail4 = data[-4:] if len(data) - data_start >= 4 else b""
-        pkg.size_trailer = len(tail4) == 4 and int.from_bytes(tail4, "little") == len(data)
-        if pkg.size_trailer:
-            data_end -= 4
+        rows, data_start, data_end = _read_urho_list(r, data, pkg, count)
+    spans = _read_entries(pkg, data, rows, data_start, data_end)
+    total = 0
+    for e in pkg.entries:
+        total = sdbm(e.data, total)
+    if total != checksum:
+        raise FormatError(
+            f"package checksum is 0x{checksum:08X}, the files hash to 0x{total:08X}", checksum_at
+        )
+    _keep_layout(pkg, data, spans, data_start, data_end)
+    return pkg
 
+
+def _read_rbfx_list(
+    r: Reader, data: bytes, pkg: Package, count: int
+) -> tuple[list[_Row], int, int]:
+    """rbfx's file list, at the offset its header gives after the data; the data's span."""
+    pkg.version = r.u32()
+    list_at = r.pos
+    list_offset = r.u64()
+    if list_offset < _RBFX_HEADER or list_offset > len(data):
+        raise r.error(f"file list offset {list_offset} outside the package", list_at)
+    lr = Reader(data, list_offset)
+    lr.count(count, _MIN_ENTRY, "package file")
+    rows = _read_list(lr, count)
+    after = lr.remaining
+    pkg.size_trailer = after == 4 and lr.u32() == len(data)
+    if after and not pkg.size_trailer:
+        raise lr.error(f"{after} unexpected bytes after the file list")
+    return rows, _RBFX_HEADER, list_offset
+
+
+def _read_urho_list(
+    r: Reader, data: bytes, pkg: Package, count: int
+) -> tuple[list[_Row], int, int]:
+    """Urho3D's file list, after the header; the data's span up to the optional size trailer."""
+    r.count(count, _MIN_ENTRY, "package file")
+    rows = _read_list(r, count)
+    data_start = r.pos
+    data_end = len(data)
+    tail4 = data[-4:] if len(data) - data_start >= 4 else b""
+    pkg.size_trailer = len(tail4) == 4 and int.from_bytes(tail4, "little") == len(data)
+    if pkg.size_trailer:
+        data_end -= 4
+    return rows, data_start, data_end
+
+
+def _read_entries(
+    pkg: Package, data: bytes, rows: list[_Row], data_start: int, data_end: int
+) -> list[tuple[int, int, int]]:
+    """Each file's content, checked against its checksum; the stored spans (start, end, entry)."""
     spans = []
     for i, (name, offset, size, crc, row_at) in enumerate(rows):
         if size and not data_start <= offset < data_end or offset > data_end:
@@ -234,23 +266,13 @@ def read(data: bytes) -> Package:
                 f"checksum of {name!r} is 0x{crc:08X}, its content hashes to 0x{got:08X}",
                 row_at + 8,
             )
-        entry = Entry(name, content, data[offset:stored_end], offset, blocks)
-        pkg.entries.append(entry)
+        pkg.entries.append(Entry(name, content, data[offset:stored_end], offset, blocks))
         if stored_end > offset:
             spans.append((offset, stored_end, i))
-
-    total = 0
-    for e in pkg.entries:
-        total = sdbm(e.data, total)
-    if total != checksum:
-        raise FormatError(
-            f"package checksum is 0x{checksum:08X}, the files hash to 0x{total:08X}", checksum_at
-        )
-    _keep_layout(pkg, data, spans, data_start, data_end)
-    return pkg
+    return spans
 
 
-def _read_list(r: Reader, count: int) -> list[tuple[str, int, int, int, int]]:
+def _read_list(r: Reader, count: int) -> list[_Row]:
     rows = []
     for _ in range(count):
         name = r.cstring()
@@ -359,19 +381,51 @@ def write(pkg: Package) -> bytes:
     if pkg.magic not in MAGICS:
         raise ValueError(f"cannot write package magic {pkg.magic!r}")
     stored = [_stored(pkg, e) for e in pkg.entries]
+    start = _RBFX_HEADER if pkg.rbfx else _URHO_HEADER + _list_size(pkg)
+    body, offsets = _data(pkg, stored, start)
+    listing = Writer()
+    total = 0
+    for i, e in enumerate(pkg.entries):
+        listing.cstring(e.name)
+        listing.u32(offsets[i])
+        listing.u32(len(e.data))
+        listing.u32(sdbm(e.data))
+        total = sdbm(e.data, total)
+    w = Writer()
+    w.bytes(pkg.magic)
+    w.u32(len(pkg.entries))
+    w.u32(total)
+    if pkg.rbfx:
+        w.u32(pkg.version)
+        w.u64(start + len(body))
+        w.bytes(body)
+        w.bytes(listing.buf)
+    else:
+        w.bytes(listing.buf)
+        w.bytes(body)
+    if pkg.size_trailer:
+        w.u32(w.pos + 4)
+    return w.getvalue()
+
+
+def _list_size(pkg: Package) -> int:
+    """The size of the file list: each name, its NUL and three uint32."""
+    listing = Writer()
+    for e in pkg.entries:
+        listing.cstring(e.name)
+        listing.bytes(bytes(12))
+    return len(listing.buf)
+
+
+def _data(pkg: Package, stored: list[bytes], start: int) -> tuple[bytearray, list[int]]:
+    """The files' data from ``start`` on, and each file's offset: in the order, with the
+    gaps and tail, as read while they still fit the files, else in list order."""
     order = pkg.order
     if order is None or sorted(order) != [i for i, s in enumerate(stored) if s]:
         order = list(range(len(pkg.entries)))
         gaps, tail = {}, b""
     else:
         gaps, tail = pkg.gaps, pkg.tail
-
-    listing = Writer()
-    for e in pkg.entries:
-        listing.cstring(e.name)
-        listing.bytes(bytes(12))
-    start = _RBFX_HEADER if pkg.rbfx else _URHO_HEADER + len(listing.buf)
-
     body = bytearray()
     offsets: list[int | None] = [None] * len(pkg.entries)
     ends = [start]  # where the data of the first k stored files ends
@@ -389,31 +443,7 @@ def write(pkg: Package) -> bytes:
         for i, e in enumerate(pkg.entries):
             if not stored[i] and e.offset is not None:
                 offsets[i] = e.offset if unchanged else ends[min(e.anchor or 0, len(ends) - 1)]
-
-    listing = Writer()
-    total = 0
-    for i, e in enumerate(pkg.entries):
-        listing.cstring(e.name)
-        listing.u32(offsets[i])
-        listing.u32(len(e.data))
-        listing.u32(sdbm(e.data))
-        total = sdbm(e.data, total)
-
-    w = Writer()
-    w.bytes(pkg.magic)
-    w.u32(len(pkg.entries))
-    w.u32(total)
-    if pkg.rbfx:
-        w.u32(pkg.version)
-        w.u64(start + len(body))
-        w.bytes(body)
-        w.bytes(listing.buf)
-    else:
-        w.bytes(listing.buf)
-        w.bytes(body)
-    if pkg.size_trailer:
-        w.u32(w.pos + 4)
-    return w.getvalue()
+    return body, offsets
 
 
 # --------------------------------------------------------------------------
