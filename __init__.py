@@ -9,7 +9,8 @@ from .ui import menus, panel
 
 
 def _classes() -> list[type]:
-    return [cls for module in format_modules() for cls in module.CLASSES] + list(panel.CLASSES)
+    formats = [cls for module in format_modules() for cls in module.CLASSES]
+    return [*formats, *panel.CLASSES]
 
 
 def register() -> None:

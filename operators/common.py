@@ -152,24 +152,26 @@ def failure_message(err: Exception, what: str) -> str:
     )
 
 
-#: The prefix of a report line that is a warning (:func:`report_lines`).
+Undo = Callable[[], None]
+
+#: The prefix of a report line that is a warning in the legacy form of messages.
 WARNING = "warning: "
 
 
-def report_lines(op, lines: list[str], prefix: str = "") -> None:
-    """Report an import's ``lines`` on ``op``, each after ``prefix`` (a file's
-    name): a line starting with ``"warning: "`` as a warning without it, any
-    other as information. Names in them may not be UTF-8: made Blender's
-    (``guard.blender_name``)."""
-    for line in map(guard.blender_name, lines):
+def legacy_result(lines: Sequence[str], undo: Sequence[Undo] = ()) -> Result:
+    """The :class:`Result` of an import that still returns ``(lines, undo)``
+    with warnings marked by the ``"warning: "`` prefix. Goes away with that form,
+    once every format returns a Result."""
+    done = Result(undo=list(undo))
+    for line in lines:
         if line.startswith(WARNING):
-            op.report({"WARNING"}, prefix + line[len(WARNING) :])
+            done.warn(line[len(WARNING) :])
         else:
-            op.report({"INFO"}, prefix + line)
+            done.info(line)
+    return done
 
 
 #: ``one(context, path, progress)`` of :meth:`ImportFiles.import_files`.
-Undo = Callable[[], None]
 ImportOne = Callable[[Any, str, Callable[[float], None]], Result | tuple[list[str], list[Undo]]]
 
 
@@ -193,11 +195,12 @@ class ImportFiles(ImportHelper):
         self, context, one: ImportOne, paths: list[str] | None = None, made: list | None = None
     ) -> set[str]:
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
-        selection). It returns ``(messages, undo)``: each message is reported
-        (:func:`report_lines`) and the ``undo`` callables take that file's import
-        back. Any failure undoes every file of this call and leaves the scene as
-        it was (``SceneState``), selection included; what the guard left out of
-        Blender is one warning per file. ``made``: the actions (anything with a
+        selection). It returns a :class:`Result` (or, in the legacy form,
+        ``(lines, undo)``): its messages are reported after the file's name and
+        its ``undo`` callables take that file's import back. Any failure undoes
+        every file of this call and leaves the scene as it was (``SceneState``),
+        selection included; what the guard left out of Blender is one warning
+        per file. ``made``: the actions (anything with a
         ``frame_range``) ``one`` collects, whose range the scene's timing follows
         once every file is in (``FrameRateOptions.apply_scene_timing``)."""
         paths = paths or selected_paths(self)
@@ -221,13 +224,7 @@ class ImportFiles(ImportHelper):
                     self.report({"ERROR"}, guard.blender_name(message))
                     return {"CANCELLED"}
                 if not isinstance(done, Result):
-                    messages, undo_one = done
-                    done = Result(undo=list(undo_one))
-                    for line in messages:
-                        if line.startswith(WARNING):
-                            done.warn(line[len(WARNING) :])
-                        else:
-                            done.info(line)
+                    done = legacy_result(*done)
                 undo.extend(done.undo)
                 notes = guard.take_notes()
                 if notes:
@@ -504,12 +501,12 @@ def batch_meshes(state: dict) -> list:
 
 def batch_mesh_export(
     export: Callable[[Any, str, list], list[str]],
-) -> Callable[[Any, str, dict, dict], str]:
+) -> Callable[[Any, str, dict, dict], Result]:
     """A :class:`BatchFormat` ``export_file`` writing the meshes a batch run
     imported with ``export(context, path, meshes)`` (which returns warnings)."""
 
     def export_file(context, path: str, state: dict, options: dict) -> str:
-        return batch_notes(export(context, path, batch_meshes(state)))
+        return Result().warn_all(export(context, path, batch_meshes(state)))
 
     return export_file
 
@@ -524,7 +521,8 @@ def batch_armature(state: dict, what: str) -> bpy.types.Object:
 
 
 def batch_notes(warnings: list[str]) -> str:
-    """Warnings appended to a batch summary line."""
+    """Warnings appended to a batch summary line (the legacy form of a batch
+    result: return a :class:`Result`, whose ``line()`` does this)."""
     return "".join(f"; warning: {w}" for w in warnings)
 
 
