@@ -18,7 +18,8 @@ from typing import Any
 from ..io_formats.codec import FormatError
 from ..io_formats.containers import Importable, Member, read_members
 from .blender import guard
-from .common import FileBrowserList, Progress, SceneState, failure_message
+from .blender.snapshot import SceneState
+from .common import FileBrowserList, Progress, failure_message
 from .conventions import FrameRateOptions, select_imported
 from .result import Result, report
 

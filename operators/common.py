@@ -13,7 +13,8 @@ from bpy.props import CollectionProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_drop
 
 from ..io_formats.codec import FormatError
-from .blender import compat, guard
+from .blender import guard
+from .blender.snapshot import SceneState
 from .conventions import select_imported
 from .result import Result, report
 
@@ -54,89 +55,6 @@ class Progress:
     def __exit__(self, *exc) -> None:
         if self.wm:
             self.wm.progress_end()
-
-
-#: The ``bpy.data`` collections an import may add to (everything ``SceneState`` takes back).
-_DATA = (
-    "objects",
-    "meshes",
-    "armatures",
-    "materials",
-    "actions",
-    "collections",
-    "images",
-    "node_groups",
-    "curves",
-    "cameras",
-    "lights",
-    "shape_keys",
-    "textures",
-)
-
-
-class SceneState:
-    """What the blend file and the scene held before an import, to put back after a
-    failed one: which datablocks existed, the timeline markers, every object's
-    action, the selection and the active object."""
-
-    def __init__(self, context):
-        self.ids = {
-            name: {i.as_pointer() for i in getattr(bpy.data, name)}
-            for name in _DATA
-            if hasattr(bpy.data, name)
-        }
-        self.scene = context.scene
-        self.markers = {m.as_pointer() for m in context.scene.timeline_markers}
-        self.actions = {
-            o.as_pointer(): (o, o.animation_data.action)
-            for o in bpy.data.objects
-            if o.animation_data is not None
-        }
-        self.selected = [o for o in context.view_layer.objects if o.select_get()]
-        self.active = context.view_layer.objects.active
-        self.view_layer = context.view_layer
-
-    def added_objects(self) -> list:
-        """The objects added since, in creation order of ``bpy.data``."""
-        before = self.ids["objects"]
-        return [o for o in bpy.data.objects if o.as_pointer() not in before]
-
-    def restore(self) -> None:
-        """Remove what was added since, and put the selection and actions back."""
-        if bpy.context.mode != "OBJECT" and bpy.context.view_layer.objects.active is not None:
-            bpy.ops.object.mode_set(mode="OBJECT")
-        for m in list(self.scene.timeline_markers):
-            if m.as_pointer() not in self.markers:
-                self.scene.timeline_markers.remove(m)
-        added = [
-            i
-            for name, before in self.ids.items()
-            for i in getattr(bpy.data, name)
-            if i.as_pointer() not in before and name != "shape_keys"
-        ]
-        if added:
-            bpy.data.batch_remove(added)
-        for obj, action in self.actions.values():
-            try:
-                if obj.animation_data is not None and obj.animation_data.action != action:
-                    if action is None:
-                        obj.animation_data.action = None
-                    else:
-                        compat.assign_action(obj, action)
-            except ReferenceError:
-                pass
-        layer = self.view_layer
-        for o in layer.objects:
-            o.select_set(False)
-        for o in self.selected:
-            try:
-                o.select_set(True)
-            except (ReferenceError, RuntimeError):
-                pass
-        try:
-            layer.objects.active = self.active
-        except ReferenceError:
-            layer.objects.active = None
 
 
 def failure_message(err: Exception, what: str) -> str:
