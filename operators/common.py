@@ -1,10 +1,10 @@
-"""Shared operator plumbing: file lists, errors, progress, target lookup."""
+"""Shared operator plumbing: file lists, errors, progress, batch entries."""
 
 from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +14,13 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_dro
 
 from ..io_formats.codec import FormatError
 from .blender import guard
+
+# The armature chooser lives in blender/armatures.py; these names stay here (as
+# re-exports) until the format modules that import them from here call it there.
+from .blender.armatures import fit_armature as fit_armature
+from .blender.armatures import iter_armatures as iter_armatures
+from .blender.armatures import mesh_armature as mesh_armature
+from .blender.armatures import one_armature as one_armature
 from .blender.snapshot import SceneState
 from .conventions import select_imported
 from .result import Result, report
@@ -267,115 +274,6 @@ def report_export(op, export: Callable[[], Result | list[str]]) -> set[str]:
 def current_action(obj) -> bpy.types.Action | None:
     """The action ``obj`` plays, if any."""
     return obj.animation_data.action if obj.animation_data is not None else None
-
-
-def iter_armatures(context) -> Iterator[bpy.types.Object]:
-    for obj in context.scene.objects:
-        if obj.type == "ARMATURE":
-            yield obj
-
-
-def find_target_armature(context, bone_names: list[str]) -> tuple[bpy.types.Object | None, str]:
-    """The active armature if one is selected, else the one sharing most bone names."""
-    active = context.view_layer.objects.active
-    if active is not None and active.type == "ARMATURE":
-        return active, "the active armature"
-    wanted = set(bone_names)
-    best, score = None, 0
-    for obj in iter_armatures(context):
-        hits = len(wanted & {b.name for b in obj.data.bones})
-        if hits > score:
-            best, score = obj, hits
-    if best is None:
-        count = sum(1 for _ in iter_armatures(context))
-        if count == 0:
-            return None, "no armature in the scene to put the animation on: nothing imported"
-        return None, (
-            f"0 of {len(wanted)} animated bones match a bone of any of the scene's "
-            f"{count} armatures: nothing imported"
-        )
-    return best, f"the armature whose bone names match ({score} of {len(wanted)})"
-
-
-#: How many missing bone names a partial-fit warning lists.
-MISSING_SHOWN = 5
-
-
-def animation_fit(path: str, armature, bone_names: Sequence[str]) -> list[str]:
-    """The rule every animation import follows (every format, package and batch):
-    an animation none of whose animated bones is a bone of ``armature`` is refused
-    (FormatError naming the file, the armature and the counts); a partial match is
-    applied with a warning that counts and names the first missing bones.
-    Returns the warnings. An animation without bone tracks fits anything."""
-    wanted = list(dict.fromkeys(bone_names))
-    if not wanted:
-        return []
-    have = {b.name for b in armature.data.bones}
-    missing = [n for n in wanted if n not in have]
-    hits = len(wanted) - len(missing)
-    if hits == 0:
-        raise FormatError(
-            f"0 of {len(wanted)} animated bones match a bone of armature "
-            f"{armature.name!r} ({len(have)} bones): the animation is not for it, "
-            "nothing imported",
-            None,
-            path,
-        )
-    if not missing:
-        return []
-    shown = ", ".join(missing[:MISSING_SHOWN])
-    more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
-    return [
-        f"{hits} of {len(wanted)} animated bones match armature {armature.name!r}; "
-        f"not in it, so not applied: {shown}{more}"
-    ]
-
-
-def fit_armature(
-    context, path: str, bone_names: Sequence[str], armature=None
-) -> tuple[bpy.types.Object, str, list[str]]:
-    """The armature an animation goes onto (``armature`` when given, else
-    :func:`find_target_armature`), how it was chosen, and the
-    :func:`animation_fit` warnings; FormatError when there is none or it does
-    not fit."""
-    how = "the given armature"
-    if armature is None:
-        armature, how = find_target_armature(context, list(bone_names))
-        if armature is None:
-            raise FormatError(how, None, path)
-    return armature, how, animation_fit(path, armature, bone_names)
-
-
-def mesh_armature(obj: bpy.types.Object) -> bpy.types.Object | None:
-    for mod in obj.modifiers:
-        if mod.type == "ARMATURE" and mod.object is not None:
-            return mod.object
-    if obj.parent is not None and obj.parent.type == "ARMATURE":
-        return obj.parent
-    return None
-
-
-def one_armature(objects: list, what: str) -> bpy.types.Object | None:
-    """The armature that deforms the meshes ``objects`` (None when none does). Meshes
-    of several armatures are refused: ``what`` (for example "an Urho3D model") holds
-    one skeleton, and the other characters' vertices would lose their weights."""
-    found: dict[str, tuple[bpy.types.Object, list[str]]] = {}
-    for obj in objects:
-        arm = mesh_armature(obj)
-        if arm is not None:
-            found.setdefault(arm.name, (arm, []))[1].append(obj.name)
-    if len(found) > 1:
-        parts = [
-            f"{name!r} ({len(arm.data.bones)} bones: {', '.join(sorted(meshes)[:3])}"
-            f"{' ...' if len(meshes) > 3 else ''})"
-            for name, (arm, meshes) in sorted(found.items())
-        ]
-        raise FormatError(
-            f"the meshes to export are deformed by {len(found)} armatures, "
-            f"{'; '.join(parts)}; {what} holds one skeleton: export each character on "
-            "its own (select its meshes and use Selected Only)"
-        )
-    return next(iter(found.values()))[0] if found else None
 
 
 def _poll_drop(cls, context) -> bool:

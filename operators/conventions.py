@@ -27,6 +27,7 @@ from bpy_extras.io_utils import axis_conversion, orientation_helper
 
 from ..io_formats.codec import FormatError
 from .blender import guard
+from .blender.armatures import choose_armature
 from .blender.build import scene_fps
 
 #: Custom property on an imported root object: its import transform (16 floats,
@@ -125,12 +126,14 @@ class ExportScope:
         return evaluated_meshes(context, self.scope_objects(context), self.apply_modifiers)
 
     def scope_armature(self, context):
-        """The armature an animation export writes (:func:`pick_armature` over
-        the scope's armatures)."""
+        """The armature an animation export writes: of the scope's armatures the
+        active one (not for a Collection Exporter, whose collection decides),
+        else the only one; a sentence naming the scope otherwise."""
         pool = self.scope_objects(context, ("ARMATURE",))
         if self.collection:
-            return pick_armature(context, pool, f"collection {self.collection!r}", False)
-        return pick_armature(context, pool, "the export's scope")
+            where = f"collection {self.collection!r}"
+            return choose_armature(context, pool=pool, active=False, where=where).required()
+        return choose_armature(context, pool=pool, where="the export's scope").required()
 
     def draw_include(self, layout, extra: tuple[str, ...] = ()) -> None:
         """The Include panel: the limits (not for a Collection Exporter, whose
@@ -158,21 +161,10 @@ def collection_objects(name: str, types: tuple[str, ...]) -> list:
 
 
 def pick_armature(context, pool: list, where: str, use_active: bool = True):
-    """The armature of ``pool`` an animation export writes: the active object
-    when it is one of them (``use_active``: not for a Collection Exporter, whose
-    collection decides, not what happens to be active), else the only one; a
-    sentence naming ``where`` and the candidates otherwise."""
-    active = context.view_layer.objects.active
-    if use_active and active is not None and active in pool:
-        return active
-    if len(pool) == 1:
-        return pool[0]
-    if not pool:
-        raise FormatError(f"{where} has no armature whose actions to export")
-    names = sorted(o.name for o in pool)
-    shown = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
-    todo = "make the one whose actions to export active" if use_active else "an export takes one"
-    raise FormatError(f"{where} has {len(pool)} armatures ({shown}): {todo}")
+    """The armature of ``pool`` an animation export writes (the active one when
+    ``use_active``, else the only one; refused in a sentence naming ``where``).
+    Stays until RenderWare's animation exporters call :func:`choose_armature`."""
+    return choose_armature(context, pool=pool, active=use_active, where=where).required()
 
 
 def _live_modifiers(obj) -> list:

@@ -17,6 +17,7 @@ from ...io_formats.containers import Importable, Member, container
 from ...io_formats.urho3d import ani, mdl
 from ...io_formats.urho3d.formats import member_kind, member_summary
 from ..archive import ArchiveImporter, batch_import, import_members
+from ..blender.armatures import by_bone_names, choose_armature
 from ..common import BatchFormat, Progress, file_handler, legacy_result
 from ..conventions import (
     FrameRateOptions,
@@ -120,8 +121,16 @@ def import_package(
                 place_roots(built.objects, matrix)
             done.info(f"{where}: {len(built.objects)} objects")
             return done.merge(_located(where, unheld_normal_warnings(built)))
-        armatures = [o for o in so_far.objects if o.type == "ARMATURE"]
-        target, how = _best_armature(armatures, member.parsed)
+        target, how = choose_armature(
+            context,
+            active=False,
+            pool=[o for o in so_far.objects if o.type == "ARMATURE"],
+            rule=by_bone_names(
+                [t.name for t in member.parsed.tracks],
+                "the imported armature, {score} of {wanted} tracks match",
+                refuse=False,
+            ),
+        )
         imported = build_animation(context, member.parsed, where, target, convert, fps)
         done = Result(armature=imported.armature, actions=[imported.action])
         done.undo.append(imported.undo)
@@ -132,19 +141,6 @@ def import_package(
         return done.merge(_located(where, steps_warnings(imported.action)))
 
     return import_members(context, ARCHIVE, path, members, build, progress)
-
-
-def _best_armature(armatures: list, anim: ani.Animation):
-    """The armature imported with the package whose bones match most track names."""
-    names = {t.name for t in anim.tracks}
-    best, score = None, 0
-    for arm in armatures:
-        hits = len(names & {b.name for b in arm.data.bones})
-        if hits > score:
-            best, score = arm, hits
-    if best is None:
-        return None, ""
-    return best, f"the imported armature, {score} of {len(names)} tracks match"
 
 
 class RIGPORT_PG_package_file(bpy.types.PropertyGroup):
