@@ -128,11 +128,24 @@ def _mesh(obj, r: Report) -> None:
         if faces:
             r.kept.append(f"faces the guard left out: {n(faces)}")
         if values:
-            r.kept.append(f"values Blender could not hold: {', '.join(values)}")
+            r.kept.append(
+                "invalid numbers Blender shows as 0, written back on export: "
+                + ", ".join(_value_name(v) for v in values)
+            )
         if not active:
             r.changes.append("the faces and values the import guard kept will be dropped")
     if me.has_custom_normals:
         r.kept.append("the file's normals (custom normals)")
+
+
+def _value_name(key: str) -> str:
+    """A guard's kept value key in the artist's words (``uv:0``: UV map 1)."""
+    kind, _, index = key.partition(":")
+    if kind == "uv":
+        return f"UV map {int(index) + 1}"
+    if kind == "color":
+        return f"colour layer {int(index) + 1}"
+    return "vertex positions" if key == "positions" else key
 
 
 def _armature(obj, r: Report) -> None:
@@ -149,8 +162,8 @@ def _armature(obj, r: Report) -> None:
             moved += 1
     full = sum(kept_keys.has(b, LOCAL) and kept_keys.has(b, INVERSE_BIND) for b in stored)
     r.kept.append(
-        f"engine bind pose of {plural(full, 'bone')} (local transforms, inverse bind "
-        "matrices), valid while the rest pose is unchanged"
+        f"engine bind pose of {plural(full, 'bone')}, written back while the rest pose "
+        "stays as imported"
     )
     scaled = 0
     for b in stored:
@@ -182,7 +195,7 @@ def _transform(obj, r: Report) -> None:
         parts.append("axes converted")
     if np.any(np.abs(offset) > 1e-9):
         parts.append("offset")
-    r.kept.append(f"import transform: {', '.join(parts) if parts else 'none (identity)'}")
+    r.kept.append(f"import transform: {', '.join(parts) if parts else 'none'}")
 
 
 def _actions(obj, r: Report) -> None:
@@ -194,5 +207,6 @@ def _actions(obj, r: Report) -> None:
     fps = action.get("rigport_fps")
     if length is not None and fps is not None:
         r.kept.append(
-            f"action {action.name!r}: the file's length {float(length):g} s at {float(fps):g} fps"
+            f"action {action.name!r}: the file's length, {float(length):g} s at "
+            f"{float(fps):g} fps, written back on export"
         )

@@ -68,8 +68,8 @@ def take_notes() -> list[str]:
 def summary(notes: list[str]) -> str:
     """One warning for everything the guard left out of one import."""
     return (
-        "Blender cannot hold some of this file's data; left out of the Blender data "
-        "and kept for export: " + "; ".join(notes)
+        "Blender cannot hold some of this file's data: it is kept for export and "
+        "written back while those parts stay unedited: " + "; ".join(notes)
     )
 
 

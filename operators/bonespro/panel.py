@@ -11,7 +11,7 @@ from ..blender.extract import read_prop
 def describe(obj, r: Report) -> None:
     if obj.type == "ARMATURE" and any(kept_keys.has(b, "_bonespro_index") for b in obj.data.bones):
         r.source.append("BonesPro structure")
-        r.kept.append("the file's bone order, node and bone matrices, bounding boxes")
+        r.kept.append("the file's bone order, its node and bone matrices and bounding boxes")
     holders = [obj]
     ad = obj.animation_data
     if ad is not None and ad.action is not None:
@@ -26,7 +26,12 @@ def describe(obj, r: Report) -> None:
             )
             count = int(header.get("vertex_count", 0))
             if count and obj.type == "MESH":
-                r.kept.append(f"animation header, valid while the vertex count is {n(count)}")
+                r.kept.append(
+                    f"the animation's header, written back while the mesh keeps its {n(count)} "
+                    "vertices"
+                )
                 if len(obj.data.vertices) != count:
-                    r.changes.append("the header's vertex count will be rebuilt")
+                    r.changes.append(
+                        "the animation header's vertex count will follow the edited mesh"
+                    )
             break

@@ -36,4 +36,4 @@ def describe(obj, r: Report) -> None:
         r.kept.append("skin layout (bone limits, used bones)")
     hanim = read_prop(obj, "rw_hanim")
     if isinstance(hanim, dict):
-        r.kept.append("HAnim hierarchy flags and IDs")
+        r.kept.append("the bone hierarchy's IDs and flags (HAnim)")

@@ -14,8 +14,7 @@ def describe(obj, r: Report) -> None:
     if isinstance(surfaces, list):
         r.source.append(f"Unigine mesh (ms11), {plural(len(surfaces), 'surface')}")
         r.kept.append(
-            "per-surface layout (names, morph target names, which UV sets, colours and "
-            "tangents each surface has)"
+            "each surface's name and what it holds (shape key names, UV maps, colours, tangents)"
         )
     if obj.type == "ARMATURE":
         anims = json_value(read_prop(obj, ANIMATIONS_KEY))

@@ -32,7 +32,10 @@ def describe(obj, r: Report) -> None:
         if obj.type == "MESH" and lod == 0 and len(obj.data.vertices) != total:
             r.changes.append("vertex order and buffers will be rebuilt")
         if layout.get("morphs"):
-            r.kept.append(f"morph ranges of {plural(len(layout['morphs']), 'morph')}")
+            r.kept.append(
+                f"which vertices each of {plural(len(layout['morphs']), 'shape key')} moves "
+                "(the file's morph ranges)"
+            )
     elif fmt == "urho3d" and obj.type == "ARMATURE":
         lods = read_prop(obj, "urho_lod_count")
         r.source.append(
