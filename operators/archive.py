@@ -19,7 +19,7 @@ from ..io_formats.codec import FormatError
 from ..io_formats.containers import Importable, Member, read_members
 from .blender import guard
 from .blender.snapshot import SceneState
-from .common import FileBrowserList, Progress, failure_message
+from .common import FileBrowserList, Progress, import_failed
 from .conventions import FrameRateOptions, select_imported
 from .result import Result, report
 
@@ -96,10 +96,7 @@ class ArchiveImporter(FileBrowserList):
             with Progress(context, total) as progress:
                 result = self.import_archive(context, names, progress)
         except Exception as err:  # whatever it was, the scene goes back as it was
-            self.report({"ERROR"}, guard.blender_name(failure_message(err, self.filepath)))
-            state.restore()
-            guard.take_notes()
-            return {"CANCELLED"}
+            return import_failed(self, state, err, self.filepath)
         notes = guard.take_notes()
         if notes:
             result.warn(f"{os.path.basename(self.filepath)}: {guard.summary(notes)}")

@@ -77,6 +77,17 @@ def failure_message(err: Exception, what: str) -> str:
     )
 
 
+def import_failed(op, state: SceneState, err: Exception, what: str) -> set[str]:
+    """The one way a failed import ends: the scene back as ``state`` saw it (every
+    file of the call, NLA tracks and selection included), the guard's notes of
+    the failed build dropped, and the error reported on ``op``."""
+    message = failure_message(err, what)
+    state.restore()
+    guard.take_notes()
+    op.report({"ERROR"}, guard.blender_name(message))
+    return {"CANCELLED"}
+
+
 Undo = Callable[[], None]
 
 #: The prefix of a report line that is a warning in the legacy form of messages.
@@ -121,15 +132,13 @@ class ImportFiles(ImportHelper):
     ) -> set[str]:
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
         selection). It returns a :class:`Result` (or, in the legacy form,
-        ``(lines, undo)``): its messages are reported after the file's name and
-        its ``undo`` callables take that file's import back. Any failure undoes
-        every file of this call and leaves the scene as it was (``SceneState``),
-        selection included; what the guard left out of Blender is one warning
-        per file. ``made``: the actions (anything with a
-        ``frame_range``) ``one`` collects, whose range the scene's timing follows
-        once every file is in (``FrameRateOptions.apply_scene_timing``)."""
+        ``(lines, undo)``): its messages are reported after the file's name. Any
+        failure leaves the scene as it was before the first file
+        (:func:`import_failed`); what the guard left out of Blender is one
+        warning per file. ``made``: the actions (anything with a ``frame_range``)
+        ``one`` collects, whose range the scene's timing follows once every file
+        is in (``FrameRateOptions.apply_scene_timing``)."""
         paths = paths or selected_paths(self)
-        undo: list[Undo] = []
         state = SceneState(context)
         guard.take_notes()
         with Progress(context, len(paths)) as progress:
@@ -138,19 +147,9 @@ class ImportFiles(ImportHelper):
                 try:
                     done = one(context, path, lambda f, i=i: progress.update(i + f))
                 except Exception as err:
-                    message = failure_message(err, path)
-                    for u in reversed(undo):
-                        try:
-                            u()
-                        except Exception:  # the state below removes what is left
-                            traceback.print_exc()
-                    state.restore()
-                    guard.take_notes()
-                    self.report({"ERROR"}, guard.blender_name(message))
-                    return {"CANCELLED"}
+                    return import_failed(self, state, err, path)
                 if not isinstance(done, Result):
                     done = legacy_result(*done)
-                undo.extend(done.undo)
                 notes = guard.take_notes()
                 if notes:
                     done.warn(guard.summary(notes))
