@@ -345,16 +345,17 @@ def batch_notes(warnings: list[str]) -> str:
 class BatchFormat:
     """How ``batch.py`` imports and exports one registry format in Blender.
 
-    ``import_file(context, path, state, options) -> str`` builds the file into
-    the current scene and returns a one-line summary. ``state`` is shared by
-    the files of one run: set ``state["armature"]`` (the armature later
-    animations go onto), extend ``state["objects"]`` and set
-    ``state["action"]`` for an animation. ``export_file(context, path, state,
-    options) -> str`` writes what ``state`` holds and returns a summary
-    (warnings included). ``options`` is the command line as a dict
-    (``all_lods``, ``model`` ...). Failures raise FormatError.
+    ``import_file(context, path, state, options) -> Result`` builds the file
+    into the current scene; batch prints the result's ``line()`` (its summary
+    and warnings). ``state`` is shared by the files of one run: set
+    ``state["armature"]`` (the armature later animations go onto), extend
+    ``state["objects"]`` and set ``state["action"]`` for an animation.
+    ``export_file(context, path, state, options) -> Result`` writes what
+    ``state`` holds. ``options`` is the command line as a dict (``all_lods``,
+    ``model`` ...). Failures raise FormatError. (A plain string summary, warnings
+    appended by :func:`batch_notes`, is the legacy form.)
     """
 
     key: str
-    import_file: Callable[[Any, str, dict, dict], str]
-    export_file: Callable[[Any, str, dict, dict], str] | None = None
+    import_file: Callable[[Any, str, dict, dict], Result | str]
+    export_file: Callable[[Any, str, dict, dict], Result | str] | None = None
