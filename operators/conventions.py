@@ -418,46 +418,47 @@ def recorded_transform(obj) -> np.ndarray | None:
 def file_matrix(op, root, space_world=None) -> np.ndarray:
     """The 4x4 transform an export bakes into data read in ``root``'s space (an
     armature's, or world space for unparented meshes: ``space_world`` is that
-    space's world matrix, a numpy array or Blender's; none: world space itself):
-    the inverse of the file's space (the root's recorded import transform with
-    "As Imported", else the options') times the space. Exactly the identity when
-    they agree. ``op``: an exporter, or its :class:`ExportTransform`."""
-    frame = None
-    if getattr(op, "use_transform_as_imported", False):
-        frame = recorded_transform(root)
-    if frame is None:
-        frame = option_matrix(op, export=True)
-    space = np.eye(4) if space_world is None else np.asarray(space_world, np.float64)
-    out = np.linalg.inv(frame) @ space
-    return np.eye(4) if np.allclose(out, np.eye(4), atol=SAME) else out
+    space's world matrix, a numpy array or Blender's; none: world space itself).
+    ``op``: an exporter, anything with its options, or its :class:`ExportTransform`."""
+    transform = op if isinstance(op, ExportTransform) else ExportTransform.of(op)
+    return transform(root, space_world)
 
 
 @dataclass(frozen=True)
 class ExportTransform:
     """An exporter's axes and scale options apart from the operator (the export
-    logic and batch take it): called with ``(root, space_world=None)`` it gives
-    :func:`file_matrix`, the one matrix an export bakes."""
+    logic and batch can take it): called with ``(root, space_world=None)`` it
+    gives the one matrix an export bakes (:func:`file_matrix`)."""
 
     engine_axes: tuple[str, str] = ("Y", "Z")
     axis_forward: str = "Y"
     axis_up: str = "Z"
     global_scale: float = 1.0
-    use_transform_as_imported: bool = True
+    use_transform_as_imported: bool = False
     transform_export = True
 
     @classmethod
     def of(cls, op) -> ExportTransform:
-        """The options of an exporter made with ``transform_options(..., export=True)``."""
+        """The options of an exporter made with ``transform_options(..., export=True)``
+        (or of anything with its axes and scale)."""
         return cls(
             tuple(op.engine_axes),
             op.axis_forward,
             op.axis_up,
             float(op.global_scale),
-            bool(op.use_transform_as_imported),
+            bool(getattr(op, "use_transform_as_imported", False)),
         )
 
     def __call__(self, root, space_world=None) -> np.ndarray:
-        return file_matrix(self, root, space_world)
+        """The inverse of the file's space (the root's recorded import transform
+        with "As Imported", else the options') times the space; exactly the
+        identity when they agree."""
+        frame = recorded_transform(root) if self.use_transform_as_imported else None
+        if frame is None:
+            frame = option_matrix(self, export=True)
+        space = np.eye(4) if space_world is None else np.asarray(space_world, np.float64)
+        out = np.linalg.inv(frame) @ space
+        return np.eye(4) if np.allclose(out, np.eye(4), atol=SAME) else out
 
 
 # -- frame rate -----------------------------------------------------------------
