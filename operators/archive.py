@@ -1,7 +1,8 @@
 """One archive importer for every container RigPort reads members of (a GTA IMG,
-an Urho3D package): the member list in the file browser, choosing members,
-parsing every chosen one before anything is built, building models first and
-what goes on them after, and one undo for the lot.
+an Urho3D package): choosing members (typed, or ticked in the file browser's
+list, ``common.FileBrowserList``), parsing every chosen one before anything is
+built (``io_formats.containers.read_members``), building models first and what
+goes on them after, and one undo for the lot.
 
 A format's archive operator mixes in :class:`ArchiveImporter`, names its
 container and member kinds (``io_formats.containers.Importable``), lists its
