@@ -105,8 +105,9 @@ class SceneState:
         return [o for o in bpy.data.objects if o.as_pointer() not in before]
 
     def restore(self) -> None:
-        """Put the animation back, remove what was added since, and restore the
-        markers and the selection."""
+        """Put the markers, the animation and the selection back, then remove what
+        was added since (last: walking a view layer's objects after an object was
+        removed and before the layer synced again crashes Blender 4.2)."""
         if bpy.context.mode != "OBJECT" and bpy.context.view_layer.objects.active is not None:
             bpy.ops.object.mode_set(mode="OBJECT")
         for m in list(self.scene.timeline_markers):
@@ -114,18 +115,9 @@ class SceneState:
                 self.scene.timeline_markers.remove(m)
         for state in self.animation:
             state.restore()
-        added = [
-            i
-            for name, before in self.ids.items()
-            for i in getattr(bpy.data, name)
-            if i.as_pointer() not in before and name != "shape_keys"
-        ]
-        if added:
-            bpy.data.batch_remove(added)
         layer = self.view_layer
         for o in layer.objects:
-            if o is not None:  # None: removed above, the layer not synced since
-                o.select_set(False)
+            o.select_set(False)
         for o in self.selected:
             try:
                 o.select_set(True)
@@ -135,3 +127,11 @@ class SceneState:
             layer.objects.active = self.active
         except ReferenceError:
             layer.objects.active = None
+        added = [
+            i
+            for name, before in self.ids.items()
+            for i in getattr(bpy.data, name)
+            if i.as_pointer() not in before and name != "shape_keys"
+        ]
+        if added:
+            bpy.data.batch_remove(added)
