@@ -29,7 +29,7 @@ from ..conventions import (
     section,
     transform_options,
 )
-from ..result import Result
+from ..result import Message, Result
 from .operators import (
     ENGINE_AXES,
     LOD_DESCRIPTION,
@@ -54,8 +54,7 @@ ARCHIVE = Importable(
 def _located(where: str, lines: list[str]) -> Result:
     """Messages about the member ``where``, each naming it."""
     done = legacy_result(lines)
-    for i, m in enumerate(done.messages):
-        done.messages[i] = type(m)(m.level, f"{where}: {m.text}")
+    done.messages = [Message(m.level, f"{where}: {m.text}") for m in done.messages]
     return done
 
 
