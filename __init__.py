@@ -5,11 +5,12 @@ from __future__ import annotations
 import bpy
 
 from .operators import format_modules
-from .ui import menus
+from .ui import menus, panel
 
 
 def _classes() -> list[type]:
-    return [cls for module in format_modules() for cls in module.CLASSES]
+    formats = [cls for module in format_modules() for cls in module.CLASSES]
+    return [*formats, *panel.CLASSES]
 
 
 def register() -> None:

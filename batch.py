@@ -284,8 +284,8 @@ class _Blender:
 
 
 def _line(done) -> str:
-    """A batch handler's answer as its line: a Result's, or the text it returned."""
-    return done if isinstance(done, str) else done.line()
+    """A batch handler's Result as its line."""
+    return done.line()
 
 
 _BLENDER: list[_Blender] = []

@@ -2,7 +2,8 @@
 
 A container opens an archive from its path (some need a file beside it: a GTA
 III ``.img`` has its ``.dir``), lists and reads its members, replaces or adds
-one and saves the archive atomically. A format package declares its own in
+one and saves the archive atomically (and :func:`read_members` parses the members
+an import chose). A format package declares its own in
 ``formats.py`` as ``CONTAINERS``; a registry format of kind ``"package"`` whose
 parsed object has ``names()``, ``find(name).data`` and ``put(name, data)`` is
 a container without declaring one. Nothing here imports bpy.
@@ -99,3 +100,71 @@ def split_member(path: str) -> tuple[str, str | None]:
     if best < 0:
         return path, None
     return path[:cut], path[cut + 1 :]
+
+
+def container(key: str) -> Container:
+    """The container registered under ``key`` (``"renderware.img"``, ``"urho3d.pak"``)."""
+    found = next((c for c in all_containers() if c.key == key), None)
+    if found is None:
+        raise KeyError(f"no container {key!r}")
+    return found
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of an archive chosen for import, parsed."""
+
+    name: str
+    where: str  # "ARCHIVE:member", what messages about it name
+    kind: str
+    data: bytes
+    parsed: Any
+
+
+@dataclass(frozen=True)
+class Importable:
+    """What an archive importer takes from a container: ``readers`` parse each
+    kind it imports (in the order they are built: models before what goes on
+    them), ``kind_of`` tells a member's kind by its name; ``noun`` ("archive",
+    "package") and ``what`` ("a model or an animation") word its refusals,
+    ``labels`` (kind: plural) its summary ("2 models, 1 animations")."""
+
+    container: str
+    readers: dict[str, Callable[[bytes], Any]]
+    kind_of: Callable[[str], str]
+    noun: str
+    what: str
+    labels: dict[str, str]
+
+
+def read_members(
+    spec: Importable, path: str, names: list[str] | None = None
+) -> tuple[Any, list[Member]]:
+    """Open the archive at ``path`` and parse the members ``names`` (every
+    importable one when None), all before anything is built, sorted in the
+    order of ``spec.readers``. FormatError names ``ARCHIVE:member`` for a damaged
+    member, and refuses a name the archive lacks, a kind RigPort does not
+    import, and an archive with nothing to import."""
+    box = container(spec.container)
+    archive = box.open(path)
+    if names is None:
+        names = [n for n in box.names(archive) if spec.kind_of(n) in spec.readers]
+    members = []
+    for name in names:
+        data = box.read(archive, name)
+        if data is None:
+            raise FormatError(f"the {spec.noun} has no file {name!r}", None, path)
+        kind = spec.kind_of(name)
+        if kind not in spec.readers:
+            raise FormatError(f"{name} is not {spec.what}", None, path)
+        where = f"{path}:{name}"
+        try:
+            members.append(Member(name, where, kind, data, spec.readers[kind](data)))
+        except FormatError as err:
+            raise err.with_path(where) from None
+    if not members:
+        raise FormatError(
+            f"nothing in the {spec.noun} is {spec.what}: nothing to import", None, path
+        )
+    order = list(spec.readers)
+    return archive, sorted(members, key=lambda m: order.index(m.kind))

@@ -56,6 +56,15 @@ def is_identity(matrix: np.ndarray) -> bool:
     return bool(np.array_equal(np.asarray(matrix, np.float64), np.eye(4)))
 
 
+def affine(matrix: np.ndarray) -> tuple[np.ndarray, float]:
+    """``matrix`` checked by :func:`split` and rebuilt exactly as ``s * R`` and
+    ``t`` (4x4), with its scale ``s``: what every bake multiplies by."""
+    r, s, t = split(matrix)
+    g = np.eye(4)
+    g[:3, :3], g[:3, 3] = s * r, t
+    return g, s
+
+
 def _points(a: np.ndarray | None, r: np.ndarray, s: float, t: np.ndarray) -> np.ndarray | None:
     if a is None:
         return None
@@ -99,8 +108,7 @@ def bake_skeleton(skeleton: Skeleton, matrix: np.ndarray) -> None:
     rot[roots] = quat_multiply(q, rot[roots])
     skeleton.local_rotation = rot
     if skeleton.inverse_bind is not None:
-        g = np.eye(4)
-        g[:3, :3], g[:3, 3] = s * r, t
+        g, _ = affine(matrix)
         # new bone world = G @ old @ diag(1/s): bones hold no scale, so the
         # inverse is diag(s) @ old inverse @ G^-1
         ib = np.array(skeleton.inverse_bind, np.float64) @ np.linalg.inv(g)

@@ -1,10 +1,10 @@
-"""Shared operator plumbing: file lists, errors, progress, target lookup."""
+"""Shared operator plumbing: file lists, errors, progress, batch entries."""
 
 from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +13,15 @@ from bpy.props import CollectionProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_drop
 
 from ..io_formats.codec import FormatError
-from .blender import compat, guard
+from .blender import guard
+
+# The armature chooser lives in blender/armatures.py; these names stay here (as
+# re-exports) until the format modules that import them from here call it there.
+from .blender.armatures import fit_armature as fit_armature
+from .blender.armatures import iter_armatures as iter_armatures
+from .blender.armatures import mesh_armature as mesh_armature
+from .blender.armatures import one_armature as one_armature
+from .blender.snapshot import SceneState
 from .conventions import select_imported
 from .result import Result, report
 
@@ -56,89 +64,6 @@ class Progress:
             self.wm.progress_end()
 
 
-#: The ``bpy.data`` collections an import may add to (everything ``SceneState`` takes back).
-_DATA = (
-    "objects",
-    "meshes",
-    "armatures",
-    "materials",
-    "actions",
-    "collections",
-    "images",
-    "node_groups",
-    "curves",
-    "cameras",
-    "lights",
-    "shape_keys",
-    "textures",
-)
-
-
-class SceneState:
-    """What the blend file and the scene held before an import, to put back after a
-    failed one: which datablocks existed, the timeline markers, every object's
-    action, the selection and the active object."""
-
-    def __init__(self, context):
-        self.ids = {
-            name: {i.as_pointer() for i in getattr(bpy.data, name)}
-            for name in _DATA
-            if hasattr(bpy.data, name)
-        }
-        self.scene = context.scene
-        self.markers = {m.as_pointer() for m in context.scene.timeline_markers}
-        self.actions = {
-            o.as_pointer(): (o, o.animation_data.action)
-            for o in bpy.data.objects
-            if o.animation_data is not None
-        }
-        self.selected = [o for o in context.view_layer.objects if o.select_get()]
-        self.active = context.view_layer.objects.active
-        self.view_layer = context.view_layer
-
-    def added_objects(self) -> list:
-        """The objects added since, in creation order of ``bpy.data``."""
-        before = self.ids["objects"]
-        return [o for o in bpy.data.objects if o.as_pointer() not in before]
-
-    def restore(self) -> None:
-        """Remove what was added since, and put the selection and actions back."""
-        if bpy.context.mode != "OBJECT" and bpy.context.view_layer.objects.active is not None:
-            bpy.ops.object.mode_set(mode="OBJECT")
-        for m in list(self.scene.timeline_markers):
-            if m.as_pointer() not in self.markers:
-                self.scene.timeline_markers.remove(m)
-        added = [
-            i
-            for name, before in self.ids.items()
-            for i in getattr(bpy.data, name)
-            if i.as_pointer() not in before and name != "shape_keys"
-        ]
-        if added:
-            bpy.data.batch_remove(added)
-        for obj, action in self.actions.values():
-            try:
-                if obj.animation_data is not None and obj.animation_data.action != action:
-                    if action is None:
-                        obj.animation_data.action = None
-                    else:
-                        compat.assign_action(obj, action)
-            except ReferenceError:
-                pass
-        layer = self.view_layer
-        for o in layer.objects:
-            o.select_set(False)
-        for o in self.selected:
-            try:
-                o.select_set(True)
-            except (ReferenceError, RuntimeError):
-                pass
-        try:
-            layer.objects.active = self.active
-        except ReferenceError:
-            layer.objects.active = None
-
-
 def failure_message(err: Exception, what: str) -> str:
     """A sentence for an import that failed: a FormatError says it itself; anything
     else is a RigPort bug, written to the console with its traceback."""
@@ -152,25 +77,21 @@ def failure_message(err: Exception, what: str) -> str:
     )
 
 
-#: The prefix of a report line that is a warning (:func:`report_lines`).
-WARNING = "warning: "
+def import_failed(op, state: SceneState, err: Exception, what: str) -> set[str]:
+    """The one way a failed import ends: the scene back as ``state`` saw it (every
+    file of the call, NLA tracks and selection included), the guard's notes of
+    the failed build dropped, and the error reported on ``op``."""
+    message = failure_message(err, what)
+    state.restore()
+    guard.take_notes()
+    op.report({"ERROR"}, guard.blender_name(message))
+    return {"CANCELLED"}
 
 
-def report_lines(op, lines: list[str], prefix: str = "") -> None:
-    """Report an import's ``lines`` on ``op``, each after ``prefix`` (a file's
-    name): a line starting with ``"warning: "`` as a warning without it, any
-    other as information. Names in them may not be UTF-8: made Blender's
-    (``guard.blender_name``)."""
-    for line in map(guard.blender_name, lines):
-        if line.startswith(WARNING):
-            op.report({"WARNING"}, prefix + line[len(WARNING) :])
-        else:
-            op.report({"INFO"}, prefix + line)
-
+Undo = Callable[[], None]
 
 #: ``one(context, path, progress)`` of :meth:`ImportFiles.import_files`.
-Undo = Callable[[], None]
-ImportOne = Callable[[Any, str, Callable[[float], None]], Result | tuple[list[str], list[Undo]]]
+ImportOne = Callable[[Any, str, Callable[[float], None]], Result]
 
 
 class ImportFiles(ImportHelper):
@@ -193,15 +114,14 @@ class ImportFiles(ImportHelper):
         self, context, one: ImportOne, paths: list[str] | None = None, made: list | None = None
     ) -> set[str]:
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
-        selection). It returns ``(messages, undo)``: each message is reported
-        (:func:`report_lines`) and the ``undo`` callables take that file's import
-        back. Any failure undoes every file of this call and leaves the scene as
-        it was (``SceneState``), selection included; what the guard left out of
-        Blender is one warning per file. ``made``: the actions (anything with a
-        ``frame_range``) ``one`` collects, whose range the scene's timing follows
-        once every file is in (``FrameRateOptions.apply_scene_timing``)."""
+        selection). It returns a :class:`Result`, whose messages are reported after
+        the file's name. Any
+        failure leaves the scene as it was before the first file
+        (:func:`import_failed`); what the guard left out of Blender is one
+        warning per file. ``made``: the actions (anything with a ``frame_range``)
+        ``one`` collects, whose range the scene's timing follows once every file
+        is in (``FrameRateOptions.apply_scene_timing``)."""
         paths = paths or selected_paths(self)
-        undo: list[Undo] = []
         state = SceneState(context)
         guard.take_notes()
         with Progress(context, len(paths)) as progress:
@@ -210,25 +130,7 @@ class ImportFiles(ImportHelper):
                 try:
                     done = one(context, path, lambda f, i=i: progress.update(i + f))
                 except Exception as err:
-                    message = failure_message(err, path)
-                    for u in reversed(undo):
-                        try:
-                            u()
-                        except Exception:  # the state below removes what is left
-                            traceback.print_exc()
-                    state.restore()
-                    guard.take_notes()
-                    self.report({"ERROR"}, guard.blender_name(message))
-                    return {"CANCELLED"}
-                if not isinstance(done, Result):
-                    messages, undo_one = done
-                    done = Result(undo=list(undo_one))
-                    for line in messages:
-                        if line.startswith(WARNING):
-                            done.warn(line[len(WARNING) :])
-                        else:
-                            done.info(line)
-                undo.extend(done.undo)
+                    return import_failed(self, state, err, path)
                 notes = guard.take_notes()
                 if notes:
                     done.warn(guard.summary(notes))
@@ -335,16 +237,14 @@ class ExportFile(ExportHelper):
     bl_options = {"REGISTER", "PRESET"}
 
 
-def report_export(op, export: Callable[[], Result | list[str]]) -> set[str]:
+def report_export(op, export: Callable[[], Result]) -> set[str]:
     """Run an operator's export: a FormatError is reported as an error (CANCELLED),
-    the result's messages (or the warnings it returns) as reports."""
+    the result's messages as reports."""
     try:
         done = export()
     except FormatError as err:
         op.report({"ERROR"}, str(err))
         return {"CANCELLED"}
-    if not isinstance(done, Result):
-        done = Result().warn_all(done)
     report(op, done)
     return {"FINISHED"}
 
@@ -352,115 +252,6 @@ def report_export(op, export: Callable[[], Result | list[str]]) -> set[str]:
 def current_action(obj) -> bpy.types.Action | None:
     """The action ``obj`` plays, if any."""
     return obj.animation_data.action if obj.animation_data is not None else None
-
-
-def iter_armatures(context) -> Iterator[bpy.types.Object]:
-    for obj in context.scene.objects:
-        if obj.type == "ARMATURE":
-            yield obj
-
-
-def find_target_armature(context, bone_names: list[str]) -> tuple[bpy.types.Object | None, str]:
-    """The active armature if one is selected, else the one sharing most bone names."""
-    active = context.view_layer.objects.active
-    if active is not None and active.type == "ARMATURE":
-        return active, "the active armature"
-    wanted = set(bone_names)
-    best, score = None, 0
-    for obj in iter_armatures(context):
-        hits = len(wanted & {b.name for b in obj.data.bones})
-        if hits > score:
-            best, score = obj, hits
-    if best is None:
-        count = sum(1 for _ in iter_armatures(context))
-        if count == 0:
-            return None, "no armature in the scene to put the animation on: nothing imported"
-        return None, (
-            f"0 of {len(wanted)} animated bones match a bone of any of the scene's "
-            f"{count} armatures: nothing imported"
-        )
-    return best, f"the armature whose bone names match ({score} of {len(wanted)})"
-
-
-#: How many missing bone names a partial-fit warning lists.
-MISSING_SHOWN = 5
-
-
-def animation_fit(path: str, armature, bone_names: Sequence[str]) -> list[str]:
-    """The rule every animation import follows (every format, package and batch):
-    an animation none of whose animated bones is a bone of ``armature`` is refused
-    (FormatError naming the file, the armature and the counts); a partial match is
-    applied with a warning that counts and names the first missing bones.
-    Returns the warnings. An animation without bone tracks fits anything."""
-    wanted = list(dict.fromkeys(bone_names))
-    if not wanted:
-        return []
-    have = {b.name for b in armature.data.bones}
-    missing = [n for n in wanted if n not in have]
-    hits = len(wanted) - len(missing)
-    if hits == 0:
-        raise FormatError(
-            f"0 of {len(wanted)} animated bones match a bone of armature "
-            f"{armature.name!r} ({len(have)} bones): the animation is not for it, "
-            "nothing imported",
-            None,
-            path,
-        )
-    if not missing:
-        return []
-    shown = ", ".join(missing[:MISSING_SHOWN])
-    more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
-    return [
-        f"{hits} of {len(wanted)} animated bones match armature {armature.name!r}; "
-        f"not in it, so not applied: {shown}{more}"
-    ]
-
-
-def fit_armature(
-    context, path: str, bone_names: Sequence[str], armature=None
-) -> tuple[bpy.types.Object, str, list[str]]:
-    """The armature an animation goes onto (``armature`` when given, else
-    :func:`find_target_armature`), how it was chosen, and the
-    :func:`animation_fit` warnings; FormatError when there is none or it does
-    not fit."""
-    how = "the given armature"
-    if armature is None:
-        armature, how = find_target_armature(context, list(bone_names))
-        if armature is None:
-            raise FormatError(how, None, path)
-    return armature, how, animation_fit(path, armature, bone_names)
-
-
-def mesh_armature(obj: bpy.types.Object) -> bpy.types.Object | None:
-    for mod in obj.modifiers:
-        if mod.type == "ARMATURE" and mod.object is not None:
-            return mod.object
-    if obj.parent is not None and obj.parent.type == "ARMATURE":
-        return obj.parent
-    return None
-
-
-def one_armature(objects: list, what: str) -> bpy.types.Object | None:
-    """The armature that deforms the meshes ``objects`` (None when none does). Meshes
-    of several armatures are refused: ``what`` (for example "an Urho3D model") holds
-    one skeleton, and the other characters' vertices would lose their weights."""
-    found: dict[str, tuple[bpy.types.Object, list[str]]] = {}
-    for obj in objects:
-        arm = mesh_armature(obj)
-        if arm is not None:
-            found.setdefault(arm.name, (arm, []))[1].append(obj.name)
-    if len(found) > 1:
-        parts = [
-            f"{name!r} ({len(arm.data.bones)} bones: {', '.join(sorted(meshes)[:3])}"
-            f"{' ...' if len(meshes) > 3 else ''})"
-            for name, (arm, meshes) in sorted(found.items())
-        ]
-        raise FormatError(
-            f"the meshes to export are deformed by {len(found)} armatures, "
-            f"{'; '.join(parts)}; {what} holds one skeleton: export each character on "
-            "its own (select its meshes and use Selected Only)"
-        )
-    return next(iter(found.values()))[0] if found else None
 
 
 def _poll_drop(cls, context) -> bool:
@@ -488,8 +279,8 @@ def file_handler(
     )
 
 
-def batch_add_built(state: dict, built) -> str:
-    """Record a model import (a ``Built``) in batch ``state``; its summary."""
+def batch_add_built(state: dict, built: Result) -> str:
+    """Record a model import in batch ``state``; its summary."""
     if built.armature is not None:
         state["armature"] = built.armature
     state.setdefault("objects", []).extend(built.objects)
@@ -502,18 +293,6 @@ def batch_meshes(state: dict) -> list:
     return [o for o in state.get("objects", []) if o.type == "MESH"]
 
 
-def batch_mesh_export(
-    export: Callable[[Any, str, list], list[str]],
-) -> Callable[[Any, str, dict, dict], str]:
-    """A :class:`BatchFormat` ``export_file`` writing the meshes a batch run
-    imported with ``export(context, path, meshes)`` (which returns warnings)."""
-
-    def export_file(context, path: str, state: dict, options: dict) -> str:
-        return batch_notes(export(context, path, batch_meshes(state)))
-
-    return export_file
-
-
 def batch_armature(state: dict, what: str) -> bpy.types.Object:
     """The armature a batch run imported, for an export that needs one (``what``,
     for example "an Urho3D animation"); FormatError when the input had none."""
@@ -523,25 +302,20 @@ def batch_armature(state: dict, what: str) -> bpy.types.Object:
     return armature
 
 
-def batch_notes(warnings: list[str]) -> str:
-    """Warnings appended to a batch summary line."""
-    return "".join(f"; warning: {w}" for w in warnings)
-
-
 @dataclass(frozen=True)
 class BatchFormat:
     """How ``batch.py`` imports and exports one registry format in Blender.
 
-    ``import_file(context, path, state, options) -> str`` builds the file into
-    the current scene and returns a one-line summary. ``state`` is shared by
-    the files of one run: set ``state["armature"]`` (the armature later
-    animations go onto), extend ``state["objects"]`` and set
-    ``state["action"]`` for an animation. ``export_file(context, path, state,
-    options) -> str`` writes what ``state`` holds and returns a summary
-    (warnings included). ``options`` is the command line as a dict
-    (``all_lods``, ``model`` ...). Failures raise FormatError.
+    ``import_file(context, path, state, options) -> Result`` builds the file
+    into the current scene; batch prints the result's ``line()`` (its summary
+    and warnings). ``state`` is shared by the files of one run: set
+    ``state["armature"]`` (the armature later animations go onto), extend
+    ``state["objects"]`` and set ``state["action"]`` for an animation.
+    ``export_file(context, path, state, options) -> Result`` writes what
+    ``state`` holds. ``options`` is the command line as a dict (``all_lods``,
+    ``model`` ...). Failures raise FormatError.
     """
 
     key: str
-    import_file: Callable[[Any, str, dict, dict], str]
-    export_file: Callable[[Any, str, dict, dict], str] | None = None
+    import_file: Callable[[Any, str, dict, dict], Result]
+    export_file: Callable[[Any, str, dict, dict], Result] | None = None

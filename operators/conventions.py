@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -27,6 +28,7 @@ from bpy_extras.io_utils import axis_conversion, orientation_helper
 
 from ..io_formats.codec import FormatError
 from .blender import guard
+from .blender.armatures import choose_armature
 from .blender.build import scene_fps
 
 #: Custom property on an imported root object: its import transform (16 floats,
@@ -125,12 +127,14 @@ class ExportScope:
         return evaluated_meshes(context, self.scope_objects(context), self.apply_modifiers)
 
     def scope_armature(self, context):
-        """The armature an animation export writes (:func:`pick_armature` over
-        the scope's armatures)."""
+        """The armature an animation export writes: of the scope's armatures the
+        active one (not for a Collection Exporter, whose collection decides),
+        else the only one; a sentence naming the scope otherwise."""
         pool = self.scope_objects(context, ("ARMATURE",))
         if self.collection:
-            return pick_armature(context, pool, f"collection {self.collection!r}", False)
-        return pick_armature(context, pool, "the export's scope")
+            where = f"collection {self.collection!r}"
+            return choose_armature(context, pool=pool, active=False, where=where).required()
+        return choose_armature(context, pool=pool, where="the export's scope").required()
 
     def draw_include(self, layout, extra: tuple[str, ...] = ()) -> None:
         """The Include panel: the limits (not for a Collection Exporter, whose
@@ -158,21 +162,10 @@ def collection_objects(name: str, types: tuple[str, ...]) -> list:
 
 
 def pick_armature(context, pool: list, where: str, use_active: bool = True):
-    """The armature of ``pool`` an animation export writes: the active object
-    when it is one of them (``use_active``: not for a Collection Exporter, whose
-    collection decides, not what happens to be active), else the only one; a
-    sentence naming ``where`` and the candidates otherwise."""
-    active = context.view_layer.objects.active
-    if use_active and active is not None and active in pool:
-        return active
-    if len(pool) == 1:
-        return pool[0]
-    if not pool:
-        raise FormatError(f"{where} has no armature whose actions to export")
-    names = sorted(o.name for o in pool)
-    shown = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
-    todo = "make the one whose actions to export active" if use_active else "an export takes one"
-    raise FormatError(f"{where} has {len(pool)} armatures ({shown}): {todo}")
+    """The armature of ``pool`` an animation export writes (the active one when
+    ``use_active``, else the only one; refused in a sentence naming ``where``).
+    Stays until RenderWare's animation exporters call :func:`choose_armature`."""
+    return choose_armature(context, pool=pool, active=use_active, where=where).required()
 
 
 def _live_modifiers(obj) -> list:
@@ -422,20 +415,50 @@ def recorded_transform(obj) -> np.ndarray | None:
     return m if np.all(np.isfinite(m)) else None
 
 
-def file_matrix(op, root, space_world: np.ndarray | None = None) -> np.ndarray:
+def file_matrix(op, root, space_world=None) -> np.ndarray:
     """The 4x4 transform an export bakes into data read in ``root``'s space (an
     armature's, or world space for unparented meshes: ``space_world`` is that
-    space's world matrix; none: world space itself): the inverse of the file's
-    space (the root's recorded import transform with "As Imported", else the
-    options') times the space. Exactly the identity when they agree."""
-    frame = None
-    if getattr(op, "use_transform_as_imported", False):
-        frame = recorded_transform(root)
-    if frame is None:
-        frame = option_matrix(op, export=True)
-    space = np.eye(4) if space_world is None else np.asarray(space_world, np.float64)
-    out = np.linalg.inv(frame) @ space
-    return np.eye(4) if np.allclose(out, np.eye(4), atol=SAME) else out
+    space's world matrix, a numpy array or Blender's; none: world space itself).
+    ``op``: an exporter, anything with its options, or its :class:`ExportTransform`."""
+    transform = op if isinstance(op, ExportTransform) else ExportTransform.of(op)
+    return transform(root, space_world)
+
+
+@dataclass(frozen=True)
+class ExportTransform:
+    """An exporter's axes and scale options apart from the operator (the export
+    logic and batch can take it): called with ``(root, space_world=None)`` it
+    gives the one matrix an export bakes (:func:`file_matrix`)."""
+
+    engine_axes: tuple[str, str] = ("Y", "Z")
+    axis_forward: str = "Y"
+    axis_up: str = "Z"
+    global_scale: float = 1.0
+    use_transform_as_imported: bool = False
+    transform_export = True
+
+    @classmethod
+    def of(cls, op) -> ExportTransform:
+        """The options of an exporter made with ``transform_options(..., export=True)``
+        (or of anything with its axes and scale)."""
+        return cls(
+            tuple(op.engine_axes),
+            op.axis_forward,
+            op.axis_up,
+            float(op.global_scale),
+            bool(getattr(op, "use_transform_as_imported", False)),
+        )
+
+    def __call__(self, root, space_world=None) -> np.ndarray:
+        """The inverse of the file's space (the root's recorded import transform
+        with "As Imported", else the options') times the space; exactly the
+        identity when they agree."""
+        frame = recorded_transform(root) if self.use_transform_as_imported else None
+        if frame is None:
+            frame = option_matrix(self, export=True)
+        space = np.eye(4) if space_world is None else np.asarray(space_world, np.float64)
+        out = np.linalg.inv(frame) @ space
+        return np.eye(4) if np.allclose(out, np.eye(4), atol=SAME) else out
 
 
 # -- frame rate -----------------------------------------------------------------

@@ -1,1 +1,1 @@
-"""File menu entries and drag-and-drop handlers."""
+"""The add-on's own interface: File menu entries and the RigPort panel."""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import bpy
 
 from . import compat
+from .snapshot import AnimationState
 
 
 def _tracks_of(ad) -> list:
@@ -35,13 +36,6 @@ def _stash(ad, action: bpy.types.Action, slot=None) -> None:
     track.lock = True
 
 
-def _alive(owner) -> bool:
-    try:
-        return owner.name is not None
-    except ReferenceError:
-        return False
-
-
 def keep_actions(
     owner: bpy.types.ID,
     actions: Sequence[bpy.types.Action],
@@ -52,14 +46,14 @@ def keep_actions(
     active action. An action the owner played before and that would lose its last
     user is stashed too, so an import never drops the artist's own action.
 
-    Returns the take-back: it removes the tracks this call added, gives the owner
-    back its previous action (and slot) and removes ``actions`` from the file."""
+    Returns the take-back: the owner's animation as it was before (the tracks
+    this call added go, its previous action and slot play again:
+    ``snapshot.AnimationState``), and ``actions`` removed from the file."""
     actions = [a for a in actions if a is not None]
-    had_data = owner.animation_data is not None
+    state = AnimationState(owner)
     ad = owner.animation_data or owner.animation_data_create()
-    before = {t.as_pointer() for t in ad.nla_tracks}
-    previous = ad.action
-    previous_slot = compat.slot_of(ad)
+    previous = state.action
+    previous_slot = state.slot
     # Strips are made while the owner plays no action, as Blender's own stash does.
     if previous is not None:
         compat.settle_action_slots()
@@ -84,26 +78,11 @@ def keep_actions(
         compat.set_slot(ad, previous, previous_slot)
 
     def take_back() -> None:
-        data = owner.animation_data if _alive(owner) else None
-        if data is not None and data.action is not None:
-            compat.settle_action_slots()
-            data.action = None
+        state.restore()
         for action in actions:
             try:
                 bpy.data.actions.remove(action)
             except (ReferenceError, RuntimeError):
                 pass
-        try:
-            if data is None:
-                return
-            for track in [t for t in data.nla_tracks if t.as_pointer() not in before]:
-                data.nla_tracks.remove(track)
-            if previous is not None:
-                data.action = previous
-                compat.set_slot(data, previous, previous_slot)
-            if not had_data:
-                owner.animation_data_clear()
-        except (ReferenceError, RuntimeError):  # the owner is gone already
-            pass
 
     return take_back

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
@@ -184,6 +186,20 @@ def triangle_corners(me) -> tuple[np.ndarray, np.ndarray]:
     return tri_loops, tri_poly
 
 
+@dataclass
+class _Reading:
+    """One mesh being read: its counts, the guard's restorer, and ``pick``, which
+    gathers per-corner data into the triangles' corners."""
+
+    me: bpy.types.Mesh
+    nv: int
+    nl: int
+    ne: int
+    restore: guard.Restorer
+    pick: Callable[[np.ndarray], np.ndarray]
+    loose: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
 def extract_mesh(
     obj: bpy.types.Object,
     bone_names: list[str] | None = None,
@@ -193,7 +209,8 @@ def extract_mesh(
 ) -> Mesh:
     """The object's mesh as triangles with per-corner data, in object space; with
     the faces and values the import guard left out of Blender back in place while
-    the mesh is unedited."""
+    the mesh is unedited. Passes: positions and triangles, loose edges, normals,
+    UV sets, colours, format attributes, tangents, skin, shape keys, extras."""
     me = obj.data
     nv = len(me.vertices)
     if nv == 0:
@@ -210,74 +227,25 @@ def extract_mesh(
     # triangulation: no gathers through tri_loops.
     plain = nt * 3 == nl and "faces" not in restore.kept
     pick = (lambda a: a) if plain else (lambda a: a[tri_loops])
-    ne = len(me.edges)
+    r = _Reading(me, nv, nl, len(me.edges), restore, pick)
     # The topology attributes, not the loops/edges RNA (an emulation, 50-100x slower).
-    loop_vert = _int_attribute(me, ".corner_vert", nl)
-    loop_edge = _int_attribute(me, ".corner_edge", nl)
-    edges = _int_attribute(me, ".edge_verts", ne, 2)
-    loop_vert = restore.corners("verts", loop_vert)
-    loose = np.ones(ne, bool)
-    loose[loop_edge] = False
-    loose = np.nonzero(loose)[0]
-    edges = edges.reshape(ne, 2)
-    order_attr = me.attributes.get(EDGE_ORDER)
-    if order_attr is not None and order_attr.domain == "EDGE" and len(loose):
-        code = np.empty(ne, np.int32)
-        order_attr.data.foreach_get("value", code)
-        code = code[loose]
-        flip = (code >= 0) & (code % 2 == 1)
-        edges[loose[flip]] = edges[loose[flip]][:, ::-1]
-        loose = loose[np.lexsort((loose, np.where(code >= 0, code, np.iinfo(np.int32).max)))]
-
+    loop_vert = restore.corners("verts", _int_attribute(me, ".corner_vert", nl))
     mesh = Mesh(
         name=file_name(obj),
         positions=pos,
         corner_verts=pick(loop_vert),
         face_starts=np.arange(0, nt * 3, 3, dtype=np.int32),
         face_materials=tri_mat,
-        loose_edges=edges[loose],
+        loose_edges=_loose_edges(r),
         materials=[s.material.name if s.material else "" for s in obj.material_slots],
     )
     if nl:
         normals = np.empty(nl * 3, np.float32)
         compat.get_corner_normals(me, normals)
         mesh.normals = pick(restore.corners("normals", normals.reshape(nl, 3)))
-    for k, layer in enumerate(me.uv_layers):
-        uv = np.empty(nl * 2, np.float32)
-        layer.uv.foreach_get("vector", uv)
-        uv = restore.corners(f"uv:{k}", uv.reshape(nl, 2))
-        mesh.uv_sets.append(UVSet(layer.name, pick(uv)))
-    for ca in me.color_attributes:
-        if ":" in ca.name:  # a format's own attribute, read below
-            continue
-        n = nl if ca.domain == "CORNER" else nv
-        byte = ca.data_type == "BYTE_COLOR"
-        col = np.empty(n * 4, np.float32)
-        ca.data.foreach_get("color_srgb" if byte else "color", col)
-        col = col.reshape(n, 4)
-        if ca.domain == "CORNER":
-            col = pick(restore.corners(f"color:{len(mesh.colors)}", col))
-        else:
-            col = col[mesh.corner_verts]
-        mesh.colors.append(ColorSet(ca.name, col, byte))
-    for attr in me.attributes:
-        if (
-            ":" not in attr.name
-            or attr.name.startswith(".")
-            or attr.name == EDGE_ORDER
-            or attr.data_type not in ATTR_PROP
-        ):
-            continue
-        domain = attr.domain
-        if domain == "POINT":
-            data = _attribute_array(attr, nv)
-        elif domain == "CORNER":
-            data = pick(restore.corners(f"attr:{attr.name}", _attribute_array(attr, nl)))
-        elif domain == "EDGE":
-            data = _attribute_array(attr, ne)[loose]
-        else:
-            continue
-        mesh.attributes.append(Attribute(attr.name, domain, attr.data_type, data))
+    _read_uv_sets(r, mesh)
+    _read_colors(r, mesh)
+    _read_attributes(r, mesh)
     if tangents and me.uv_layers and nt:
         mesh.attributes.append(
             Attribute(
@@ -293,6 +261,74 @@ def extract_mesh(
         mesh.morphs = _morphs(me, nv)
     mesh.extras.update(read_extras(obj))
     return mesh
+
+
+def _loose_edges(r: _Reading) -> np.ndarray:
+    """The edges no face uses, in the order the import recorded (``EDGE_ORDER``,
+    each the way round it had); sets ``r.loose``, their indices."""
+    me, ne = r.me, r.ne
+    loop_edge = _int_attribute(me, ".corner_edge", r.nl)
+    edges = _int_attribute(me, ".edge_verts", ne, 2).reshape(ne, 2)
+    loose = np.ones(ne, bool)
+    loose[loop_edge] = False
+    loose = np.nonzero(loose)[0]
+    order_attr = me.attributes.get(EDGE_ORDER)
+    if order_attr is not None and order_attr.domain == "EDGE" and len(loose):
+        code = np.empty(ne, np.int32)
+        order_attr.data.foreach_get("value", code)
+        code = code[loose]
+        flip = (code >= 0) & (code % 2 == 1)
+        edges[loose[flip]] = edges[loose[flip]][:, ::-1]
+        loose = loose[np.lexsort((loose, np.where(code >= 0, code, np.iinfo(np.int32).max)))]
+    r.loose = loose
+    return edges[loose]
+
+
+def _read_uv_sets(r: _Reading, mesh: Mesh) -> None:
+    for k, layer in enumerate(r.me.uv_layers):
+        uv = np.empty(r.nl * 2, np.float32)
+        layer.uv.foreach_get("vector", uv)
+        uv = r.restore.corners(f"uv:{k}", uv.reshape(r.nl, 2))
+        mesh.uv_sets.append(UVSet(layer.name, r.pick(uv)))
+
+
+def _read_colors(r: _Reading, mesh: Mesh) -> None:
+    """Colour attributes, per corner (point colours spread to the corners)."""
+    for ca in r.me.color_attributes:
+        if ":" in ca.name:  # a format's own attribute (_read_attributes)
+            continue
+        n = r.nl if ca.domain == "CORNER" else r.nv
+        byte = ca.data_type == "BYTE_COLOR"
+        col = np.empty(n * 4, np.float32)
+        ca.data.foreach_get("color_srgb" if byte else "color", col)
+        col = col.reshape(n, 4)
+        if ca.domain == "CORNER":
+            col = r.pick(r.restore.corners(f"color:{len(mesh.colors)}", col))
+        else:
+            col = col[mesh.corner_verts]
+        mesh.colors.append(ColorSet(ca.name, col, byte))
+
+
+def _read_attributes(r: _Reading, mesh: Mesh) -> None:
+    """A format's own attributes (``format:name``) on points, corners and loose edges."""
+    for attr in r.me.attributes:
+        if (
+            ":" not in attr.name
+            or attr.name.startswith(".")
+            or attr.name == EDGE_ORDER
+            or attr.data_type not in ATTR_PROP
+        ):
+            continue
+        domain = attr.domain
+        if domain == "POINT":
+            data = _attribute_array(attr, r.nv)
+        elif domain == "CORNER":
+            data = r.pick(r.restore.corners(f"attr:{attr.name}", _attribute_array(attr, r.nl)))
+        elif domain == "EDGE":
+            data = _attribute_array(attr, r.ne)[r.loose]
+        else:
+            continue
+        mesh.attributes.append(Attribute(attr.name, domain, attr.data_type, data))
 
 
 def _restorer(me) -> guard.Restorer:

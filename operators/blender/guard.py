@@ -68,8 +68,8 @@ def take_notes() -> list[str]:
 def summary(notes: list[str]) -> str:
     """One warning for everything the guard left out of one import."""
     return (
-        "Blender cannot hold some of this file's data; left out of the Blender data "
-        "and kept for export: " + "; ".join(notes)
+        "Blender cannot hold some of this file's data: it is kept for export and "
+        "written back while those parts stay unedited: " + "; ".join(notes)
     )
 
 
@@ -166,11 +166,31 @@ def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | Non
     become 0 and non-finite or zero-length custom normals (0, 0, 0), which the
     builders read as "Blender's own normal". Non-finite weights, weights of bones
     out of range and non-finite morph offsets are counted here and left out where
-    they are set (``weights.assign_vertex_groups``, ``build.shape_keys``)."""
+    they are set (``weights.assign_vertex_groups``, ``build.shape_keys``).
+
+    Passes, in order: faces, loose edges, values (positions, normals, UVs,
+    colours), then the counts of what the builders leave out."""
     counts: dict[str, int] = {}
     kept: dict = {}
     positions = np.asarray(mesh.positions, np.float32).reshape(-1, 3)
     nv = len(positions)
+    mesh = _drop_faces(mesh, nv, counts, kept)
+    mesh = _drop_loose_edges(mesh, nv, counts)
+    mesh = _patch_values(mesh, positions, counts, kept)
+    _count_left_out(mesh, nv, n_bones, counts)
+    if kept:
+        kept["counts"] = {
+            "vertices": nv,
+            "faces": len(mesh.face_starts),
+            "corners": len(mesh.corner_verts),
+        }
+    return mesh, (kept or None), _count_note(counts)
+
+
+def _drop_faces(mesh: Mesh, nv: int, counts: dict, kept: dict) -> Mesh:
+    """Without the faces Blender cannot hold (a vertex out of range, fewer than 3
+    corners, a repeated vertex, a duplicate); those it could restore on export
+    (repeated vertices, duplicates) go to ``kept["faces"]`` with their corners."""
     cv = np.asarray(mesh.corner_verts, np.int64)
     starts = np.asarray(mesh.face_starts, np.int64)
     nc, nf = len(cv), len(starts)
@@ -183,64 +203,86 @@ def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | Non
     counts["faces with a repeated vertex"] = int((repeated & ~out_of_range & ~small).sum())
     counts["duplicate faces"] = int(duplicate.sum())
     drop = out_of_range | small | repeated | duplicate
+    if not drop.any():
+        return mesh
     keep_face = ~drop
-    keep_corner = np.repeat(keep_face, sizes)
     face_materials = np.asarray(mesh.face_materials, np.int32)
-    if drop.any():
-        restorable = drop & ~out_of_range & ~small
-        rcorner = np.repeat(restorable, sizes)
-        faces: dict = {
-            "before": (np.cumsum(keep_face) - keep_face)[restorable].astype(np.int64),
-            "sizes": sizes[restorable].astype(np.int64),
-            "verts": cv[rcorner].astype(np.int64),
-            "materials": face_materials[restorable] if len(face_materials) else None,
-            "corners": {},
-        }
-        if mesh.normals is not None:
-            faces["corners"]["normals"] = np.asarray(mesh.normals, np.float32)[rcorner]
-        for k, uv in enumerate(mesh.uv_sets):  # by place: Blender may rename a layer
-            faces["corners"][f"uv:{k}"] = np.asarray(uv.uv, np.float32)[rcorner]
-        for k, col in enumerate(mesh.colors):
-            faces["corners"][f"color:{k}"] = np.asarray(col.color, np.float32)[rcorner]
-        for a in mesh.attributes:
-            if a.domain == "CORNER":
-                faces["corners"][f"attr:{blender_name(a.name)}"] = np.asarray(a.data)[rcorner]
-        if faces["materials"] is None:
-            del faces["materials"]
-        kept["faces"] = faces
-        new_sizes = sizes[keep_face]
-        mesh = replace(
-            mesh,
-            corner_verts=np.asarray(mesh.corner_verts)[keep_corner],
-            face_starts=(np.cumsum(new_sizes) - new_sizes).astype(np.int32),
-            face_materials=face_materials[keep_face] if len(face_materials) else face_materials,
-            normals=None if mesh.normals is None else np.asarray(mesh.normals)[keep_corner],
-            uv_sets=[UVSet(u.name, np.asarray(u.uv)[keep_corner]) for u in mesh.uv_sets],
-            colors=[
-                ColorSet(c.name, np.asarray(c.color)[keep_corner], c.byte) for c in mesh.colors
-            ],
-            attributes=[
-                Attribute(
-                    a.name,
-                    a.domain,
-                    a.type,
-                    np.asarray(a.data)[keep_corner]
-                    if a.domain == "CORNER"
-                    else np.asarray(a.data)[keep_face]
-                    if a.domain == "FACE"
-                    else a.data,
-                )
-                for a in mesh.attributes
-            ],
-        )
+    restorable = drop & ~out_of_range & ~small
+    kept["faces"] = _kept_faces(mesh, cv, sizes, keep_face, restorable, face_materials)
+    return _faces_kept(mesh, sizes, keep_face, face_materials)
+
+
+def _kept_faces(
+    mesh: Mesh,
+    cv: np.ndarray,
+    sizes: np.ndarray,
+    keep_face: np.ndarray,
+    restorable: np.ndarray,
+    face_materials: np.ndarray,
+) -> dict:
+    """The dropped faces export can put back: where they were, their corners' vertices,
+    materials and per-corner values."""
+    rcorner = np.repeat(restorable, sizes)
+    faces: dict = {
+        "before": (np.cumsum(keep_face) - keep_face)[restorable].astype(np.int64),
+        "sizes": sizes[restorable].astype(np.int64),
+        "verts": cv[rcorner].astype(np.int64),
+        "materials": face_materials[restorable] if len(face_materials) else None,
+        "corners": {},
+    }
+    if mesh.normals is not None:
+        faces["corners"]["normals"] = np.asarray(mesh.normals, np.float32)[rcorner]
+    for k, uv in enumerate(mesh.uv_sets):  # by place: Blender may rename a layer
+        faces["corners"][f"uv:{k}"] = np.asarray(uv.uv, np.float32)[rcorner]
+    for k, col in enumerate(mesh.colors):
+        faces["corners"][f"color:{k}"] = np.asarray(col.color, np.float32)[rcorner]
+    for a in mesh.attributes:
+        if a.domain == "CORNER":
+            faces["corners"][f"attr:{blender_name(a.name)}"] = np.asarray(a.data)[rcorner]
+    if faces["materials"] is None:
+        del faces["materials"]
+    return faces
+
+
+def _faces_kept(
+    mesh: Mesh, sizes: np.ndarray, keep_face: np.ndarray, face_materials: np.ndarray
+) -> Mesh:
+    """``mesh`` with only the faces ``keep_face`` marks, and their corners."""
+    keep_corner = np.repeat(keep_face, sizes)
+    new_sizes = sizes[keep_face]
+
+    def by_domain(a: Attribute):
+        if a.domain == "CORNER":
+            return np.asarray(a.data)[keep_corner]
+        return np.asarray(a.data)[keep_face] if a.domain == "FACE" else a.data
+
+    return replace(
+        mesh,
+        corner_verts=np.asarray(mesh.corner_verts)[keep_corner],
+        face_starts=(np.cumsum(new_sizes) - new_sizes).astype(np.int32),
+        face_materials=face_materials[keep_face] if len(face_materials) else face_materials,
+        normals=None if mesh.normals is None else np.asarray(mesh.normals)[keep_corner],
+        uv_sets=[UVSet(u.name, np.asarray(u.uv)[keep_corner]) for u in mesh.uv_sets],
+        colors=[ColorSet(c.name, np.asarray(c.color)[keep_corner], c.byte) for c in mesh.colors],
+        attributes=[Attribute(a.name, a.domain, a.type, by_domain(a)) for a in mesh.attributes],
+    )
+
+
+def _drop_loose_edges(mesh: Mesh, nv: int, counts: dict) -> Mesh:
+    """Without loose edges out of range or from a vertex to itself."""
     edges = np.asarray(mesh.loose_edges, np.int64).reshape(-1, 2)
-    if len(edges):
-        bad_edge = (
-            (edges < 0).any(axis=1) | (edges >= nv).any(axis=1) | (edges[:, 0] == edges[:, 1])
-        )
-        if bad_edge.any():
-            counts["loose edges out of range or from a vertex to itself"] = int(bad_edge.sum())
-            mesh = replace(mesh, loose_edges=np.asarray(mesh.loose_edges)[~bad_edge])
+    if not len(edges):
+        return mesh
+    bad_edge = (edges < 0).any(axis=1) | (edges >= nv).any(axis=1) | (edges[:, 0] == edges[:, 1])
+    if not bad_edge.any():
+        return mesh
+    counts["loose edges out of range or from a vertex to itself"] = int(bad_edge.sum())
+    return replace(mesh, loose_edges=np.asarray(mesh.loose_edges)[~bad_edge])
+
+
+def _patch_values(mesh: Mesh, positions: np.ndarray, counts: dict, kept: dict) -> Mesh:
+    """Non-finite positions, UVs and colours as 0, bad normals as (0, 0, 0); the
+    file's values kept for export."""
     mesh = replace(
         mesh, positions=_patch_non_finite(positions, kept, "positions", counts, "NaN/Inf positions")
     )
@@ -256,14 +298,23 @@ def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | Non
             n = n.copy()
             n[rows] = 0
             mesh = replace(mesh, normals=n)
-    uvs = []
-    for k, uv in enumerate(mesh.uv_sets):
-        uvs.append(UVSet(uv.name, _patch_non_finite(uv.uv, kept, f"uv:{k}", counts, "NaN/Inf UVs")))
-    cols = []
-    for k, c in enumerate(mesh.colors):
-        data = _patch_non_finite(c.color, kept, f"color:{k}", counts, "NaN/Inf colours")
-        cols.append(ColorSet(c.name, data, c.byte))
-    mesh = replace(mesh, uv_sets=uvs, colors=cols)
+    uvs = [
+        UVSet(uv.name, _patch_non_finite(uv.uv, kept, f"uv:{k}", counts, "NaN/Inf UVs"))
+        for k, uv in enumerate(mesh.uv_sets)
+    ]
+    cols = [
+        ColorSet(
+            c.name,
+            _patch_non_finite(c.color, kept, f"color:{k}", counts, "NaN/Inf colours"),
+            c.byte,
+        )
+        for k, c in enumerate(mesh.colors)
+    ]
+    return replace(mesh, uv_sets=uvs, colors=cols)
+
+
+def _count_left_out(mesh: Mesh, nv: int, n_bones: int | None, counts: dict) -> None:
+    """Count the weights and morph offsets the builders leave out."""
     if mesh.skin is not None:
         _count_skin(mesh.skin, nv, n_bones, counts)
     for m in mesh.morphs:
@@ -272,14 +323,6 @@ def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | Non
             counts["NaN/Inf morph offsets"] = counts.get("NaN/Inf morph offsets", 0) + max(
                 int(bad.reshape(len(bad), -1).any(axis=1).sum()), 1
             )
-    note = _count_note(counts)
-    if kept:
-        kept["counts"] = {
-            "vertices": nv,
-            "faces": len(mesh.face_starts),
-            "corners": len(mesh.corner_verts),
-        }
-    return mesh, (kept or None), note
 
 
 def _count_skin(skin: Skin, nv: int, n_bones: int | None, counts: dict) -> None:

@@ -7,7 +7,8 @@ animates (MRTK ``tracked``/``pinch``/``direction``, ``urho_lod``, RenderWare
 ``rw_color``/``rw_texture_name``/``rw_bone_id``/``rw_atomic_flags``, bone
 collision data, ``rigport_fps``) stays visible.
 
-Two kinds of kept key:
+Each format declares its own names in ``operators/<format>/kept.py``; this
+module gathers them with the shared ones. Two kinds of kept key:
 
 * :data:`HIDDEN`: names the codecs use in the neutral scene's extras
   (``io_formats`` knows nothing of Blender's UI). ``build.set_prop`` stores them
@@ -18,7 +19,7 @@ Two kinds of kept key:
 
 Earlier versions of RigPort stored both kinds without the ``_``: :data:`LEGACY` lists
 those names. :func:`migrate` renames them when a blend file is loaded (the
-panel module's load handler), and ``read_prop`` falls back to them, so a file
+panel's load handler, ``ui/panel.py``), and ``read_prop`` falls back to them, so a file
 saved by the previous version still exports the same bytes.
 """
 
@@ -26,107 +27,52 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from .. import format_parts
+
+#: The shared keys; each format adds its own in ``operators/<format>/kept.py``
+#: (``HIDDEN``, ``OWN``, ``ALWAYS_HIDDEN``, ``IDENTITY``, each optional).
+_SHARED = {
+    # extras keys of the codecs that the Blender side stores as ``"_" + key``
+    "HIDDEN": frozenset({"rigport_format"}),
+    # keys the Blender side writes under a constant that starts with ``_``
+    # (without it: the name an earlier RigPort wrote)
+    "OWN": frozenset(
+        {
+            "_rigport_bind_scale",
+            "_rigport_rest",
+            "_rigport_local",
+            "_rigport_inverse_bind",
+            "_rigport_length",
+        }
+    ),
+    # keys that were always hidden (guard data, the import's counts and transform)
+    "ALWAYS_HIDDEN": frozenset(
+        {"_rigport_guard", "_rigport_name", "_rigport_counts", "_rigport_import_transform"}
+    ),
+    # kept keys that identify what an item is rather than keep file data (the
+    # file's own name of a renamed item): "Forget Kept Data" leaves them, so
+    # export still finds and names things
+    "IDENTITY": frozenset({"_rigport_name"}),
+}
+
+
+def _gathered(kind: str) -> frozenset[str]:
+    return _SHARED[kind].union(
+        *(getattr(module, kind, frozenset()) for module in format_parts("kept"))
+    )
+
+
 #: Extras keys of the codecs that the Blender side stores as ``"_" + key``.
-HIDDEN = frozenset(
-    {
-        # shared
-        "rigport_format",
-        # Urho3D
-        "urho_layout",
-        "urho_lod_count",
-        "urho_index",
-        "urho_axes",
-        "urho_ani",
-        # Unigine
-        "unigine_surfaces",
-        "unigine_index",
-        "unigine_bones",
-        "unigine_flag",
-        "unigine_name",
-        "unigine_bounds",
-        # RenderWare
-        "rw_geometry",
-        "rw_skin",
-        "rw_hanim",
-        "rw_material",
-        "rw_texture",
-        "rw_version",
-        "rw_stamp",
-        "rw_clump_extension",
-        "rw_clump_extensions",
-        "rw_clump_items",
-        "rw_clump_counts",
-        "rw_file_chunks",
-        "rw_trailing",
-        "rw_atomic_extension",
-        "rw_atomic_tail",
-        "rw_frame_matrix",
-        "rw_frame_index",
-        "rw_frame_flags",
-        "rw_bone_index",
-        "rw_bone_flags",
-        "rw_hanim_root",
-        "rw_unnamed",
-        "rw_extension",
-        "rw_name_raw",
-        "rw_geometry_extension",
-        "rw_anm_flags",
-    }
-)
-
-#: Keys the Blender side writes under a constant that starts with ``_`` (without
-#: it: the name an earlier RigPort wrote).
-OWN = frozenset(
-    {
-        "_rigport_bind_scale",
-        "_rigport_rest",
-        "_rigport_local",
-        "_rigport_inverse_bind",
-        "_rigport_length",
-        "_unigine_source",
-        "_unigine_clip",
-        "_unigine_animations",
-        "_rw_atomic_frame",
-        "_rw_atomic_index",
-        "_mrtk_role",
-        "_mrtk_curves",
-        "_mrtk_wraps",
-        "_mrtk_meta",
-        "_bonespro_header",
-        "_bonespro_node_offset",
-        "_bonespro_boxes",
-        "_bonespro_node_offsets_per_frame",
-        "_bonespro_boxes_per_frame",
-        "_bonespro_source",
-        "_bonespro_box",
-        "_bonespro_node",
-        "_bonespro_bone",
-        "_bonespro_index",
-        "_bonespro_frame_scale",
-    }
-)
-
+HIDDEN = _gathered("HIDDEN")
+#: Keys the Blender side writes under a name that starts with ``_``.
+OWN = _gathered("OWN")
 #: Keys that were always hidden (guard data, stored sources of animations).
-ALWAYS_HIDDEN = frozenset(
-    {
-        "_rigport_guard",
-        "_rigport_name",
-        "_rigport_counts",
-        "_rigport_import_transform",
-        "_urho_tracks",
-        "_urho_steps",
-        "_rw_ifp",
-        "_rw_anm_stamp",
-    }
-)
+ALWAYS_HIDDEN = _gathered("ALWAYS_HIDDEN")
+#: Kept keys "Forget Kept Data" leaves (a recording's joint role, a renamed item's name).
+IDENTITY = _gathered("IDENTITY")
 
 #: Names an earlier RigPort wrote, each with the name it has now.
 LEGACY = {**{k: "_" + k for k in HIDDEN}, **{k[1:]: k for k in OWN}}
-
-#: Kept keys that identify what an object is rather than keep file data: a
-#: recording's joint role, the file's own name of a renamed item. "Forget Kept
-#: Data" leaves them, so export still finds and names things.
-IDENTITY = frozenset({"_mrtk_role", "_rigport_name"})
 
 
 def stored_name(key: str) -> str:

@@ -1,11 +1,12 @@
 """File > Import > GTA IMG Archive: pick models, animations and textures inside an
 .img (version 1 with its .dir, or version 2) and import them.
 
-The browser lists every member with its size and kind. Chosen members are all
-parsed before anything is built, so a damaged one leaves the blend file as it
-was: models first (each with the texture dictionary of the same name from the
-archive), then texture dictionaries, then IFP animations onto the ped just
-imported (or the active armature). All or nothing.
+The browser lists every member with its size and kind. The shared archive
+importer (``operators/archive.py``) parses every chosen member before anything
+is built, so a damaged one leaves the blend file as it was: models first (each
+with the texture dictionary of the same name from the archive), then texture
+dictionaries, then IFP animations onto the ped just imported (or the active
+armature). All or nothing.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from bpy.props import BoolProperty, CollectionProperty, IntProperty, StringPrope
 from bpy_extras.io_utils import ImportHelper
 
 from ...io_formats.codec import FormatError
+from ...io_formats.containers import Importable, Member, container
 from ...io_formats.renderware import dff, ifp, img, txd
 from ...io_formats.renderware.clump_import import import_dff
-from ..common import BatchFormat, FileBrowserList, Progress, file_handler, report_lines
+from ..archive import ArchiveImporter, batch_import, import_members
+from ..common import BatchFormat, file_handler
 from ..conventions import (
     ReuseMaterials,
     draw_transform,
@@ -27,26 +30,23 @@ from ..conventions import (
     options_layout,
     place_roots,
     section,
-    select_imported,
     transform_options,
 )
+from ..result import Result
 from .build import build_clump
 from .ifp_importer import IfpImportOptions, import_ifp_file
 from .operators import ENGINE_AXES
 from .txd_importer import TxdImportOptions, import_txd_file
 
-IMPORTABLE = ("model", "animations", "textures")
-READERS = {"model": dff.read, "animations": ifp.read, "textures": txd.read}
-
-
-def describe(kind: str, parsed) -> str:
-    if kind == "model":
-        return f"RenderWare clump, {len(parsed.clumps)} clump(s)"
-    if kind == "animations":
-        return f"IFP {parsed.version}, {len(parsed.animations)} animations"
-    if kind == "textures":
-        return f"texture dictionary, {len(parsed.natives)} textures"
-    return ""
+#: What the importer takes from an archive, in the order it builds them.
+ARCHIVE = Importable(
+    "renderware.img",
+    {"model": dff.read, "textures": txd.read, "animations": ifp.read},
+    img.kind_of,
+    "archive",
+    "a model, an animation or a texture dictionary",
+    {"model": "models", "textures": "texture dictionaries", "animations": "animation packages"},
+)
 
 
 def archive_rows(path: str) -> list[dict]:
@@ -64,83 +64,51 @@ def import_archive(
     progress=None,
     reuse_materials: bool = False,
     matrix=None,
-):
-    """Import ``members`` (all importable ones when None); returns report lines.
-    Raises FormatError (naming ``archive:member``) and leaves nothing behind.
-    ``reuse_materials`` and ``matrix`` (the axes and scale options, put on each
-    model's root objects) are the DFF importer's."""
-    a = img.open_archive(path)
-    names = members
-    if names is None:
-        names = [n for n in a.names() if img.kind_of(n) in IMPORTABLE]
-    parsed = []
-    for name in names:
-        data = a.read(name)
-        if data is None:
-            raise FormatError(f"the archive has no member {name!r}", None, path)
-        kind = img.kind_of(name)
-        if kind not in READERS:
-            raise FormatError(f"{name}: RigPort does not import {kind} members", None, path)
-        try:
-            parsed.append((name, kind, data, READERS[kind](data)))
-        except FormatError as err:
-            raise err.with_path(f"{path}:{name}") from None
-    dictionaries = {}
-    for e in a.entries:  # every TXD of the archive, for the models' textures
-        if img.kind_of(e.name) == "textures":
-            dictionaries[os.path.splitext(e.name)[0].lower()] = e.name
-    undo: list = []
-    lines: list[str] = []
-    order = {"model": 0, "textures": 1, "animations": 2}
-    armature = None
-    try:
-        for i, (name, kind, data, obj) in enumerate(sorted(parsed, key=lambda p: order[p[1]])):
-            where = f"{path}:{name}"
-            try:
-                if kind == "model":
-                    armature = _import_model(
-                        context, a, name, obj, dictionaries, undo, lines, reuse_materials, matrix
-                    )
-                elif kind == "textures":
-                    done = import_txd_file(context, where, TxdImportOptions(), data)
-                    lines += [done.summary, *(f"warning: {w}" for w in done.warnings)]
-                    undo += done.undo
-                else:
-                    done = import_ifp_file(context, where, IfpImportOptions(), armature, data)
-                    lines += [done.summary, *(f"warning: {w}" for w in done.warnings)]
-                    undo += done.undo
-            except FormatError as err:
-                raise (err if err.path else err.with_path(where)) from None
-            if progress is not None:
-                progress.update(i + 1)
-    except Exception:
-        for u in reversed(undo):
-            u()
-        raise
-    return lines
+) -> Result:
+    """Import ``members`` (all importable ones when None). Raises FormatError
+    (naming ``archive:member``) and leaves nothing behind. ``reuse_materials``
+    and ``matrix`` (the axes and scale options, put on each model's root
+    objects) are the DFF importer's."""
+
+    def build(context, archive, member: Member, so_far: Result) -> Result:
+        if member.kind == "model":
+            return _import_model(context, archive, member, reuse_materials, matrix)
+        if member.kind == "textures":
+            return import_txd_file(context, member.where, TxdImportOptions(), member.data)
+        return import_ifp_file(
+            context, member.where, IfpImportOptions(), so_far.armature, member.data
+        )
+
+    return import_members(context, ARCHIVE, path, members, build, progress)
 
 
-def _import_model(
-    context, a, name, parsed, dictionaries, undo, lines, reuse_materials=False, matrix=None
-):
-    stem = os.path.splitext(name)[0]
-    txd_name = dictionaries.get(stem.lower())
+def _dictionary_of(archive, model: str) -> str | None:
+    """The archive's texture dictionary named as the model (the last of them)."""
+    stem = os.path.splitext(model)[0].lower()
+    names = container(ARCHIVE.container).names(archive)
+    found = [n for n in names if img.kind_of(n) == "textures"]
+    return next((n for n in reversed(found) if os.path.splitext(n)[0].lower() == stem), None)
+
+
+def _import_model(context, archive, member: Member, reuse_materials=False, matrix=None) -> Result:
+    txd_name = _dictionary_of(archive, member.name)
     dicts = []
     if txd_name is not None:
         try:
-            dicts = [(txd_name, txd.read(a.read(txd_name)))]
+            dicts = [(txd_name, txd.read(archive.read(txd_name)))]
         except FormatError as err:
             raise err.with_path(f"archive member {txd_name}") from None
-    armature = None
-    for imp in import_dff(parsed, stem):
+    done = Result()
+    for imp in import_dff(member.parsed, os.path.splitext(member.name)[0]):
         built = build_clump(context, imp, "", dicts, reuse_materials)
-        undo.append(built.discard)
+        done.undo.append(built.discard)
         if matrix is not None:
             place_roots(built.objects, matrix)
-        lines += [f"warning: {w}" for w in imp.warnings]
-        lines.append(f"{name}: {len(built.objects)} objects")
-        armature = armature or built.armature
-    return armature
+        done.objects.extend(built.objects)
+        done.warn(*imp.warnings)
+        done.info(f"{member.name}: {len(built.objects)} objects")
+        done.armature = done.armature or built.armature
+    return done
 
 
 class RIGPORT_PG_img_member(bpy.types.PropertyGroup):
@@ -151,16 +119,12 @@ class RIGPORT_PG_img_member(bpy.types.PropertyGroup):
     select: BoolProperty(name="Import", default=True, description="Import this member")
 
 
-def _importable(item) -> bool:
-    return item.kind in IMPORTABLE
-
-
 def _size(n: int) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
 @transform_options(*ENGINE_AXES)
-class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper, ReuseMaterials):
+class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, ArchiveImporter, ImportHelper, ReuseMaterials):
     """Import models, animations and textures from a GTA IMG archive"""
 
     bl_idname = "import_scene.gta_img"
@@ -180,14 +144,11 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper,
         "and texture file, or those ticked in the list)",
     )
 
+    archive = ARCHIVE
     list_attr = "members_list"
 
     def list_rows(self, path: str) -> list[dict]:
         return archive_rows(path)
-
-    def fill_item(self, item, row: dict) -> None:
-        item.name, item.size, item.kind = row["name"], row["size"], row["kind"]
-        item.select = row["kind"] != "other"
 
     def draw(self, context) -> None:
         layout = options_layout(self)
@@ -200,43 +161,15 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, FileBrowserList, ImportHelper,
         box.label(text=f"{len(self.members_list)} members")
         for item in self.members_list:
             text = f"{item.name}  ({_size(item.size)}, {item.kind})"
-            if item.kind in IMPORTABLE:
+            if item.kind in ARCHIVE.readers:
                 box.prop(item, "select", text=text)
             else:
                 box.label(text=text, icon="FILE")
 
-    def execute(self, context):
-        before = {o.as_pointer() for o in bpy.data.objects}
-        try:
-            members = self.chosen_names(
-                self.members, "tick at least one member to import", _importable
-            )
-            with Progress(context, len(members or self.members_list) or 1) as progress:
-                lines = import_archive(
-                    context,
-                    self.filepath,
-                    members,
-                    progress,
-                    self.reuse_materials,
-                    option_matrix(self),
-                )
-        except FormatError as err:
-            self.report({"ERROR"}, str(err))
-            return {"CANCELLED"}
-        select_imported(context, [o for o in bpy.data.objects if o.as_pointer() not in before])
-        report_lines(self, lines)
-        return {"FINISHED"}
-
-
-def _batch_import(context, path: str, state: dict, options: dict) -> str:
-    before = {o.name for o in bpy.data.objects}
-    lines = import_archive(context, path)
-    new = [o for o in bpy.data.objects if o.name not in before]
-    state.setdefault("objects", []).extend(new)
-    arms = [o for o in new if o.type == "ARMATURE"]
-    if arms:
-        state["armature"] = arms[-1]
-    return "; ".join(lines)
+    def import_archive(self, context, names, progress=None) -> Result:
+        return import_archive(
+            context, self.filepath, names, progress, self.reuse_materials, option_matrix(self)
+        )
 
 
 CLASSES = (
@@ -246,4 +179,8 @@ CLASSES = (
 )
 MENU_IMPORT = (("import_scene.gta_img", "GTA IMG Archive (.img)"),)
 MENU_EXPORT = ()
-BATCH = (BatchFormat("renderware.img", _batch_import, None),)
+BATCH = (
+    BatchFormat(
+        "renderware.img", batch_import(lambda context, path, options: import_archive(context, path))
+    ),
+)

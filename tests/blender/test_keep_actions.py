@@ -322,3 +322,28 @@ def test_switching_actions_in_a_fresh_session_does_not_crash(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "SURVIVED b" in proc.stdout
+
+
+def test_scene_state_takes_back_stashed_tracks(blank_blend):
+    """A failed import's snapshot covers NLA tracks: the tracks an import stashed on
+    an armature that was there before go with its actions, and the armature plays
+    its own action again."""
+    bpy = blank_blend
+    from rigport.operators.blender import compat
+    from rigport.operators.blender.actions import keep_actions
+    from rigport.operators.blender.snapshot import SceneState
+
+    arm = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    bpy.context.scene.collection.objects.link(arm)
+    own = _action(bpy, "Own", 2)
+    compat.assign_action(arm, own)
+    keep_actions(arm, [own])
+    state = SceneState(bpy.context)
+    keep_actions(arm, [_action(bpy, "A", 2), _action(bpy, "B", 2)])
+    bare = bpy.data.objects.new("Bare", bpy.data.armatures.new("Bare"))
+    bpy.context.scene.collection.objects.link(bare)
+    state.restore()
+    assert [a.name for a in bpy.data.actions] == ["Own"]
+    assert arm.animation_data.action == own
+    assert [t.strips[0].action.name for t in arm.animation_data.nla_tracks] == ["Own"]
+    assert "Bare" not in bpy.data.objects

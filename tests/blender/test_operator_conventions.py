@@ -142,10 +142,11 @@ def _registered(rigport_registered) -> dict:
     import bpy
 
     from rigport.operators import format_modules
+    from rigport.ui import panel
 
     return {
         cls.bl_idname: cls
-        for module in format_modules()
+        for module in (*format_modules(), panel)
         for cls in module.CLASSES
         if issubclass(cls, bpy.types.Operator)
     }

@@ -206,7 +206,7 @@ def test_old_names_read_without_reload(blank_blend, tmp_path):
 
 # ------------------------------------------------------------------ the report
 def _lines(obj) -> list[str]:
-    from rigport.operators.panel.report import report_kept
+    from rigport.ui.report import report_kept
 
     return report_kept(obj)
 
@@ -365,8 +365,8 @@ class RecordingLayout:
 
 @pytest.mark.parametrize("panel_name", ["OBJECT_PT_rigport", "DATA_PT_rigport_armature"])
 def test_panel_draw_records_the_report(blank_blend, tmp_path, panel_name):
-    from rigport.operators.panel import panel
-    from rigport.operators.panel.report import describe
+    from rigport.ui import panel
+    from rigport.ui.report import describe
 
     bpy = blank_blend
     _import_unigine(bpy, tmp_path)
@@ -393,7 +393,7 @@ def test_panel_draw_records_the_report(blank_blend, tmp_path, panel_name):
 
 
 def test_panel_draw_for_an_object_without_kept_data(blank_blend):
-    from rigport.operators.panel import panel
+    from rigport.ui import panel
 
     bpy = blank_blend
     bpy.ops.mesh.primitive_cube_add()
@@ -414,7 +414,7 @@ def test_panels_are_registered(blank_blend):
 # ------------------------------------------------------------------ forget
 def test_forget_asks_first(blank_blend):
     """Forget Kept Data confirms before it runs (the operator's invoke)."""
-    from rigport.operators.panel import panel
+    from rigport.ui import panel
 
     asked = []
 

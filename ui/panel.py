@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import bpy
 from bpy.app.handlers import persistent
 
-from ..blender import kept_keys
+from ..operators.blender import kept_keys
 from .report import describe
 
 
@@ -170,7 +170,5 @@ class DATA_PT_rigport_armature(_ReportPanel, bpy.types.Panel):
         return context.object is not None and context.object.type == "ARMATURE"
 
 
+#: Registered by the add-on's ``register()`` after every format's classes.
 CLASSES = (OBJECT_OT_rigport_forget_kept, OBJECT_PT_rigport, DATA_PT_rigport_armature)
-MENU_IMPORT: tuple = ()
-MENU_EXPORT: tuple = ()
-BATCH: tuple = ()
