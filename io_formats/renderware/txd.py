@@ -175,7 +175,7 @@ def _read_native(r: Reader, stamp: int, i: int) -> NativeChunk:
             raise sr.error(
                 f"texture {tex.name!r} level {level}: {size} bytes, {sr.remaining} remain"
             )
-        need = max(_level_bytes(tex, level) or 0, decoded_bytes(tex, level, size) or 0)
+        need = max(_level_bytes(tex, level) or 0, _decoded_bytes(tex, level, size) or 0)
         if size < need:
             raise sr.error(
                 f"texture {tex.name!r} level {level} of {tex.level_size(level)} needs "
@@ -247,7 +247,7 @@ def _pixel_bytes(tex: NativeTexture) -> int | None:
     return None
 
 
-def decoded_bytes(tex: NativeTexture, level: int, have: int) -> int | None:
+def _decoded_bytes(tex: NativeTexture, level: int, have: int) -> int | None:
     """The bytes :func:`decode` reads from a level of ``have`` bytes (the reader checks
     them, whatever the depth says); None: a raster :func:`decode` refuses."""
     w, h = tex.level_size(level)
@@ -263,7 +263,7 @@ def decode(tex: NativeTexture, level: int = 0) -> np.ndarray:
     """Level ``level`` as (height, width, 4) uint8 RGBA, top row first."""
     w, h = tex.level_size(level)
     data = tex.levels[level]
-    need = decoded_bytes(tex, level, len(data))
+    need = _decoded_bytes(tex, level, len(data))
     if need is None:
         raise FormatError(
             f"texture {tex.name!r}: raster format {tex.pixel_format} of depth {tex.depth} "
