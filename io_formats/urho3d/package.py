@@ -175,6 +175,7 @@ def new_package(compressed: bool = False, rbfx: bool = False) -> Package:
 
 
 _Row = tuple[str, int, int, int, int]  # name, offset, size, checksum, where the row's offset is
+_Span = tuple[int, int, int]  # start, end of a file's stored bytes, its directory index
 
 
 def read(data: bytes) -> Package:
@@ -276,9 +277,6 @@ def _read_entries(
             )
         pkg.entries.append(Entry(name, content, stored, offset, blocks))
     return spans
-
-
-_Span = tuple[int, int, int]  # start, end of a file's stored bytes, its directory index
 
 
 def _stored_spans(
