@@ -4,7 +4,7 @@ Run with a Python that has the ``bpy`` module::
 
     .venv/bpy50/bin/python bench/bench_renderware.py [--vertices N] [--bones N]
 
-Builds a skinned ped (``io_formats/renderware/samples.py``: ``--bones`` bones,
+Builds a skinned ped (``samples/renderware.py``: ``--bones`` bones,
 4 weights per vertex, normals, one UV set) of about ``--vertices`` vertices,
 then times, each from a fresh empty scene: RigPort .dff import; RigPort .dff
 export of that scene; glTF export of the same scene; glTF import of that .glb.
@@ -50,7 +50,8 @@ def main() -> None:
     import bpy
 
     _load_addon()
-    from rigport.io_formats.renderware import dff, samples
+    from rigport.io_formats.renderware import dff
+    from rigport.samples import renderware as samples
 
     parts = max(1, math.ceil(args.vertices / 60_000))  # a geometry holds <= 65535 vertices
     segments = int(math.sqrt(args.vertices / parts)) * 2

@@ -45,7 +45,8 @@ def main() -> None:
     args = ap.parse_args()
     rigport = _package()
     from rigport.io_formats.bonespro import animation as A
-    from rigport.io_formats.bonespro import samples, structure
+    from rigport.io_formats.bonespro import structure
+    from rigport.samples import bonespro as samples
 
     names = [f"Bone {i:03d}" for i in range(args.bones)]
     parents = [-1] + [(i - 1) // 3 for i in range(1, args.bones)]

@@ -157,7 +157,8 @@ def main() -> None:
     rigport = _package()
     rigport.register()
     from rigport.io_formats.codec.files import write_atomic
-    from rigport.io_formats.mrtk import convert, recording, samples
+    from rigport.io_formats.mrtk import convert, recording
+    from rigport.samples import mrtk as samples
 
     tmp = Path(tempfile.mkdtemp(prefix="rigport-mrtk-"))
     cases = (

@@ -91,7 +91,8 @@ def load_addon():
 
 def gen(workdir: Path, cfg: dict) -> dict:
     install_package()
-    from rigport.io_formats.urho3d import ani, mdl, samples
+    from rigport.io_formats.urho3d import ani, mdl
+    from rigport.samples import urho3d as samples
 
     model = samples.skinned_model(
         cfg["bones"],

@@ -3,7 +3,7 @@
     make demo      (= .venv/bpy50/bin/python demo/run_demo.py [OUT])
 
 For Urho3D, Unigine, RenderWare, MRTK and BonesPro, one sample file built by
-the format's own writer (``io_formats/<format>/samples.py``) is written to
+the format's own writer (``samples/<format>.py``) is written to
 ``demo/out/samples/``, imported into an empty Blender file, exported back to
 ``demo/out/export/`` and checked: the exported file must re-encode byte for
 byte, and its codec summary (counts, names, layout) must equal the source's.

@@ -18,7 +18,7 @@ FORMATS = ("Urho3D", "Unigine", "RenderWare", "MRTK", "BonesPro")
 
 def _modules(pkg: str):
     def m(name: str):
-        return importlib.import_module(f"{pkg}.io_formats.{name}")
+        return importlib.import_module(f"{pkg}.{name}")
 
     return m
 
@@ -26,11 +26,11 @@ def _modules(pkg: str):
 def makers(pkg: str) -> list[tuple[str, str, Callable[[int], bytes]]]:
     """(format, file extension, make(i) -> bytes) for each format, in FORMATS order."""
     m = _modules(pkg)
-    u_samples, u_mdl = m("urho3d.samples"), m("urho3d.mdl")
-    g_samples, g_mesh = m("unigine.samples"), m("unigine.mesh")
-    r_samples, r_dff = m("renderware.samples"), m("renderware.dff")
-    k_samples, k_rec = m("mrtk.samples"), m("mrtk.recording")
-    b_samples, b_struct = m("bonespro.samples"), m("bonespro.structure")
+    u_samples, u_mdl = m("samples.urho3d"), m("io_formats.urho3d.mdl")
+    g_samples, g_mesh = m("samples.unigine"), m("io_formats.unigine.mesh")
+    r_samples, r_dff = m("samples.renderware"), m("io_formats.renderware.dff")
+    k_samples, k_rec = m("samples.mrtk"), m("io_formats.mrtk.recording")
+    b_samples, b_struct = m("samples.bonespro"), m("io_formats.bonespro.structure")
     return [
         (
             "Urho3D",

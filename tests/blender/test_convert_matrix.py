@@ -100,16 +100,17 @@ _CHILD = textwrap.dedent(
 def _samples(folder: Path) -> dict[str, list[dict]]:
     """Files our writers make, per source format: ``{"name", "files"}`` import lists."""
     from rigport.io_formats.bonespro import animation as bp_anim
-    from rigport.io_formats.bonespro import samples as bps
     from rigport.io_formats.bonespro import structure
     from rigport.io_formats.mrtk import recording
-    from rigport.io_formats.mrtk import samples as ms
     from rigport.io_formats.renderware import dff
-    from rigport.io_formats.renderware import samples as rws
     from rigport.io_formats.unigine import anim, mesh
-    from rigport.io_formats.unigine import samples as us
-    from rigport.io_formats.urho3d import ani, mdl, rbfx_samples
-    from rigport.io_formats.urho3d import samples as uss
+    from rigport.io_formats.urho3d import ani, mdl
+    from rigport.samples import bonespro as bps
+    from rigport.samples import mrtk as ms
+    from rigport.samples import rbfx as rbfx_samples
+    from rigport.samples import renderware as rws
+    from rigport.samples import unigine as us
+    from rigport.samples import urho3d as uss
 
     def put(name: str, data: bytes) -> str:
         path = folder / name
