@@ -17,9 +17,9 @@ Benchmarks are not tests: nothing here runs under pytest.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import os
+import runpy
 import sys
 import tempfile
 import time
@@ -31,12 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load_addon():
-    spec = importlib.util.spec_from_file_location(
-        "rigport", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rigport"] = module
-    spec.loader.exec_module(module)
+    """The repository as the package ``rigport`` (loader.py), registered."""
+    module = runpy.run_path(str(ROOT / "loader.py"))["package"](init=True)
     module.register()
     return module
 

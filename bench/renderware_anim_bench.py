@@ -20,7 +20,7 @@ packed). Prints a Markdown table. Benchmarks are not tests.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -45,12 +45,8 @@ os._exit(0)  # bpy 4.2 can crash at interpreter exit
 
 
 def _load_addon():
-    spec = importlib.util.spec_from_file_location(
-        "rigport", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rigport"] = module
-    spec.loader.exec_module(module)
+    """The repository as the package ``rigport`` (loader.py), registered."""
+    module = runpy.run_path(str(ROOT / "loader.py"))["package"](init=True)
     module.register()
     return module
 

@@ -8,7 +8,6 @@ register with ``rigport.register()``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -41,18 +40,11 @@ NOT_IN_ZIP = {
 }
 
 
-def _load_tools():
-    spec = importlib.util.spec_from_file_location(
-        "rigport_tools_extension", ROOT / "tools" / "extension.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def tools():
-    return _load_tools()
+    from rigport.tools import extension
+
+    return extension
 
 
 @pytest.fixture(scope="module")

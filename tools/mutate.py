@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import os
 import re
+import runpy
 import signal
 import sys
 import time
@@ -46,13 +46,8 @@ OUTCOMES = ("parsed", "FormatError", "other", "timeout")
 
 def _package() -> None:
     """The repository as the package ``rigport`` without running its ``__init__``
-    (which imports bpy): the codecs need only ``rigport.io_formats``."""
-    if "rigport" in sys.modules:
-        return
-    spec = importlib.util.spec_from_loader("rigport", loader=None, is_package=True)
-    module = importlib.util.module_from_spec(spec)
-    module.__path__ = [str(ROOT)]
-    sys.modules["rigport"] = module
+    (which imports bpy): the codecs need only ``rigport.io_formats`` (loader.py)."""
+    runpy.run_path(str(ROOT / "loader.py"))["package"]()
 
 
 # ------------------------------------------------------------------ targets

@@ -35,13 +35,9 @@ TARGETS = {
 #: Imports each source in a fresh file, exports it to every target; prints JSON.
 _CHILD = textwrap.dedent(
     """
-    import importlib.util, json, os, sys, traceback
+    import json, os, runpy, sys, traceback
     root, jobs_path, out_dir = sys.argv[1:4]
-    spec = importlib.util.spec_from_file_location(
-        "rigport", os.path.join(root, "__init__.py"), submodule_search_locations=[root])
-    rigport = importlib.util.module_from_spec(spec)
-    sys.modules["rigport"] = rigport
-    spec.loader.exec_module(rigport)
+    rigport = runpy.run_path(os.path.join(root, "loader.py"))["package"](init=True)
     import bpy
     rigport.register()
     from rigport.io_formats.bonespro import formats as bp

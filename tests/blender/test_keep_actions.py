@@ -299,13 +299,9 @@ def test_switching_actions_in_a_fresh_session_does_not_crash(tmp_path):
 
     script = textwrap.dedent(
         """
-        import importlib.util, os, sys
+        import os, runpy, sys
         root = sys.argv[1]
-        spec = importlib.util.spec_from_file_location(
-            "rigport", os.path.join(root, "__init__.py"), submodule_search_locations=[root])
-        rigport = importlib.util.module_from_spec(spec)
-        sys.modules["rigport"] = rigport
-        spec.loader.exec_module(rigport)
+        rigport = runpy.run_path(os.path.join(root, "loader.py"))["package"](init=True)
         import bpy
         from rigport.operators.blender import compat
         from rigport.operators.blender.actions import keep_actions
