@@ -10,7 +10,8 @@ Works in two modes:
 What it provides:
 
 * The repository is importable as the package ``rigport`` whatever its folder
-  is called, so test modules can ``from rigport.io_formats.urho3d import mdl``.
+  is called (``loader.py``), so test modules can
+  ``from rigport.io_formats.urho3d import mdl``.
   The package's ``__init__.py`` (which imports bpy) runs only when something
   asks for it: the ``rigport`` fixture, or an attribute such as
   ``rigport.register``. Submodules such as ``rigport.io_formats`` load without
