@@ -22,7 +22,8 @@ pytestmark = pytest.mark.blender
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO_MODULE = "rigport_test"  # the extension repository created for the install
-ADDON_FILES = {"__init__.py", "blender_manifest.toml"}
+# batch.py ships with the add-on, and loader.py with it (batch.py loads the package through it)
+ADDON_FILES = {"__init__.py", "blender_manifest.toml", "batch.py", "loader.py"}
 NOT_IN_ZIP = {
     ".ci",
     ".git",
