@@ -34,7 +34,7 @@ PIP_INSTALL := -m pip install --no-deps --only-binary=:all: --no-input --progres
 .PHONY: help venv lint test $(addprefix test,$(VERSIONS)) demo bench package clean distclean
 
 help:
-	@echo "make test      ruff, then pytest on bpy 4.2, 4.5, 5.0 and 5.2 (creates .venv/ first)"
+	@echo "make test      ruff, then pytest on bpy 4.2, 4.5, 5.0 and 5.2, TEST_JOBS at a time (creates .venv/ first)"
 	@echo "make test42    pytest on bpy 4.2 only (also test45, test50, test52)"
 	@echo "make lint      ruff check ."
 	@echo "make demo      every format through import, export and check, on bpy 5.0"
@@ -76,22 +76,39 @@ $(VENV)/lint/.stamp: requirements/lint.txt
 lint: $(VENV)/lint/.stamp
 	$(RUFF) check .
 
+# How many versions `make test` runs at once: one per core by default
+# (`make test TEST_JOBS=1` runs them one after another). The slowest tests of
+# each run are listed at its end (--durations).
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+DURATIONS ?= 15
+
 # A static pattern rule: GNU make skips implicit rules for .PHONY targets.
 $(addprefix test,$(VERSIONS)): test%: $(VENV)/bpy%/.stamp
 	@echo "== pytest on bpy $*"
-	@start=$$(date +%s); rc=0; $(VENV)/bpy$*/bin/python $(PYTEST) $(PYTEST_ARGS) tests/ || rc=$$?; \
+	@start=$$(date +%s); rc=0; \
+	$(VENV)/bpy$*/bin/python $(PYTEST) $(PYTEST_ARGS) --durations=$(DURATIONS) tests/ || rc=$$?; \
 	echo "== pytest on bpy $* took $$(( $$(date +%s) - start )) s (exit $$rc)"; exit $$rc
 
-# Lint and every version's run always run; the target fails if any failed.
-# pytest exits 5 when it collected no test: that is a failure here too.
+# Lint, then every version's run, TEST_JOBS at a time; each run writes its own
+# log, printed whole when it ends (under a lock, so two never interleave).
+# Every step always runs; the target fails if any failed. pytest exits 5 when
+# it collected no test: that is a failure here too.
 test: venv
-	@status=""; ok=1; \
+	@start=$$(date +%s); status=""; ok=1; \
+	logs=$$(mktemp -d "$${TMPDIR:-/tmp}/rigport-test.XXXXXX"); trap 'rm -rf "$$logs"' EXIT; \
 	$(MAKE) --no-print-directory lint && status="ruff ok" || { status="ruff FAILED"; ok=0; }; \
+	echo "== pytest on bpy $(VERSIONS), $(TEST_JOBS) at a time"; \
 	for v in $(VERSIONS); do \
-	  if $(MAKE) --no-print-directory test$$v; then status="$$status, bpy $$v ok"; \
+	  while [ "$$(jobs -rp | wc -l)" -ge $(TEST_JOBS) ]; do wait -n || true; done; \
+	  { rc=0; $(MAKE) --no-print-directory test$$v >"$$logs/$$v.log" 2>&1 || rc=$$?; \
+	    echo $$rc >"$$logs/$$v.rc"; flock "$$logs/print.lock" cat "$$logs/$$v.log"; } & \
+	done; \
+	wait; \
+	for v in $(VERSIONS); do \
+	  if [ "$$(cat "$$logs/$$v.rc" 2>/dev/null)" = 0 ]; then status="$$status, bpy $$v ok"; \
 	  else status="$$status, bpy $$v FAILED"; ok=0; fi; \
 	done; \
-	echo "== make test: $$status"; [ $$ok = 1 ]
+	echo "== make test took $$(( $$(date +%s) - start )) s: $$status"; [ $$ok = 1 ]
 
 demo: $(VENV)/bpy50/.stamp
 	$(PY50) demo/run_demo.py

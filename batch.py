@@ -38,6 +38,7 @@ import importlib
 import importlib.util
 import json
 import os
+import runpy
 import sys
 import tempfile
 import time
@@ -45,7 +46,6 @@ import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PACKAGE = "rigport"
 MIN_BLENDER = (4, 2, 0)  # blender_manifest.toml's blender_version_min
 CODEC_COMMANDS = ("check", "inspect", "pack")
 PER_FILE_COMMANDS = ("check", "inspect", "roundtrip", "convert")  # these run in parallel
@@ -53,61 +53,46 @@ SIGPIPE_STATUS = 141  # what a shell reports for a program ended by a closed pip
 
 
 # --------------------------------------------------------------------------
-# The add-on package
+# The add-on package: this file's folder as ``rigport``, or the extension
+# Blender enabled (loader.py). The codec and command-line modules need no bpy
+# and are imported here; the Blender side when Blender work starts (_Blender).
 
-
-def _find_loaded_package() -> types.ModuleType | None:
-    """``rigport`` or an enabled extension ``bl_ext.<repo>.rigport`` already imported."""
-    module = sys.modules.get(PACKAGE)
-    if module is not None:
-        return module
-    for name, module in list(sys.modules.items()):
-        if name.startswith("bl_ext.") and name.endswith("." + PACKAGE) and name.count(".") == 2:
-            return module
-    return None
-
-
-def package(with_init: bool = False) -> types.ModuleType:
-    """The add-on package; its ``__init__.py`` (which imports bpy) runs only if asked."""
-    module = _find_loaded_package()
-    if module is None:
-        spec = importlib.util.spec_from_file_location(
-            PACKAGE, HERE / "__init__.py", submodule_search_locations=[str(HERE)]
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[PACKAGE] = module
-    if with_init and "register" not in module.__dict__:
-        module.__spec__.loader.exec_module(module)
-    return module
+_LOADER = runpy.run_path(str(HERE / "loader.py"))
+rigport = _LOADER["package"](extension=True)
 
 
 def submodule(name: str) -> types.ModuleType:
-    return importlib.import_module(f"{package().__name__}.{name}")
+    """``rigport.<name>``, imported: in Blender the package may be ``bl_ext.<repo>.rigport``."""
+    return importlib.import_module(f"{rigport.__name__}.{name}")
 
 
-def registry() -> types.ModuleType:
-    return submodule("io_formats.registry")
-
-
-def _cli(name: str) -> types.ModuleType:
-    return submodule(f"cli.{name}")
-
-
-UsageError = submodule("cli").UsageError  # a bad command line: exit status 2
+for _name in (
+    "cli.inputs",
+    "cli.members",
+    "cli.outputs",
+    "cli.pool",
+    "cli.progress",
+    "io_formats.codec.files",
+    "io_formats.registry",
+    "io_formats.urho3d.package",
+):
+    submodule(_name)
+cli, io_formats = rigport.cli, rigport.io_formats
+UsageError = cli.UsageError  # a bad command line: exit status 2
 
 
 def split_member(path: str) -> tuple[str, str | None]:
     """``(container, member)`` of ``PACKAGE.pak:member``: see ``cli/members.py``."""
-    return _cli("members").split_member(path)
+    return cli.members.split_member(path)
 
 
 def read_input(path: str) -> bytes:
-    return _cli("members").read_input(path)
+    return cli.members.read_input(path)
 
 
 def format_of(path: str, kind: str | None = None):
     """The registry format of ``path`` (by extension, and content where shared)."""
-    return registry().format_of(path, kind=kind)
+    return io_formats.registry.format_of(path, kind=kind)
 
 
 def _has_bpy() -> bool:
@@ -121,8 +106,8 @@ def _has_bpy() -> bool:
 def _copy_companions(pak: str, member: str, folder: str) -> None:
     """Write the archive's other members whose name (without extension) is
     ``member``'s into ``folder``."""
-    container, archive = _cli("members").read_container(pak)
-    write_atomic = submodule("io_formats.codec.files").write_atomic
+    container, archive = cli.members.read_container(pak)
+    write_atomic = io_formats.codec.files.write_atomic
     stem = os.path.splitext(os.path.basename(member))[0].lower()
     for name in container.names(archive):
         base = os.path.basename(name)
@@ -132,12 +117,12 @@ def _copy_companions(pak: str, member: str, folder: str) -> None:
 
 def _parse(path: str):
     """(format, parsed object, bytes) of one file; FormatError names the path."""
-    members = _cli("members")
+    members, registry = cli.members, io_formats.registry
     data = members.read_input(path)
-    fmt = registry().format_of(members.file_name(path), data[: registry().SNIFF_BYTES])
+    fmt = registry.format_of(members.file_name(path), data[: registry.SNIFF_BYTES])
     try:
         return fmt, fmt.read(data), data
-    except submodule("io_formats.codec").FormatError as err:
+    except io_formats.codec.FormatError as err:
         raise err.with_path(path) from None
 
 
@@ -148,7 +133,7 @@ def check_file(path: str) -> str:
     if out != data:
         n = min(len(out), len(data))
         diff = next((i for i in range(n) if out[i] != data[i]), n)
-        raise submodule("io_formats.codec").FormatError(
+        raise io_formats.codec.FormatError(
             f"re-encoded bytes differ ({len(out)} bytes written, {len(data)} read)", diff, path
         )
     return f"lossless ({len(data)} bytes)"
@@ -163,10 +148,10 @@ def pack_folder(folder: str, out: str, lz4: bool = False, rbfx: bool = False) ->
     """Write every file under ``folder`` into the Urho3D/rbfx package ``out``."""
     if not os.path.isdir(folder):
         raise UsageError(f"{folder}: not a folder")
-    package_module = submodule("io_formats.urho3d.package")
+    package_module = io_formats.urho3d.package
     pkg = package_module.pack_directory(folder, compressed=lz4, rbfx=rbfx)
     data = package_module.write(pkg)
-    submodule("io_formats.codec.files").write_atomic(out, data, "package")
+    io_formats.codec.files.write_atomic(out, data, "package")
     size = sum(len(e.data) for e in pkg.entries)
     return (
         f"wrote {out}: {pkg.magic.decode()}, {len(pkg.entries)} files, "
@@ -190,13 +175,12 @@ class _Blender:
                 f"this is {bpy.app.version_string}"
             )
         self.bpy = bpy
-        pkg = package(with_init=True)
+        pkg = _LOADER["run_init"](rigport)
         self.pkg = pkg
-        operators = importlib.import_module(f"{pkg.__name__}.operators")
         self.handlers = {
-            entry.key: entry for module in operators.format_modules() for entry in module.BATCH
+            entry.key: entry for module in pkg.operators.format_modules() for entry in module.BATCH
         }
-        self.guard = importlib.import_module(f"{pkg.__name__}.operators.blender.guard")
+        self.guard = submodule("operators.blender.guard")
 
     def reset(self) -> None:
         """An empty file with the add-on registered."""
@@ -245,7 +229,7 @@ class _Blender:
         _fmt, entry = self.handler(member)
         with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
             copy = os.path.join(tmp, os.path.basename(member))
-            submodule("io_formats.codec.files").write_atomic(copy, data)
+            io_formats.codec.files.write_atomic(copy, data)
             _copy_companions(container, member, tmp)
             try:
                 return entry.import_file(self.context, copy, state, options)
@@ -264,7 +248,7 @@ class _Blender:
         with tempfile.TemporaryDirectory(prefix="rigport-") as tmp:
             out = os.path.join(tmp, os.path.basename(member))
             notes = _line(entry.export_file(self.context, out, state, options))
-            _cli("members").write_member(path, Path(out).read_bytes())
+            cli.members.write_member(path, Path(out).read_bytes())
         return notes
 
     def counts(self, state: dict) -> dict:
@@ -321,7 +305,7 @@ def _export_like(in_path: str, out_path: str, options: dict) -> tuple[str, dict]
 def _attempt(item: str, work, output: str | None = None):
     """``work() -> Result``, timed; an exception other than a usage error becomes a
     failed Result that says what went wrong."""
-    progress = _cli("progress")
+    progress = cli.progress
     t0 = time.perf_counter()
     try:
         result = work()
@@ -341,7 +325,7 @@ def _attempt(item: str, work, output: str | None = None):
 
 def run_task(command: str, task, options: dict):
     """The Result of ``command`` on one Task; a failure is a result, not an exception."""
-    progress = _cli("progress")
+    progress = cli.progress
     if task.skip:
         return progress.Result(task.item, progress.SKIPPED, detail=task.skip, output=task.output)
 
@@ -540,7 +524,7 @@ def _default_jobs(command: str, tasks: list) -> int:
         return cores
     size = 0
     for task in tasks:
-        path = _cli("members").split_member(task.item)[0]
+        path = cli.members.split_member(task.item)[0]
         try:
             size += os.path.getsize(path)
         except OSError:
@@ -560,7 +544,7 @@ def _dispatch(args) -> int:
                     f"{cmd} works in one process"
                 )
     if args.report:
-        _cli("inputs").check_output_file(args.report)
+        cli.inputs.check_output_file(args.report)
     if cmd == "pack":
         return _pack(args)
     if cmd == "import":
@@ -571,7 +555,7 @@ def _dispatch(args) -> int:
 def _run_list(args, tasks: list, work, stream=None) -> object:
     """Run ``work(task) -> Result`` over ``tasks`` in this process with progress
     lines; stops after the first failure unless --keep-going. The Progress."""
-    progress = _cli("progress")
+    progress = cli.progress
     prog = progress.Progress(len(tasks), stream)
     stopped = False
     for i, task in enumerate(tasks):
@@ -588,7 +572,7 @@ def _run_list(args, tasks: list, work, stream=None) -> object:
 
 def _finish(args, prog, jobs: int = 1) -> int:
     """The summary line, the report, the exit status."""
-    progress = _cli("progress")
+    progress = cli.progress
     print(prog.summary(), file=prog.stream, flush=True)
     if args.report:
         prog.write_report(
@@ -610,8 +594,8 @@ def _bpy_version() -> str | None:
 
 
 def _pack(args) -> int:
-    inputs, progress = _cli("inputs"), _cli("progress")
-    if _cli("members").ext(args.output) != ".pak":
+    inputs, progress = cli.inputs, cli.progress
+    if cli.members.ext(args.output) != ".pak":
         raise UsageError(f"{args.output}: expected a .pak path")
     inputs.check_output_file(args.output)
     task = inputs.Task(args.folder)
@@ -624,14 +608,14 @@ def _pack(args) -> int:
 
 
 def _import(args) -> int:
-    inputs, progress = _cli("inputs"), _cli("progress")
+    inputs, progress = cli.inputs, cli.progress
     if args.save:
-        if _cli("members").ext(args.save) != ".blend":
+        if cli.members.ext(args.save) != ".blend":
             raise UsageError(f"--save {args.save}: expected a .blend path")
         inputs.check_output_file(args.save)
     tasks = inputs.expand(args.files, args.recursive)
     order = {"package": 0, "model": 1, "animation": 2, "other": 3}
-    kind_of = _cli("outputs").kind_of
+    kind_of = cli.outputs.kind_of
     tasks.sort(key=lambda t: order[kind_of(t.item)])  # stable: the list order stays
     bl = blender()
     bl.reset()
@@ -658,12 +642,12 @@ def _import(args) -> int:
 def _per_file(args) -> int:
     """check, inspect, roundtrip, convert: the file list, sharded, run in this
     process or on worker processes."""
-    inputs = _cli("inputs")
+    inputs = cli.inputs
     cmd = args.command
     if cmd in ("check", "inspect"):
         tasks = inputs.expand(args.files, args.recursive, open_containers=cmd == "check")
     else:
-        tasks = _cli("outputs").plan(
+        tasks = cli.outputs.plan(
             cmd, args.inputs, args.output, args.recursive, args.model, getattr(args, "to", None)
         )
     if args.shard:
@@ -679,7 +663,7 @@ def _per_file(args) -> int:
     named_skips = [
         r
         for t, r in zip(tasks, prog.slots, strict=True)
-        if t.named and r is not None and r.status == _cli("progress").SKIPPED
+        if t.named and r is not None and r.status == cli.progress.SKIPPED
     ]
     if cmd == "inspect":
         docs = [r.data for r in prog.slots if r is not None and r.data is not None]
@@ -697,7 +681,7 @@ def _per_file(args) -> int:
 
 def _run_pool(args, tasks: list, options: dict, jobs: int, stream) -> object:
     """The tasks on ``jobs`` worker processes; progress lines as results come in."""
-    progress, pool = _cli("progress"), _cli("pool")
+    progress, pool = cli.progress, cli.pool
     prog = progress.Progress(len(tasks), stream)
     header = {"command": args.command, "options": options}
     work = []
@@ -765,7 +749,7 @@ def _worker() -> int:
     if command not in CODEC_COMMANDS:
         blender()  # bpy and the add-on, once
     results.write(json.dumps({"ready": True, "bpy": _bpy_version()}) + "\n")
-    task_class = _cli("inputs").Task
+    task_class = cli.inputs.Task
     for line in sys.stdin:
         task = task_class(**json.loads(line))
         results.write(json.dumps(run_task(command, task, options).to_json()) + "\n")

@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import runpy
 import shutil
 import subprocess
 import sys
@@ -27,11 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "demo"))
-import sample_library  # noqa: E402
-
-import batch  # noqa: E402
+runpy.run_path(str(ROOT / "loader.py"))["package"]()
+from rigport.demo import sample_library  # noqa: E402
 
 
 def _run(args: list[str]) -> tuple[float, dict]:
@@ -79,7 +77,7 @@ def main() -> None:
     try:
         lib = work / "lib"
         t0 = time.perf_counter()
-        files = sample_library.write_library(lib, args.files, batch.package().__name__)
+        files = sample_library.write_library(lib, args.files)
         gen = time.perf_counter() - t0
         size = sum(path.stat().st_size for _fmt, path in files)
         rows = []

@@ -4,7 +4,7 @@ Run with a Python that has the ``bpy`` module::
 
     .venv/bpy50/bin/python bench/bench_renderware.py [--vertices N] [--bones N]
 
-Builds a skinned ped (``io_formats/renderware/samples.py``: ``--bones`` bones,
+Builds a skinned ped (``samples/renderware.py``: ``--bones`` bones,
 4 weights per vertex, normals, one UV set) of about ``--vertices`` vertices,
 then times, each from a fresh empty scene: RigPort .dff import; RigPort .dff
 export of that scene; glTF export of the same scene; glTF import of that .glb.
@@ -17,9 +17,9 @@ Benchmarks are not tests: nothing here runs under pytest.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import os
+import runpy
 import sys
 import tempfile
 import time
@@ -31,12 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load_addon():
-    spec = importlib.util.spec_from_file_location(
-        "rigport", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rigport"] = module
-    spec.loader.exec_module(module)
+    """The repository as the package ``rigport`` (loader.py), registered."""
+    module = runpy.run_path(str(ROOT / "loader.py"))["package"](init=True)
     module.register()
     return module
 
@@ -50,7 +46,8 @@ def main() -> None:
     import bpy
 
     _load_addon()
-    from rigport.io_formats.renderware import dff, samples
+    from rigport.io_formats.renderware import dff
+    from rigport.samples import renderware as samples
 
     parts = max(1, math.ceil(args.vertices / 60_000))  # a geometry holds <= 65535 vertices
     segments = int(math.sqrt(args.vertices / parts)) * 2

@@ -9,8 +9,8 @@ Prints a Markdown table (fastest of ``--repeat`` runs per step). Not a test.
 from __future__ import annotations
 
 import argparse
-import importlib
 import platform
+import runpy
 import sys
 import tempfile
 import time
@@ -20,11 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _package():
-    """The repository as the package ``rigport`` (its folder may have any name)."""
-    link = Path(tempfile.mkdtemp(prefix="rigport-bench-")) / "rigport"
-    link.symlink_to(ROOT, target_is_directory=True)
-    sys.path.insert(0, str(link.parent))
-    return importlib.import_module("rigport")
+    """The repository as the package ``rigport``, its ``__init__.py`` run (loader.py)."""
+    return runpy.run_path(str(ROOT / "loader.py"))["package"](init=True)
 
 
 def _best(fn, repeat: int) -> float:
@@ -45,7 +42,8 @@ def main() -> None:
     args = ap.parse_args()
     rigport = _package()
     from rigport.io_formats.bonespro import animation as A
-    from rigport.io_formats.bonespro import samples, structure
+    from rigport.io_formats.bonespro import structure
+    from rigport.samples import bonespro as samples
 
     names = [f"Bone {i:03d}" for i in range(args.bones)]
     parents = [-1] + [(i - 1) // 3 for i in range(1, args.bones)]

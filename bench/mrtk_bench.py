@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import os
 import platform
+import runpy
 import sys
 import tempfile
 import time
@@ -46,11 +46,8 @@ from sections import quiet_stdout  # noqa: E402
 
 
 def _package():
-    """The repository as the package ``rigport`` (its folder may have any name)."""
-    link = Path(tempfile.mkdtemp(prefix="rigport-bench-")) / "rigport"
-    link.symlink_to(ROOT, target_is_directory=True)
-    sys.path.insert(0, str(link.parent))
-    return importlib.import_module("rigport")
+    """The repository as the package ``rigport``, its ``__init__.py`` run (loader.py)."""
+    return runpy.run_path(str(ROOT / "loader.py"))["package"](init=True)
 
 
 def _timed(fn, *args, **kwargs):
@@ -157,7 +154,8 @@ def main() -> None:
     rigport = _package()
     rigport.register()
     from rigport.io_formats.codec.files import write_atomic
-    from rigport.io_formats.mrtk import convert, recording, samples
+    from rigport.io_formats.mrtk import convert, recording
+    from rigport.samples import mrtk as samples
 
     tmp = Path(tempfile.mkdtemp(prefix="rigport-mrtk-"))
     cases = (

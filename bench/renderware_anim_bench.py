@@ -5,11 +5,11 @@ Run with a Python that has the ``bpy`` module::
 
     .venv/bpy50/bin/python bench/renderware_anim_bench.py [--animations N] [--megabytes M]
 
-Builds the sample ped (``io_formats/renderware/samples.py``, 32 bones), an
+Builds the sample ped (``samples/renderware.py``, 32 bones), an
 IFP of ``--animations`` walk-cycle animations for it (San Andreas layout,
-compressed keys, 31 frames each: ``ifp_samples.py``) and a texture dictionary
+compressed keys, 31 frames each: ``samples/renderware_ifp.py``) and a texture dictionary
 of about ``--megabytes`` of 1024x1024 32-bit textures with full mipmap chains
-(``txd_samples.py``). Times, each from a fresh scene with the ped imported:
+(``samples/renderware_txd.py``). Times, each from a fresh scene with the ped imported:
 the IFP codec alone; importing every animation as actions; exporting them all
 back (byte-identical, checked); the TXD codec with every texture decoded;
 RigPort's TXD import (packed images); DragonFF's TXD import of the same file
@@ -20,7 +20,7 @@ packed). Prints a Markdown table. Benchmarks are not tests.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -45,12 +45,8 @@ os._exit(0)  # bpy 4.2 can crash at interpreter exit
 
 
 def _load_addon():
-    spec = importlib.util.spec_from_file_location(
-        "rigport", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rigport"] = module
-    spec.loader.exec_module(module)
+    """The repository as the package ``rigport`` (loader.py), registered."""
+    module = runpy.run_path(str(ROOT / "loader.py"))["package"](init=True)
     module.register()
     return module
 
@@ -101,7 +97,10 @@ def main() -> None:
     import bpy
 
     _load_addon()
-    from rigport.io_formats.renderware import dff, ifp, ifp_samples, samples, txd, txd_samples
+    from rigport.io_formats.renderware import dff, ifp, txd
+    from rigport.samples import renderware as samples
+    from rigport.samples import renderware_ifp as ifp_samples
+    from rigport.samples import renderware_txd as txd_samples
 
     tmp = Path(tempfile.mkdtemp(prefix="rw-anim-bench-"))
     dff_path = tmp / "ped.dff"

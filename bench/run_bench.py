@@ -11,7 +11,7 @@ starts from a fresh Blender and its peak RSS is its own):
 1. ``gen``: build a skinned model (``--vertices``, ``--bones``, 4 weights per
    vertex, 2 UV sets, normals, tangents, one morph) and a skeleton of
    ``--anim-bones`` bones with a ``--keys``-key animation, with the sample
-   builders in ``io_formats/urho3d/samples.py``; write ``.mdl`` / ``.ani``.
+   builders in ``samples/urho3d.py``; write ``.mdl`` / ``.ani``.
 2. Model: RigPort import of the ``.mdl`` (timed; the scene is saved to a
    ``.blend``), RigPort export of that scene (timed), glTF export of that
    scene to ``.glb`` (timed: the reference), glTF import of the ``.glb`` into

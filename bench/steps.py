@@ -25,16 +25,15 @@ A step whose operator this Blender lacks writes ``{"skipped": reason}``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import resource
+import runpy
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = "rigport"
 FPS = 24
 
 
@@ -67,20 +66,12 @@ def _reset_hwm() -> bool:
 
 
 def install_package():
-    """The repository as package ``rigport`` (tests/conftest.py does the same)."""
-    if PACKAGE in sys.modules:
-        return sys.modules[PACKAGE]
-    spec = importlib.util.spec_from_file_location(
-        PACKAGE, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[PACKAGE] = module
-    return module
+    """The repository as the package ``rigport`` (loader.py)."""
+    return runpy.run_path(str(ROOT / "loader.py"))["package"]()
 
 
 def load_addon():
-    module = install_package()
-    module.__spec__.loader.exec_module(module)
+    module = runpy.run_path(str(ROOT / "loader.py"))["package"](init=True)
     module.register()
     return module
 
@@ -91,7 +82,8 @@ def load_addon():
 
 def gen(workdir: Path, cfg: dict) -> dict:
     install_package()
-    from rigport.io_formats.urho3d import ani, mdl, samples
+    from rigport.io_formats.urho3d import ani, mdl
+    from rigport.samples import urho3d as samples
 
     model = samples.skinned_model(
         cfg["bones"],

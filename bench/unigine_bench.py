@@ -3,7 +3,7 @@
     .venv/bpy50/bin/python bench/unigine_bench.py [--rings 1000] [--segments 500]
         [--bones 64] [--repeat 2] [--workdir DIR]
 
-Builds a skinned ms11 mesh with ``io_formats/unigine/samples.py`` (two
+Builds a skinned ms11 mesh with ``samples/unigine.py`` (two
 surfaces of ``rings x segments`` coordinate vertices each: 1M by default; a UV
 seam per surface, tangent quaternions, one morph target, 1 to 4 weights per
 vertex), then times, each in a fresh process and fastest of ``--repeat``: the
@@ -34,7 +34,8 @@ STEPS = ("rp_import", "rp_export", "gltf_export", "gltf_import")
 
 def gen(workdir: Path, cfg: dict) -> dict:
     steps.install_package()
-    from rigport.io_formats.unigine import mesh, samples
+    from rigport.io_formats.unigine import mesh
+    from rigport.samples import unigine as samples
 
     m = samples.skinned_mesh(
         n_bones=cfg["bones"],

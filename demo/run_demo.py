@@ -3,7 +3,7 @@
     make demo      (= .venv/bpy50/bin/python demo/run_demo.py [OUT])
 
 For Urho3D, Unigine, RenderWare, MRTK and BonesPro, one sample file built by
-the format's own writer (``io_formats/<format>/samples.py``) is written to
+the format's own writer (``samples/<format>.py``) is written to
 ``demo/out/samples/``, imported into an empty Blender file, exported back to
 ``demo/out/export/`` and checked: the exported file must re-encode byte for
 byte, and its codec summary (counts, names, layout) must equal the source's.
@@ -18,6 +18,7 @@ FAIL line for every step that failed, and exits 1 if any did.
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 import time
 import traceback
@@ -27,11 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TILE = (400, 300)
 COLUMNS = 3
 
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "demo"))
-import sample_library  # noqa: E402
-
-import batch  # noqa: E402  (the repository's command line: loads the add-on by path)
+rigport = runpy.run_path(str(ROOT / "loader.py"))["package"]()
+from rigport import batch  # noqa: E402  (the repository's command line)
+from rigport.demo import sample_library  # noqa: E402
 
 
 class Row:
@@ -209,8 +208,7 @@ def main(out_dir: Path) -> int:
     samples, exports, tiles_dir = out_dir / "samples", out_dir / "export", out_dir / "tiles"
     for d in (samples, exports, tiles_dir):
         d.mkdir(parents=True, exist_ok=True)
-    pkg = batch.package().__name__
-    library = sample_library.write_library(samples, len(sample_library.FORMATS), pkg)
+    library = sample_library.write_library(samples, len(sample_library.FORMATS))
     bl = batch.blender()
     rows, tiles, engines = [], [], set()
     for fmt, src in library:

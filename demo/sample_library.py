@@ -2,35 +2,33 @@
 
 ``write_library(folder, count)`` writes ``count`` files, cycling through the
 formats, each a little different (size and seed vary with its number); the
-first five are the demo's assets. Used by ``demo/run_demo.py`` and
-``bench/batch_bench.py``.
+first five are the demo's assets. Used by ``demo/run_demo.py``,
+``bench/batch_bench.py`` and the tests as ``rigport.demo.sample_library``; it
+needs the package ``rigport`` loaded (``loader.py``).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 
+from rigport.io_formats.bonespro import structure as b_struct
+from rigport.io_formats.mrtk import recording as k_rec
+from rigport.io_formats.renderware import dff as r_dff
+from rigport.io_formats.unigine import mesh as g_mesh
+from rigport.io_formats.urho3d import mdl as u_mdl
+from rigport.samples import bonespro as b_samples
+from rigport.samples import mrtk as k_samples
+from rigport.samples import renderware as r_samples
+from rigport.samples import unigine as g_samples
+from rigport.samples import urho3d as u_samples
+
 FORMATS = ("Urho3D", "Unigine", "RenderWare", "MRTK", "BonesPro")
 
 
-def _modules(pkg: str):
-    def m(name: str):
-        return importlib.import_module(f"{pkg}.io_formats.{name}")
-
-    return m
-
-
-def makers(pkg: str) -> list[tuple[str, str, Callable[[int], bytes]]]:
+def makers() -> list[tuple[str, str, Callable[[int], bytes]]]:
     """(format, file extension, make(i) -> bytes) for each format, in FORMATS order."""
-    m = _modules(pkg)
-    u_samples, u_mdl = m("urho3d.samples"), m("urho3d.mdl")
-    g_samples, g_mesh = m("unigine.samples"), m("unigine.mesh")
-    r_samples, r_dff = m("renderware.samples"), m("renderware.dff")
-    k_samples, k_rec = m("mrtk.samples"), m("mrtk.recording")
-    b_samples, b_struct = m("bonespro.samples"), m("bonespro.structure")
     return [
         (
             "Urho3D",
@@ -66,10 +64,10 @@ def makers(pkg: str) -> list[tuple[str, str, Callable[[int], bytes]]]:
     ]
 
 
-def write_library(folder: Path, count: int, pkg: str = "rigport") -> list[tuple[str, Path]]:
+def write_library(folder: Path, count: int) -> list[tuple[str, Path]]:
     """Write ``count`` sample files into ``folder`` (one subfolder per format);
     (format, path) of each, in order."""
-    made = makers(pkg)
+    made = makers()
     out = []
     for i in range(count):
         name, ext, make = made[i % len(made)]

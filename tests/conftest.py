@@ -10,7 +10,8 @@ Works in two modes:
 What it provides:
 
 * The repository is importable as the package ``rigport`` whatever its folder
-  is called, so test modules can ``from rigport.io_formats.urho3d import mdl``.
+  is called (``loader.py``), so test modules can
+  ``from rigport.io_formats.urho3d import mdl``.
   The package's ``__init__.py`` (which imports bpy) runs only when something
   asks for it: the ``rigport`` fixture, or an attribute such as
   ``rigport.register``. Submodules such as ``rigport.io_formats`` load without
@@ -36,8 +37,8 @@ What it provides:
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import os
+import runpy
 import shutil
 import sys
 import tempfile
@@ -90,56 +91,13 @@ def _in_blender_executable() -> bool:
 # --------------------------------------------------------------------------
 # The repository as the package ``rigport``
 
-_INIT_STATE = {"executed": False}
+_LOADER = runpy.run_path(str(ROOT / "loader.py"))  # loader.py: see its docstring
+_LOADER["package"]()
 
 
 def _execute_package_init() -> types.ModuleType:
     """Run the package's ``__init__.py`` once (it registers nothing by itself)."""
-    module = sys.modules[PACKAGE]
-    if not _INIT_STATE["executed"]:
-        init = ROOT / "__init__.py"
-        if not init.is_file():
-            raise ImportError(f"{init} does not exist yet")
-        _INIT_STATE["executed"] = True  # before exec: guards re-entry from __getattr__
-        try:
-            module.__spec__.loader.exec_module(module)
-        except BaseException:
-            _INIT_STATE["executed"] = False
-            raise
-    return module
-
-
-def _package_getattr(name: str):
-    """Module ``__getattr__``: ``rigport.register`` and friends run ``__init__.py``."""
-    if (
-        name.startswith("__")
-        or _INIT_STATE["executed"]
-        # a submodule: let the import system load it (``from rigport import io_formats``)
-        or (ROOT / f"{name}.py").is_file()
-        or (ROOT / name).is_dir()
-    ):
-        raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}")
-    module = _execute_package_init()
-    try:
-        return module.__dict__[name]
-    except KeyError:
-        raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}") from None
-
-
-def _install_package() -> types.ModuleType:
-    existing = sys.modules.get(PACKAGE)
-    if existing is not None:
-        return existing
-    spec = importlib.util.spec_from_file_location(
-        PACKAGE, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    module.__getattr__ = _package_getattr  # type: ignore[attr-defined]
-    sys.modules[PACKAGE] = module
-    return module
-
-
-_install_package()
+    return _LOADER["package"](init=True)
 
 
 # --------------------------------------------------------------------------

@@ -9,20 +9,14 @@ parent can tell which file crashed or hung the process.
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import runpy
 import sys
 import time
 
 
 def _load_rigport(root: str):
-    spec = importlib.util.spec_from_file_location(
-        "rigport", f"{root}/__init__.py", submodule_search_locations=[root]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rigport"] = module
-    spec.loader.exec_module(module)
-    return module
+    return runpy.run_path(f"{root}/loader.py")["package"](init=True)
 
 
 def _operator(bpy, path: str):

@@ -1,6 +1,6 @@
 """Files that are valid to RigPort's codecs but nasty to Blender, per format.
 
-Each is one of the project's own sample files (``io_formats/<format>/samples.py``)
+Each is one of the project's own sample files (``samples/<format>.py``)
 changed in its native form and written with the format's own writer:
 degenerate and duplicate triangles, NaN/Inf everywhere, zero normals,
 self-parented and looping bones, weights above 1 or negative, empty
@@ -19,18 +19,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from rigport.io_formats.bonespro import animation as bp_anim
-from rigport.io_formats.bonespro import samples as bp_samples
 from rigport.io_formats.bonespro import structure as bp_structure
 from rigport.io_formats.mrtk import recording as mrtk_recording
-from rigport.io_formats.mrtk import samples as mrtk_samples
 from rigport.io_formats.renderware import dff
-from rigport.io_formats.renderware import samples as rw_samples
 from rigport.io_formats.renderware.frames import FrameName
 from rigport.io_formats.unigine import anim as ug_anim
 from rigport.io_formats.unigine import mesh as ug_mesh
-from rigport.io_formats.unigine import samples as ug_samples
 from rigport.io_formats.urho3d import ani, mdl, package
-from rigport.io_formats.urho3d import samples as u3_samples
+from rigport.samples import bonespro as bp_samples
+from rigport.samples import mrtk as mrtk_samples
+from rigport.samples import renderware as rw_samples
+from rigport.samples import unigine as ug_samples
+from rigport.samples import urho3d as u3_samples
 
 NAN, INF = float("nan"), float("inf")
 #: A name whose bytes are not UTF-8 (the codecs keep them as surrogate escapes).

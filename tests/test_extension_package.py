@@ -8,7 +8,6 @@ register with ``rigport.register()``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -23,7 +22,8 @@ pytestmark = pytest.mark.blender
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO_MODULE = "rigport_test"  # the extension repository created for the install
-ADDON_FILES = {"__init__.py", "blender_manifest.toml"}
+# batch.py ships with the add-on, and loader.py with it (batch.py loads the package through it)
+ADDON_FILES = {"__init__.py", "blender_manifest.toml", "batch.py", "loader.py"}
 NOT_IN_ZIP = {
     ".ci",
     ".git",
@@ -33,6 +33,7 @@ NOT_IN_ZIP = {
     "demo",
     "dist",
     "requirements",
+    "samples",
     "tests",
     "tools",
     "Makefile",
@@ -40,18 +41,11 @@ NOT_IN_ZIP = {
 }
 
 
-def _load_tools():
-    spec = importlib.util.spec_from_file_location(
-        "rigport_tools_extension", ROOT / "tools" / "extension.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def tools():
-    return _load_tools()
+    from rigport.tools import extension
+
+    return extension
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +74,25 @@ def test_zip_holds_only_the_add_on(tools, built_zip):
     # The built zip passes validation as well.
     result = tools.validate(built_zip)
     assert result.returncode == 0, f"validate (zip) failed:\n{result.stdout}\n{result.stderr}"
+
+
+def test_zip_holds_no_sample_writer(built_zip):
+    """The sample writers (``samples/``) are test data, not the add-on: none is in
+    the zip, under its own name, an old one (``io_formats/*/samples.py``,
+    ``*_samples.py``, ``io_formats/unigine/compare.py``) or another."""
+    writers = {p.read_bytes() for p in (ROOT / "samples").glob("*.py")}
+    with zipfile.ZipFile(built_zip) as zf:
+        names = [n for n in zf.namelist() if n.endswith(".py")]
+        copies = [n for n in names if zf.read(n) in writers and zf.read(n).strip()]
+    named = [
+        n
+        for n in names
+        if n.startswith("samples/")
+        or re.search(r"(^|/)(\w+_)?samples\.py$", n)
+        or n.endswith("unigine/compare.py")
+    ]
+    assert not named, f"sample writers in the zip: {named}"
+    assert not copies, f"copies of sample writers in the zip: {copies}"
 
 
 def _pinned(name: str) -> str:
@@ -230,7 +243,8 @@ def _blender_command() -> list[str]:
 
 
 def test_zip_installs_and_registers_in_blender(built_zip, tmp_path):
-    from rigport.io_formats.urho3d import package, rbfx_samples
+    from rigport.io_formats.urho3d import package
+    from rigport.samples import rbfx as rbfx_samples
 
     pak = tmp_path / "Data.pak"
     pak.write_bytes(rbfx_samples.sample_package(True, False))

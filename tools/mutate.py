@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import os
 import re
+import runpy
 import signal
 import sys
 import time
@@ -46,13 +46,8 @@ OUTCOMES = ("parsed", "FormatError", "other", "timeout")
 
 def _package() -> None:
     """The repository as the package ``rigport`` without running its ``__init__``
-    (which imports bpy): the codecs need only ``rigport.io_formats``."""
-    if "rigport" in sys.modules:
-        return
-    spec = importlib.util.spec_from_loader("rigport", loader=None, is_package=True)
-    module = importlib.util.module_from_spec(spec)
-    module.__path__ = [str(ROOT)]
-    sys.modules["rigport"] = module
+    (which imports bpy): the codecs need only ``rigport.io_formats`` (loader.py)."""
+    runpy.run_path(str(ROOT / "loader.py"))["package"]()
 
 
 # ------------------------------------------------------------------ targets
@@ -91,26 +86,26 @@ def targets() -> dict[str, Target]:
     from rigport.io_formats import registry
     from rigport.io_formats.bonespro import animation as bp_anim
     from rigport.io_formats.bonespro import convert as bp_convert
-    from rigport.io_formats.bonespro import samples as bp_samples
     from rigport.io_formats.bonespro import structure as bp_structure
     from rigport.io_formats.mrtk import convert as mrtk_convert
     from rigport.io_formats.mrtk import recording
-    from rigport.io_formats.mrtk import samples as mrtk_samples
     from rigport.io_formats.renderware import clump_import, dff
-    from rigport.io_formats.renderware import samples as rw_samples
     from rigport.io_formats.unigine import anim, anim_file_convert, mesh, mesh_import
-    from rigport.io_formats.unigine import samples as ug_samples
     from rigport.io_formats.urho3d import (
         ani,
         animation_convert,
         mdl,
         model_import,
         package,
-        rbfx_samples,
         shader,
     )
-    from rigport.io_formats.urho3d import samples as u_samples
     from rigport.io_formats.urho3d.formats import member_kind
+    from rigport.samples import bonespro as bp_samples
+    from rigport.samples import mrtk as mrtk_samples
+    from rigport.samples import rbfx as rbfx_samples
+    from rigport.samples import renderware as rw_samples
+    from rigport.samples import unigine as ug_samples
+    from rigport.samples import urho3d as u_samples
 
     def codec(key: str, data: bytes):
         fmt = registry.by_key(key)
@@ -269,7 +264,8 @@ def targets() -> dict[str, Target]:
         return out
 
     def rw_anims(small: bool):
-        from rigport.io_formats.renderware import ifp, ifp_samples
+        from rigport.io_formats.renderware import ifp
+        from rigport.samples import renderware_ifp as ifp_samples
 
         games = ("III", "SA") if small else ("III", "VC", "SA")
         return [
@@ -290,12 +286,13 @@ def targets() -> dict[str, Target]:
         return [("gen/walk.anm", anm.write(anm.from_tracks(tracks, TARGETS["SA"][2])))]
 
     def rw_txd(small: bool):
-        from rigport.io_formats.renderware import txd_samples
+        from rigport.samples import renderware_txd as txd_samples
 
         return [("gen/every_layout.txd", txd_samples.every_layout("SA", 8 if small else 16))]
 
     def rw_img(small: bool):
-        from rigport.io_formats.renderware import ifp, ifp_samples, img
+        from rigport.io_formats.renderware import ifp, img
+        from rigport.samples import renderware_ifp as ifp_samples
 
         a = img.new_archive(2)
         a.put("ped.dff", dff.write(rw_samples.skinned_ped(n_bones=4, rings=3, segments=4)))

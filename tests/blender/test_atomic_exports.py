@@ -11,7 +11,8 @@ from rigport.io_formats.codec import FormatError
 
 
 def _urho_model(bpy, tmp):
-    from rigport.io_formats.urho3d import ani, mdl, samples
+    from rigport.io_formats.urho3d import ani, mdl
+    from rigport.samples import urho3d as samples
 
     model = samples.skinned_model(n_bones=4, grid=(8, 6))
     (tmp / "src.mdl").write_bytes(mdl.write(model))
@@ -21,7 +22,8 @@ def _urho_model(bpy, tmp):
 
 
 def _unigine(bpy, tmp):
-    from rigport.io_formats.unigine import mesh, samples
+    from rigport.io_formats.unigine import mesh
+    from rigport.samples import unigine as samples
 
     (tmp / "src.mesh").write_bytes(mesh.write(samples.skinned_mesh(rings=4, segments=5)))
     bpy.ops.import_scene.unigine_mesh(filepath=str(tmp / "src.mesh"))
@@ -30,21 +32,24 @@ def _unigine(bpy, tmp):
 
 
 def _dff(bpy, tmp):
-    from rigport.io_formats.renderware import dff, samples
+    from rigport.io_formats.renderware import dff
+    from rigport.samples import renderware as samples
 
     (tmp / "src.dff").write_bytes(dff.write(samples.static_clump(atomics=1)))
     bpy.ops.import_scene.rw_dff(filepath=str(tmp / "src.dff"))
 
 
 def _mrtk(bpy, tmp):
-    from rigport.io_formats.mrtk import recording, samples
+    from rigport.io_formats.mrtk import recording
+    from rigport.samples import mrtk as samples
 
     (tmp / "src.bin").write_bytes(recording.write(samples.sample_recording(keys=4)))
     bpy.ops.import_anim.mrtk_input(filepath=str(tmp / "src.bin"))
 
 
 def _bonespro(bpy, tmp):
-    from rigport.io_formats.bonespro import animation, samples, structure
+    from rigport.io_formats.bonespro import animation, structure
+    from rigport.samples import bonespro as samples
 
     s = samples.structure()
     (tmp / "rig.txt").write_bytes(structure.write(s))

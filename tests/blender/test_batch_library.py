@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rigport.tests.support import BATCH, ROOT, run_batch
-
-sys.path.insert(0, str(ROOT / "demo"))
-import sample_library  # noqa: E402
+from rigport.demo import sample_library
+from rigport.tests.support import BATCH, run_batch
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from rigport.io_formats.bonespro import animation as A
-from rigport.io_formats.bonespro import convert, samples, structure
+from rigport.io_formats.bonespro import convert, structure
+from rigport.samples import bonespro as samples
 from rigport.tests.support import run_batch
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.bonespro import animation as A
-from rigport.io_formats.bonespro import convert, samples, structure
+from rigport.io_formats.bonespro import convert, structure
+from rigport.samples import bonespro as samples
 
 TOL = 1e-5
 

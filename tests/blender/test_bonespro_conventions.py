@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.bonespro import animation as A
-from rigport.io_formats.bonespro import convert, samples, structure
+from rigport.io_formats.bonespro import convert, structure
+from rigport.samples import bonespro as samples
 from rigport.tests.operator_draw import check_draw
 
 TOL = 1e-5

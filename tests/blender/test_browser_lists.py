@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from rigport.io_formats.renderware import dff, ifp, ifp_samples, img, samples
-from rigport.io_formats.urho3d import rbfx_samples
+from rigport.io_formats.renderware import dff, ifp, img
+from rigport.samples import rbfx as rbfx_samples
+from rigport.samples import renderware as samples
+from rigport.samples import renderware_ifp as ifp_samples
 
 
 def _img(tmp_path):

@@ -10,8 +10,9 @@ import copy
 import numpy as np
 import pytest
 
-from rigport.io_formats.urho3d import mdl, samples
+from rigport.io_formats.urho3d import mdl
 from rigport.io_formats.urho3d.model_import import import_model
+from rigport.samples import urho3d as samples
 from rigport.tests.blender.fake_layout import FakeContext, FakeOperator, FakeWindowManager
 
 #: Key times (seconds) of the probe importer's action.

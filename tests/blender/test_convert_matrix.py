@@ -35,13 +35,9 @@ TARGETS = {
 #: Imports each source in a fresh file, exports it to every target; prints JSON.
 _CHILD = textwrap.dedent(
     """
-    import importlib.util, json, os, sys, traceback
+    import json, os, runpy, sys, traceback
     root, jobs_path, out_dir = sys.argv[1:4]
-    spec = importlib.util.spec_from_file_location(
-        "rigport", os.path.join(root, "__init__.py"), submodule_search_locations=[root])
-    rigport = importlib.util.module_from_spec(spec)
-    sys.modules["rigport"] = rigport
-    spec.loader.exec_module(rigport)
+    rigport = runpy.run_path(os.path.join(root, "loader.py"))["package"](init=True)
     import bpy
     rigport.register()
     from rigport.io_formats.bonespro import formats as bp
@@ -100,16 +96,17 @@ _CHILD = textwrap.dedent(
 def _samples(folder: Path) -> dict[str, list[dict]]:
     """Files our writers make, per source format: ``{"name", "files"}`` import lists."""
     from rigport.io_formats.bonespro import animation as bp_anim
-    from rigport.io_formats.bonespro import samples as bps
     from rigport.io_formats.bonespro import structure
     from rigport.io_formats.mrtk import recording
-    from rigport.io_formats.mrtk import samples as ms
     from rigport.io_formats.renderware import dff
-    from rigport.io_formats.renderware import samples as rws
     from rigport.io_formats.unigine import anim, mesh
-    from rigport.io_formats.unigine import samples as us
-    from rigport.io_formats.urho3d import ani, mdl, rbfx_samples
-    from rigport.io_formats.urho3d import samples as uss
+    from rigport.io_formats.urho3d import ani, mdl
+    from rigport.samples import bonespro as bps
+    from rigport.samples import mrtk as ms
+    from rigport.samples import rbfx as rbfx_samples
+    from rigport.samples import renderware as rws
+    from rigport.samples import unigine as us
+    from rigport.samples import urho3d as uss
 
     def put(name: str, data: bytes) -> str:
         path = folder / name

@@ -147,7 +147,8 @@ def _imported(bpy, name: str, data: bytes, idname: str):
 
 
 def _urho_character(bpy):
-    from rigport.io_formats.urho3d import ani, mdl, samples
+    from rigport.io_formats.urho3d import ani, mdl
+    from rigport.samples import urho3d as samples
 
     model = samples.skinned_model(n_bones=4, grid=(8, 6))
     _imported(bpy, "c.mdl", mdl.write(model), "import_scene.urho3d_mdl")
@@ -156,7 +157,8 @@ def _urho_character(bpy):
 
 
 def scene_recording_without_its_camera(bpy):
-    from rigport.io_formats.mrtk import recording, samples
+    from rigport.io_formats.mrtk import recording
+    from rigport.samples import mrtk as samples
 
     data = recording.write(samples.sample_recording(keys=4))
     _imported(bpy, "r.bin", data, "import_anim.mrtk_input")

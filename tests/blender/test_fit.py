@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from rigport.io_formats.urho3d import ani, mdl, package, samples
+from rigport.io_formats.urho3d import ani, mdl, package
+from rigport.samples import urho3d as samples
 from rigport.tests.support import run_batch
 
 
@@ -116,7 +117,7 @@ def test_batch_partial_fit_warns(tmp_path):
 
 def _unigine_files(tmp_path, rename: int):
     from rigport.io_formats.unigine import anim, mesh
-    from rigport.io_formats.unigine import samples as us
+    from rigport.samples import unigine as us
 
     m = us.skinned_mesh(animations=0)
     (tmp_path / "m.mesh").write_bytes(mesh.write(m))
@@ -152,7 +153,7 @@ def test_bonespro_refuses_another_bone_count(blank_blend, tmp_path):
     """BonesPro animations carry no bone names: the bone count is the fit."""
     bpy = blank_blend
     from rigport.io_formats.bonespro import animation, structure
-    from rigport.io_formats.bonespro import samples as bs
+    from rigport.samples import bonespro as bs
 
     s = bs.structure()
     (tmp_path / "rig.txt").write_bytes(structure.write(s))

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.urho3d import mdl
-from rigport.io_formats.urho3d import samples as u3_samples
 from rigport.operators.blender import guard
+from rigport.samples import urho3d as u3_samples
 
 
 def _degenerate_model() -> mdl.Model:
@@ -207,7 +207,7 @@ def test_custom_properties_blender_cannot_hold_come_back(blank_blend):
 
 def _rw_degenerate() -> bytes:
     from rigport.io_formats.renderware import dff
-    from rigport.io_formats.renderware import samples as rw_samples
+    from rigport.samples import renderware as rw_samples
 
     d = rw_samples.skinned_ped(n_bones=6, rings=4, segments=6)
     g = d.clump.geometries()[0]
@@ -221,7 +221,7 @@ def _rw_degenerate() -> bytes:
 
 def _unigine_degenerate() -> bytes:
     from rigport.io_formats.unigine import mesh as ug_mesh
-    from rigport.io_formats.unigine import samples as ug_samples
+    from rigport.samples import unigine as ug_samples
 
     m = ug_samples.skinned_mesh(n_bones=4, rings=4, segments=6, surfaces=2, animations=1)
     s = m.surfaces[0]

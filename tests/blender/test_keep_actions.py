@@ -180,7 +180,8 @@ def _rig_and_animations(bpy, tmp_path, ops: tuple[str, str], rig: tuple, anims: 
 
 def test_urho3d_model_and_five_animations(blank_blend, tmp_path):
     bpy = blank_blend
-    from rigport.io_formats.urho3d import ani, mdl, samples
+    from rigport.io_formats.urho3d import ani, mdl
+    from rigport.samples import urho3d as samples
 
     model = samples.skinned_model(n_bones=6)
     anims = [
@@ -195,7 +196,8 @@ def test_urho3d_model_and_five_animations(blank_blend, tmp_path):
 def test_urho3d_package_five_clips_of_one_name(blank_blend, tmp_path):
     """The issue's case: four clips all named "Take 001" in one package; all kept."""
     bpy = blank_blend
-    from rigport.io_formats.urho3d import ani, mdl, package, samples
+    from rigport.io_formats.urho3d import ani, mdl, package
+    from rigport.samples import urho3d as samples
 
     model = samples.skinned_model(n_bones=6)
     pkg = package.new_package()
@@ -213,7 +215,8 @@ def test_urho3d_package_five_clips_of_one_name(blank_blend, tmp_path):
 
 def test_unigine_mesh_and_five_anims(blank_blend, tmp_path):
     bpy = blank_blend
-    from rigport.io_formats.unigine import anim, mesh, samples
+    from rigport.io_formats.unigine import anim, mesh
+    from rigport.samples import unigine as samples
 
     m = samples.skinned_mesh(animations=2)
     anims = [
@@ -227,7 +230,8 @@ def test_unigine_mesh_and_five_anims(blank_blend, tmp_path):
 
 def test_bonespro_structure_and_five_animations(blank_blend, tmp_path):
     bpy = blank_blend
-    from rigport.io_formats.bonespro import animation, samples, structure
+    from rigport.io_formats.bonespro import animation, structure
+    from rigport.samples import bonespro as samples
 
     s = samples.structure()
     anims = [
@@ -242,7 +246,8 @@ def test_bonespro_structure_and_five_animations(blank_blend, tmp_path):
 def test_mrtk_five_recordings(blank_blend, tmp_path):
     """Every object of every recording keeps its action."""
     bpy = blank_blend
-    from rigport.io_formats.mrtk import recording, samples
+    from rigport.io_formats.mrtk import recording
+    from rigport.samples import mrtk as samples
 
     paths = []
     for i in range(5):
@@ -263,7 +268,8 @@ def test_mrtk_five_recordings(blank_blend, tmp_path):
 
 def test_batch_import_save(tmp_path):
     """``batch.py import model anims --save``: every animation in the saved file."""
-    from rigport.io_formats.urho3d import ani, mdl, samples
+    from rigport.io_formats.urho3d import ani, mdl
+    from rigport.samples import urho3d as samples
     from rigport.tests.support import run_batch
 
     model = samples.skinned_model(n_bones=6)
@@ -293,13 +299,9 @@ def test_switching_actions_in_a_fresh_session_does_not_crash(tmp_path):
 
     script = textwrap.dedent(
         """
-        import importlib.util, os, sys
+        import os, runpy, sys
         root = sys.argv[1]
-        spec = importlib.util.spec_from_file_location(
-            "rigport", os.path.join(root, "__init__.py"), submodule_search_locations=[root])
-        rigport = importlib.util.module_from_spec(spec)
-        sys.modules["rigport"] = rigport
-        spec.loader.exec_module(rigport)
+        rigport = runpy.run_path(os.path.join(root, "loader.py"))["package"](init=True)
         import bpy
         from rigport.operators.blender import compat
         from rigport.operators.blender.actions import keep_actions

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.mrtk import recording as R
-from rigport.io_formats.mrtk import samples
+from rigport.samples import mrtk as samples
 from rigport.tests.support import unity_eval
 
 FPS = 60
@@ -326,13 +326,8 @@ def test_export_to_version_10_and_axes_off(blank_blend, tmp_path) -> None:
 
 
 def test_batch_roundtrip(rigport_registered, tmp_path) -> None:
-    import importlib.util
-    from pathlib import Path
+    from rigport import batch
 
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("rigport_batch_mrtk", root / "batch.py")
-    batch = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(batch)
     data = R.write(samples.sample_recording((1, 1), R.FULL, keys=5))
     src = tmp_path / "take.bin"
     src.write_bytes(data)

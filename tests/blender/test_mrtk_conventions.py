@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.mrtk import recording as R
-from rigport.io_formats.mrtk import samples
+from rigport.samples import mrtk as samples
 from rigport.tests.operator_draw import check_draw
 
 FPS = 60

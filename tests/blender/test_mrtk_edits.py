@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.mrtk import recording as R
-from rigport.io_formats.mrtk import samples
 from rigport.io_formats.mrtk.convert import FULL_LAYOUT_WARNING
+from rigport.samples import mrtk as samples
 
 
 def _import(bpy, tmp_path, rec: R.Recording, name: str = "take", **kw) -> bytes:

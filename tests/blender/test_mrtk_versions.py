@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.mrtk import recording as R
-from rigport.io_formats.mrtk import samples
+from rigport.samples import mrtk as samples
 
 FPS = 60
 

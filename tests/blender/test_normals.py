@@ -8,8 +8,8 @@ import pytest
 
 from rigport.io_formats.scene import Mesh, Scene
 from rigport.io_formats.urho3d import mdl
-from rigport.io_formats.urho3d import samples as u3_samples
 from rigport.io_formats.urho3d.model_import import NORMAL_ATTRIBUTE
+from rigport.samples import urho3d as u3_samples
 
 #: 4.2's encoding is off by up to about 1.4e-2 (issue 16); 4.5+ keeps the bits.
 TOLERANCE_42 = 2e-2

@@ -11,17 +11,18 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.bonespro import animation as banim
-from rigport.io_formats.bonespro import samples as bsamples
 from rigport.io_formats.bonespro import structure
 from rigport.io_formats.mrtk import recording
-from rigport.io_formats.mrtk import samples as msamples
-from rigport.io_formats.renderware import dff, ifp, ifp_samples
-from rigport.io_formats.renderware import samples as rsamples
+from rigport.io_formats.renderware import dff, ifp
 from rigport.io_formats.unigine import anim as ganim
 from rigport.io_formats.unigine import mesh as gmesh
-from rigport.io_formats.unigine import samples as gsamples
 from rigport.io_formats.urho3d import mdl
-from rigport.io_formats.urho3d import samples as usamples
+from rigport.samples import bonespro as bsamples
+from rigport.samples import mrtk as msamples
+from rigport.samples import renderware as rsamples
+from rigport.samples import renderware_ifp as ifp_samples
+from rigport.samples import unigine as gsamples
+from rigport.samples import urho3d as usamples
 
 
 def _write(path, data: bytes) -> str:

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from rigport.io_formats.bonespro import samples as bp_samples
 from rigport.io_formats.bonespro import structure
 from rigport.io_formats.urho3d import mdl
-from rigport.io_formats.urho3d import samples as u_samples
+from rigport.samples import bonespro as bp_samples
+from rigport.samples import urho3d as u_samples
 
 
 def _counts(bpy) -> dict:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from rigport.io_formats.renderware import dff, samples
+from rigport.io_formats.renderware import dff
+from rigport.samples import renderware as samples
 from rigport.tests.support import run_batch
 
 

@@ -7,8 +7,9 @@ import struct
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import chunks, dff, samples
+from rigport.io_formats.renderware import chunks, dff
 from rigport.io_formats.renderware.frames import hanim_parents
+from rigport.samples import renderware as samples
 
 
 def _write(path, f: dff.DffFile) -> str:

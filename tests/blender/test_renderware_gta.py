@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import clump_import, dff, gta, samples
+from rigport.io_formats.renderware import clump_import, dff, gta
 from rigport.io_formats.renderware.chunks import RawChunk
 from rigport.io_formats.urho3d import mdl
-from rigport.io_formats.urho3d import samples as urho_samples
+from rigport.samples import renderware as samples
+from rigport.samples import urho3d as urho_samples
 from rigport.tests.support import run_batch
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import anm, ifp, ifp_samples, samples
+from rigport.io_formats.renderware import anm, ifp
 from rigport.io_formats.renderware import dff as dff_codec
 from rigport.io_formats.renderware.chunks import TARGETS
 from rigport.io_formats.transforms import quat_to_matrix
+from rigport.samples import renderware as samples
+from rigport.samples import renderware_ifp as ifp_samples
 
 GAMES = {"SA": "SA", "SA_float": "SA", "VC": "VC", "III": "III"}
 

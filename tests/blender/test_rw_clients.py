@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import dff, samples
+from rigport.io_formats.renderware import dff
 from rigport.io_formats.renderware.clump_import import import_dff
+from rigport.samples import renderware as samples
 from rigport.tests.clients import dragonff_import, run_rwinfo
 
 CORPUS = ["clump.dff", "teapot.dff"]

@@ -12,10 +12,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import anm, dff, ifp, ifp_samples, img, samples
+from rigport.io_formats.renderware import anm, dff, ifp, img
 from rigport.io_formats.renderware.chunks import TARGETS
 from rigport.io_formats.renderware.frames import frame_matrices
 from rigport.io_formats.transforms import world_from_local
+from rigport.samples import renderware as samples
+from rigport.samples import renderware_ifp as ifp_samples
 
 # -- draw() with a recording layout (no window) -----------------------------------
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import dff, samples, txd, txd_samples
+from rigport.io_formats.renderware import dff, txd
+from rigport.samples import renderware as samples
+from rigport.samples import renderware_txd as txd_samples
 from rigport.tests import clients
 
 

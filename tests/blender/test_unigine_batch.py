@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rigport.io_formats.unigine import anim, compare, mesh, samples
+from rigport.io_formats.unigine import anim, mesh
+from rigport.samples import unigine as samples
+from rigport.samples import unigine_compare as compare
 
 BATCH = Path(__file__).resolve().parents[2] / "batch.py"
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.unigine import anim, compare, mesh, samples
+from rigport.io_formats.unigine import anim, mesh
+from rigport.samples import unigine as samples
+from rigport.samples import unigine_compare as compare
 
 
 def _write(path, m: mesh.Mesh):

@@ -11,7 +11,9 @@ import types
 import numpy as np
 import pytest
 
-from rigport.io_formats.unigine import anim, compare, mesh, samples
+from rigport.io_formats.unigine import anim, mesh
+from rigport.samples import unigine as samples
+from rigport.samples import unigine_compare as compare
 
 OPERATORS = (
     "import_scene.unigine_mesh",

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rigport.io_formats.urho3d import ani, mdl, samples
+from rigport.io_formats.urho3d import ani, mdl
+from rigport.samples import urho3d as samples
 
 OPERATORS = (
     "IMPORT_SCENE_OT_urho3d_mdl",
@@ -137,7 +138,7 @@ def _write(tmp_path: Path, name: str, data: bytes) -> Path:
 def test_dropped_package_shows_its_files_in_the_popup(blank_blend, tmp_path):
     """invoke with the path set (a drop) fills the list before the dialog opens."""
     pytest.importorskip("lz4.block")
-    from rigport.io_formats.urho3d import rbfx_samples
+    from rigport.samples import rbfx as rbfx_samples
 
     bpy = blank_blend
     pak = _write(tmp_path, "Data.pak", rbfx_samples.sample_package(True, False))
@@ -488,7 +489,7 @@ def test_package_import_places_models_and_selects_them(blank_blend, tmp_path):
     As Imported export), the animations the chosen frame rate; what was made is
     selected with an armature active."""
     pytest.importorskip("lz4.block")
-    from rigport.io_formats.urho3d import rbfx_samples
+    from rigport.samples import rbfx as rbfx_samples
 
     bpy = blank_blend
     pak = _write(tmp_path, "Data.pak", rbfx_samples.sample_package(True, False))

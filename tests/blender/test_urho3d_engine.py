@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.urho3d import ani, engine_rules, mdl, samples
+from rigport.io_formats.urho3d import ani, engine_rules, mdl
+from rigport.samples import urho3d as samples
 from rigport.tests.support import assert_same_urho3d_skeleton
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.urho3d import ani, mdl, samples
+from rigport.io_formats.urho3d import ani, mdl
+from rigport.samples import urho3d as samples
 from rigport.tests.support import assert_same_urho3d_skeleton
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rigport.io_formats.urho3d import ani, mdl, package, rbfx_samples
+from rigport.io_formats.urho3d import ani, mdl, package
+from rigport.samples import rbfx as rbfx_samples
 from rigport.tests.support import run_batch
 
 pytest.importorskip("lz4.block")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.transforms import quat_to_matrix
-from rigport.io_formats.urho3d import ani, mdl, package, rbfx_samples
+from rigport.io_formats.urho3d import ani, mdl, package
+from rigport.samples import rbfx as rbfx_samples
 
 
 def _assert_same_model(a: mdl.Model, b: mdl.Model) -> None:

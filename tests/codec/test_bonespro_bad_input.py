@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.bonespro import animation as A
-from rigport.io_formats.bonespro import samples, structure
+from rigport.io_formats.bonespro import structure
 from rigport.io_formats.codec import FormatError
+from rigport.samples import bonespro as samples
 
 
 @functools.cache

@@ -3,7 +3,7 @@ export mode and header setting, comments and odd whitespace, the nine Euler
 orders against a direct matrix computation, and content sniffing.
 
 There are no BonesPro files in the corpus: every file here is generated from
-the specification by :mod:`rigport.io_formats.bonespro.samples`.
+the specification by :mod:`rigport.samples.bonespro`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pytest
 
 from rigport.io_formats import registry
 from rigport.io_formats.bonespro import animation as A
-from rigport.io_formats.bonespro import convert, formats, samples, structure
+from rigport.io_formats.bonespro import convert, formats, structure
 from rigport.io_formats.bonespro.euler import ORDERS
+from rigport.samples import bonespro as samples
 
 F32 = dict(rtol=2e-8, atol=1e-12)  # 9 significant digits reproduce every float32
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import struct
 
-from rigport.io_formats.mrtk import convert, recording, samples
+from rigport.io_formats.mrtk import convert, recording
 from rigport.io_formats.mrtk.formats import summarize
+from rigport.samples import mrtk as samples
 
 SNAN = struct.pack("<I", 0x7F800001)
 SENTINEL = 1234.5678  # a float32 value no sample file holds by chance

@@ -1,7 +1,7 @@
 """MRTK input recordings: lossless byte round trips, layout detection and bad input.
 
 There are no real recordings in the corpus: every file here is built by our
-own writer (io_formats/mrtk/samples.py) from the specification, plus a few
+own writer (samples/mrtk.py) from the specification, plus a few
 assembled byte by byte with struct so the reader is not only checked against
 its own writer.
 """
@@ -19,8 +19,8 @@ import pytest
 from rigport.io_formats import registry
 from rigport.io_formats.codec import FormatError
 from rigport.io_formats.mrtk import recording as R
-from rigport.io_formats.mrtk import samples
 from rigport.io_formats.mrtk.formats import summarize
+from rigport.samples import mrtk as samples
 
 HEADER_11 = struct.pack("<Qii", R.MAGIC, 1, 1)
 

@@ -12,7 +12,7 @@ import pytest
 from rigport.io_formats.mrtk import convert as C
 from rigport.io_formats.mrtk import keys as K
 from rigport.io_formats.mrtk import recording as R
-from rigport.io_formats.mrtk import samples
+from rigport.samples import mrtk as samples
 from rigport.tests.support import unity_eval
 
 

@@ -12,7 +12,7 @@ from rigport.io_formats.mrtk import convert as C
 from rigport.io_formats.mrtk import keys as K
 from rigport.io_formats.mrtk import line_records as L
 from rigport.io_formats.mrtk import recording as R
-from rigport.io_formats.mrtk import samples
+from rigport.samples import mrtk as samples
 
 FPS = 60.0
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.bonespro import samples as bp_samples
 from rigport.io_formats.bonespro.placement import bake_structure
 from rigport.io_formats.codec import FormatError
 from rigport.io_formats.mrtk import keys as kc
 from rigport.io_formats.mrtk.convert import BlenderCurve
 from rigport.io_formats.mrtk.placement import bake_curves
+from rigport.samples import bonespro as bp_samples
 
 
 def _linear(times, values) -> BlenderCurve:

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.renderware import chunks, clump_import, dff, samples
+from rigport.io_formats.renderware import chunks, clump_import, dff
+from rigport.samples import renderware as samples
 
 CORPUS = Path(
     os.environ.get(

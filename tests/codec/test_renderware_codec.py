@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import chunks, clump_export, clump_import, dff, samples
+from rigport.io_formats.renderware import chunks, clump_export, clump_import, dff
 from rigport.io_formats.renderware.frames import (
     HANIM_POP,
     HANIM_PUSH,
@@ -18,6 +18,7 @@ from rigport.io_formats.renderware.frames import (
 )
 from rigport.io_formats.renderware.geometry import strip_triangles
 from rigport.io_formats.renderware.skin import DEADDEAD
+from rigport.samples import renderware as samples
 
 
 @functools.cache

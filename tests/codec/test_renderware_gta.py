@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import clump_export, clump_import, dff, gta, samples
+from rigport.io_formats.renderware import clump_export, clump_import, dff, gta
 from rigport.io_formats.renderware.chunks import RawChunk
 from rigport.io_formats.renderware.extension import Extension
+from rigport.samples import renderware as samples
 
 
 def _round_trip(f: dff.DffFile, **kw) -> tuple[dff.DffFile, list[str], list[str]]:

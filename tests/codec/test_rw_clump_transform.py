@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.renderware import clump_export, clump_import, dff, samples
+from rigport.io_formats.renderware import clump_export, clump_import, dff
 from rigport.io_formats.renderware.clump_transform import bake_clump, move_roots
 from rigport.io_formats.renderware.frames import frame_matrices
 from rigport.io_formats.transforms import world_from_local
+from rigport.samples import renderware as samples
 
 SAMPLES = {
     "ped": lambda: samples.skinned_ped("SA", morphs=1),

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.renderware import ifp, ifp_samples
-from rigport.io_formats.renderware.samples import ped_skeleton
+from rigport.io_formats.renderware import ifp
 from rigport.io_formats.transforms import quat_to_matrix
+from rigport.samples import renderware_ifp as ifp_samples
+from rigport.samples.renderware import ped_skeleton
 
 GAMES = tuple(ifp_samples.GAMES)
 

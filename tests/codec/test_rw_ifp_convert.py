@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.renderware import anim_convert, ifp, ifp_samples
-from rigport.io_formats.renderware.samples import ped_skeleton
+from rigport.io_formats.renderware import anim_convert, ifp
+from rigport.samples import renderware_ifp as ifp_samples
+from rigport.samples.renderware import ped_skeleton
 
 
 def _bones(skeleton):

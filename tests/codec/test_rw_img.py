@@ -9,7 +9,10 @@ import pytest
 
 from rigport.io_formats import containers
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.renderware import dff, ifp, ifp_samples, img, samples, txd_samples
+from rigport.io_formats.renderware import dff, ifp, img
+from rigport.samples import renderware as samples
+from rigport.samples import renderware_ifp as ifp_samples
+from rigport.samples import renderware_txd as txd_samples
 from rigport.tests.support import run_batch
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.renderware import txd, txd_samples
+from rigport.io_formats.renderware import txd
+from rigport.samples import renderware_txd as txd_samples
 
 
 @pytest.mark.parametrize("target", ["SA", "VC", "III"])

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError, Writer
-from rigport.io_formats.unigine import anim, common, mesh, samples
+from rigport.io_formats.unigine import anim, common, mesh
+from rigport.samples import unigine as samples
 
 
 @functools.cache

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import Reader, Writer
-from rigport.io_formats.unigine import anim, common, mesh, samples
+from rigport.io_formats.unigine import anim, common, mesh
+from rigport.samples import unigine as samples
 
 
 @functools.cache

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats.unigine import compare, mesh, samples
+from rigport.io_formats.unigine import mesh
 from rigport.io_formats.unigine.anim_file_convert import export_anim_file, import_anim_file
 from rigport.io_formats.unigine.mesh_export import export_scene, file_order, tangent_quaternions
 from rigport.io_formats.unigine.mesh_import import import_mesh, tangent_normals
+from rigport.samples import unigine as samples
+from rigport.samples import unigine_compare as compare
 
 
 def _no_tangents() -> mesh.Mesh:

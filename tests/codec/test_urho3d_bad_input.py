@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.urho3d import ani, mdl, samples
+from rigport.io_formats.urho3d import ani, mdl
+from rigport.samples import urho3d as samples
 
 CORPUS = Path(
     os.environ.get(
@@ -605,7 +606,7 @@ def _set_morph_weight(m):
 
 @pytest.mark.parametrize("setter", [_set_lod_distance, _set_bone_radius, _set_morph_weight])
 def test_signalling_nan_in_model_scalars_survives(setter):
-    from rigport.io_formats.urho3d import rbfx_samples
+    from rigport.samples import rbfx as rbfx_samples
 
     model = rbfx_samples.umd3_model()
     setter(model)
@@ -640,7 +641,7 @@ def _set_string_key_time(a):
     [_set_length, _set_track_weight, _set_tension, _set_variant_weight, _set_string_key_time],
 )
 def test_signalling_nan_in_animation_scalars_survives(setter):
-    from rigport.io_formats.urho3d import rbfx_samples
+    from rigport.samples import rbfx as rbfx_samples
 
     anim = rbfx_samples.uan2_animation()
     setter(anim)

@@ -1,7 +1,7 @@
 """Urho3D .mdl / .ani codecs: byte-exact round trips and read-back values.
 
 Real files come from ``../shared/corpus`` (skipped when absent); generated files
-come from :mod:`rigport.io_formats.urho3d.samples` and cover what the corpus
+come from :mod:`rigport.samples.urho3d` and cover what the corpus
 lacks (morphs, 32-bit indices, every UMD2 element, every legacy bit, ...).
 """
 
@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 
 from rigport.io_formats import transforms
-from rigport.io_formats.urho3d import ani, mdl, samples
+from rigport.io_formats.urho3d import ani, mdl
 from rigport.io_formats.urho3d.vertex_layout import (
     LEGACY_ELEMENTS,
     SEM_BLENDINDICES,
     TYPE_UBYTE4_NORM,
 )
+from rigport.samples import urho3d as samples
 
 CORPUS = Path(
     os.environ.get(

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.urho3d import mdl, model_export, model_import, samples
+from rigport.io_formats.urho3d import mdl, model_export, model_import
+from rigport.samples import urho3d as samples
 
 
 def test_bone_cycle_is_a_format_error():

@@ -7,7 +7,7 @@ import copy
 import numpy as np
 import pytest
 
-from rigport.io_formats.urho3d import engine_rules, mdl, samples
+from rigport.io_formats.urho3d import engine_rules, mdl
 from rigport.io_formats.urho3d.vertex_layout import (
     MASK_NORMAL,
     MASK_POSITION,
@@ -15,6 +15,7 @@ from rigport.io_formats.urho3d.vertex_layout import (
     SEM_TANGENT,
     vertex_dtype,
 )
+from rigport.samples import urho3d as samples
 
 
 def _corpus_models(corpus_dir) -> list:

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.urho3d import package, rbfx_samples
+from rigport.io_formats.urho3d import package
+from rigport.samples import rbfx as rbfx_samples
 
 lz4_block = pytest.importorskip("lz4.block")
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from rigport.io_formats.urho3d import package, rbfx_samples
+from rigport.io_formats.urho3d import package
+from rigport.samples import rbfx as rbfx_samples
 from rigport.tests.support import run_batch
 
 pytest.importorskip("lz4.block")

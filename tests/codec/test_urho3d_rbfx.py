@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.urho3d import ani, animation_convert, mdl, model_import, rbfx_samples
+from rigport.io_formats.urho3d import ani, animation_convert, mdl, model_import
+from rigport.samples import rbfx as rbfx_samples
 
 
 @pytest.mark.parametrize("version", [1, 2])

@@ -8,8 +8,9 @@ import pytest
 
 from rigport.io_formats.codec import FormatError
 from rigport.io_formats.registry import format_of
-from rigport.io_formats.urho3d import rbfx_samples, shader
+from rigport.io_formats.urho3d import shader
 from rigport.io_formats.urho3d.formats import summarize_package
+from rigport.samples import rbfx as rbfx_samples
 
 SAMPLES = {
     "sm3_vertex": lambda: rbfx_samples.shader_sm3(shader.VERTEX),

@@ -31,10 +31,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import transforms
-from ..posing import quat_multiply
-from . import ani, mdl
-from .vertex_layout import (
+from ..io_formats import transforms
+from ..io_formats.posing import quat_multiply
+from ..io_formats.urho3d import ani, mdl
+from ..io_formats.urho3d.vertex_layout import (
     SEM_BINORMAL,
     SEM_BLENDINDICES,
     SEM_BLENDWEIGHTS,

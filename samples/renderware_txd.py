@@ -12,8 +12,8 @@ import struct
 
 import numpy as np
 
-from .chunks import EXTENSION, STRUCT, TARGETS
-from .txd import (
+from ..io_formats.renderware.chunks import EXTENSION, STRUCT, TARGETS
+from ..io_formats.renderware.txd import (
     C565,
     C888,
     C1555,

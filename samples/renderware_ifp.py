@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..posing import quat_multiply
-from ..scene import Skeleton
-from . import ifp
-from .samples import _axis_quat, ped_skeleton
+from ..io_formats.posing import quat_multiply
+from ..io_formats.renderware import ifp
+from ..io_formats.scene import Skeleton
+from .renderware import _axis_quat, ped_skeleton
 
 #: Key layouts per game: (IFP version, compressed, bone IDs in the ANIM).
 GAMES = {

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .recording import (
+from ..io_formats.mrtk.recording import (
     FULL,
     FULL_KEY,
     JOINTS,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ani, mdl, package, samples, shader
+from ..io_formats.urho3d import ani, mdl, package, shader
+from . import urho3d as samples
 
 NON_ASCII_NAME = "Modèles/Ünïcode_模型.mdl"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import animation as anim_file
-from .convert import (
+from ..io_formats.bonespro import animation as anim_file
+from ..io_formats.bonespro.convert import (
     matrix_to_rows,
     rows_to_matrix,
     to_relative,
@@ -20,8 +20,8 @@ from .convert import (
     world_positions_to_blocks,
     worlds_to_bones_animation,
 )
-from .euler import euler_to_matrix
-from .structure import Structure
+from ..io_formats.bonespro.euler import euler_to_matrix
+from ..io_formats.bonespro.structure import Structure
 
 NAMES = ["Bip01", "Bip01 Pelvis", "Bip01 Spine", "Bip01 L Thigh", "Bip01 R Thigh", "Tail Tip"]
 PARENTS = [-1, 0, 1, 5, 1, 1]  # bone 3 hangs under bone 5, written after it

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codec.quantize import normalize_weights_to_sum, quantize_box
-from ..posing import quat_multiply
-from ..transforms import matrix_to_quat
-from . import anim, mesh
-from .anim_convert import quat_to_short
-from .common import Bone, Frames, change_flags, compute_bounds
+from ..io_formats.codec.quantize import normalize_weights_to_sum, quantize_box
+from ..io_formats.posing import quat_multiply
+from ..io_formats.transforms import matrix_to_quat
+from ..io_formats.unigine import anim, mesh
+from ..io_formats.unigine.anim_convert import quat_to_short
+from ..io_formats.unigine.common import Bone, Frames, change_flags, compute_bounds
 
 SCALES = (0.25, 0.216)
 

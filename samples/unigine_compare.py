@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codec.quantize import dequantize_box
-from . import anim, mesh
-from .anim_convert import decode
+from ..io_formats.codec.quantize import dequantize_box
+from ..io_formats.unigine import anim, mesh
+from ..io_formats.unigine.anim_convert import decode
 
 TOL = 1e-5
 

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scene import ColorSet, Mesh, MorphTarget, Skeleton, Skin, UVSet
-from ..transforms import compose_trs, world_from_local
-from .chunks import RawChunk
-from .clump_export import ExportClump, ExportMesh, export_clump
-from .clump_import import FrameNode, MaterialInfo
-from .dff import DffFile
-from .geometry import TRISTRIP, BinMesh, strip_triangles
-from .gta import (
+from ..io_formats.renderware.chunks import RawChunk
+from ..io_formats.renderware.clump_export import ExportClump, ExportMesh, export_clump
+from ..io_formats.renderware.clump_import import FrameNode, MaterialInfo
+from ..io_formats.renderware.dff import DffFile
+from ..io_formats.renderware.geometry import TRISTRIP, BinMesh, strip_triangles
+from ..io_formats.renderware.gta import (
     BREAKABLE,
     NIGHT_COLORS,
     TWO_DFX,
@@ -38,8 +36,10 @@ from .gta import (
     night_colors_payload,
     two_dfx_payload,
 )
-from .materials import Text
-from .skin import SplitData
+from ..io_formats.renderware.materials import Text
+from ..io_formats.renderware.skin import SplitData
+from ..io_formats.scene import ColorSet, Mesh, MorphTarget, Skeleton, Skin, UVSet
+from ..io_formats.transforms import compose_trs, world_from_local
 
 UNKNOWN_PLUGIN = 0x0253F2F0  # a vendor ID no reader here knows
 
