@@ -26,8 +26,8 @@ The exit status is 1 when an exponent is above ``--limit``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
+import runpy
 import struct
 import sys
 import time
@@ -39,13 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _package() -> None:
     """The repository as the package ``rigport`` without running its ``__init__``
-    (which imports bpy): the codecs need only ``rigport.io_formats``."""
-    if "rigport" in sys.modules:
-        return
-    spec = importlib.util.spec_from_loader("rigport", loader=None, is_package=True)
-    module = importlib.util.module_from_spec(spec)
-    module.__path__ = [str(ROOT)]
-    sys.modules["rigport"] = module
+    (which imports bpy): the codecs need only ``rigport.io_formats`` (loader.py)."""
+    runpy.run_path(str(ROOT / "loader.py"))["package"]()
 
 
 def package_with_empty_files(n: int) -> bytes:

@@ -18,14 +18,17 @@ import pytest
 
 from rigport.io_formats import registry
 from rigport.io_formats.mrtk import recording
-from rigport.io_formats.mrtk import samples as mrtk_samples
-from rigport.io_formats.renderware import anm, dff, ifp, ifp_samples, txd_samples
-from rigport.io_formats.renderware import samples as rw_samples
+from rigport.io_formats.renderware import anm, dff, ifp
 from rigport.io_formats.renderware.chunks import TARGETS
 from rigport.io_formats.unigine import anim, mesh
-from rigport.io_formats.unigine import samples as ug_samples
-from rigport.io_formats.urho3d import ani, mdl, rbfx_samples, shader
-from rigport.io_formats.urho3d import samples as urho_samples
+from rigport.io_formats.urho3d import ani, mdl, shader
+from rigport.samples import mrtk as mrtk_samples
+from rigport.samples import rbfx as rbfx_samples
+from rigport.samples import renderware as rw_samples
+from rigport.samples import renderware_ifp as ifp_samples
+from rigport.samples import renderware_txd as txd_samples
+from rigport.samples import unigine as ug_samples
+from rigport.samples import urho3d as urho_samples
 
 SNAN_BITS = 0x7FA00001
 SNAN_BYTES = struct.pack("<I", SNAN_BITS)

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.codec import FormatError
-from rigport.io_formats.renderware import anim_convert, ifp, ifp_samples, img, txd
+from rigport.io_formats.renderware import anim_convert, ifp, img, txd
 from rigport.io_formats.renderware.chunks import EXTENSION, STRUCT, TARGETS
+from rigport.samples import renderware_ifp as ifp_samples
 
 # -- finding 2: an ANPK whose declared size is smaller than its content ---------
 
