@@ -14,13 +14,6 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_dro
 
 from ..io_formats.codec import FormatError
 from .blender import guard
-
-# The armature chooser lives in blender/armatures.py; these names stay here (as
-# re-exports) until the format modules that import them from here call it there.
-from .blender.armatures import fit_armature as fit_armature
-from .blender.armatures import iter_armatures as iter_armatures
-from .blender.armatures import mesh_armature as mesh_armature
-from .blender.armatures import one_armature as one_armature
 from .blender.snapshot import SceneState
 from .conventions import select_imported
 from .result import Result, report

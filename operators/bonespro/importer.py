@@ -22,8 +22,9 @@ from ...io_formats.bonespro.placement import bake_points
 from ...io_formats.codec import FormatError
 from ...io_formats.scene import Scene
 from ..blender.actions import keep_actions
+from ..blender.armatures import Count, choose_armature, mesh_armature
 from ..blender.build import build_action, build_scene
-from ..common import mesh_armature, read_bytes
+from ..common import read_bytes
 from ..conventions import option_matrix, place_roots, scene_fps
 from ..result import Message, Result
 from .rig import (
@@ -206,25 +207,15 @@ def _put_weights(built, s, target, matrix: np.ndarray) -> None:
 
 # ------------------------------------------------------------------ animation
 def _armature_for(context, nb: int, given=None) -> tuple[bpy.types.Object, str]:
-    if given is not None:
-        return given, "the given armature"
-    active = context.view_layer.objects.active
-    if active is not None and active.type == "ARMATURE":
-        return active, "the active armature"
-    if active is not None and active.type == "MESH":
-        arm = mesh_armature(active)
-        if arm is not None:
-            return arm, "the active mesh's armature"
-    fits = [o for o in context.scene.objects if o.type == "ARMATURE" and len(o.data.bones) == nb]
-    stored = [o for o in fits if all(convert.INDEX in b for b in o.data.bones)]
-    pick = stored or fits
-    if len(pick) == 1:
-        return pick[0], f"the only armature with {nb} bones"
-    raise FormatError(
-        f"select the armature to animate ({len(pick)} armatures have {nb} bones)"
-        if pick
-        else f"no armature has the animation's {nb} bones"
+    """The given armature, else the active one (or the active mesh's), else the
+    only one with ``nb`` bones, those with stored BonesPro indices first."""
+    choice = choose_armature(
+        context,
+        given=given,
+        active_mesh=True,
+        rule=Count(nb, prefer=lambda o: all(convert.INDEX in b for b in o.data.bones)),
     )
+    return choice.required(), choice.how
 
 
 def _mesh_for(context, nv: int, armature=None) -> bpy.types.Object | None:

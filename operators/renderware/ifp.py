@@ -18,6 +18,7 @@ from bpy.props import BoolProperty, CollectionProperty, EnumProperty, IntPropert
 
 from ...io_formats.codec import FormatError
 from ..animation_files import export_animations_property
+from ..blender.armatures import iter_armatures
 from ..common import (
     BatchFormat,
     ExportFile,
@@ -25,7 +26,6 @@ from ..common import (
     ImportFiles,
     current_action,
     file_handler,
-    iter_armatures,
     report_export,
 )
 from ..conventions import (

@@ -32,6 +32,7 @@ from ...io_formats.unigine.mesh_export import (
 )
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY
 from ..animation_files import chosen_actions, chosen_files
+from ..blender.armatures import one_armature
 from ..blender.extract import (
     extract_animation,
     extract_mesh,
@@ -39,7 +40,6 @@ from ..blender.extract import (
     read_prop,
     triangle_tangents,
 )
-from ..common import one_armature
 from ..conventions import file_matrix
 from ..result import Result
 from .settings import AnimExportOptions, ExportAxes, MeshExportOptions

@@ -19,8 +19,9 @@ from ...io_formats.unigine import anim, anim_file_convert, mesh
 from ...io_formats.unigine.common import FRAME_RATE
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
 from ..blender.actions import keep_actions
+from ..blender.armatures import fit_armature
 from ..blender.build import build_action, build_scene, rest_relative
-from ..common import fit_armature, read_bytes
+from ..common import read_bytes
 from ..conventions import option_matrix, place_roots
 from ..result import Result
 from .settings import AnimImportOptions, MeshImportOptions

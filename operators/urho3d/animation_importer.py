@@ -12,9 +12,10 @@ from ...io_formats.scene import Animation
 from ...io_formats.urho3d import ani
 from ...io_formats.urho3d.animation_convert import STEPS_EXTRA, import_animation, steps_warning
 from ..blender.actions import keep_actions
+from ..blender.armatures import fit_armature
 from ..blender.build import build_action, scene_fps
 from ..blender.extract import extract_skeleton, read_prop
-from ..common import fit_armature, read_bytes
+from ..common import read_bytes
 from ..conventions import IMPORT_TRANSFORM, option_matrix
 from ..result import Result
 from .axes import TransformOptions
