@@ -29,6 +29,7 @@ from ..conventions import (
     AnimationExport,
     AnimationFrameRate,
     ExportScope,
+    ExportTransform,
     ReuseMaterials,
     draw_transform,
     options_layout,
@@ -77,7 +78,7 @@ LOD_DESCRIPTION = "Which LOD levels to import"
 
 
 def transform(op) -> TransformOptions:
-    """The operator's Transform panel as the import and export logic take it."""
+    """An importer's Transform panel as the import logic takes it."""
     return from_operator(TransformOptions, op)
 
 
@@ -167,7 +168,7 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
         draw_package(layout, self)
 
     def execute(self, context):
-        options = from_operator(ModelExportOptions, self, transform=transform(self))
+        options = from_operator(ModelExportOptions, self, transform=ExportTransform.of(self))
 
         def export() -> Result:
             with self.evaluated_scope(context) as (read, notes):
@@ -267,7 +268,7 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportFile, AnimationExport)
         draw_package(layout, self)
 
     def execute(self, context):
-        options = from_operator(AnimationExportOptions, self, transform=transform(self))
+        options = from_operator(AnimationExportOptions, self, transform=ExportTransform.of(self))
         return report_export(
             self,
             lambda: export_animations(
