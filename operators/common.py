@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import bpy
 from bpy.props import CollectionProperty, StringProperty
@@ -18,6 +19,8 @@ from .blender.snapshot import SceneState
 from .conventions import select_imported
 from .result import Result, report
 
+T = TypeVar("T")
+
 
 def selected_paths(op) -> list[str]:
     """Every file the operator was given (multi-file import) or its filepath."""
@@ -28,12 +31,29 @@ def selected_paths(op) -> list[str]:
     return [op.filepath]
 
 
+@contextmanager
+def in_file(path: str) -> Iterator[None]:
+    """A FormatError raised inside names ``path`` (one naming a file already keeps
+    it): the codecs and converters an importer calls do not know the file."""
+    try:
+        yield
+    except FormatError as err:
+        raise (err if err.path else err.with_path(path)) from None
+
+
 def read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
+
+
+def parse_file(path: str, parse: Callable[[bytes], T]) -> T:
+    """``parse`` (a codec's ``read``) of the bytes in ``path``; a FormatError names the file."""
+    data = read_bytes(path)
+    with in_file(path):
+        return parse(data)
 
 
 class Progress:

@@ -24,7 +24,7 @@ from ...io_formats.scene import Scene
 from ..blender.actions import keep_actions
 from ..blender.armatures import Count, choose_armature, mesh_armature
 from ..blender.build import build_action, build_scene
-from ..common import read_bytes
+from ..common import in_file, read_bytes
 from ..conventions import option_matrix, place_roots, scene_fps
 from ..result import Message, Result
 from .rig import (
@@ -124,10 +124,8 @@ def read_file(path: str, want: str) -> structure.Structure | anim_file.Animation
             "neither": "neither a BonesPro structure nor a BonesPro animation file",
         }[kind]
         raise FormatError(f"this is {other}", None, path)
-    try:
+    with in_file(path):
         return (structure.read if want == "structure" else anim_file.read)(data)
-    except FormatError as err:
-        raise err.with_path(path) from None
 
 
 def _stem(path: str) -> str:
@@ -142,10 +140,8 @@ def import_structure(context, path: str, options: StructureImportOptions) -> Res
     matrix = option_matrix(options)
     s = read_file(path, "structure")
     name = _stem(path)
-    try:
+    with in_file(path):
         scene = convert.structure_to_scene(s, name)
-    except FormatError as err:
-        raise err.with_path(path) from None
     target = context.view_layer.objects.active
     result = Result().info(f"{len(s.names)} bones, {len(s.positions)} vertices")
     use_active = (
@@ -263,12 +259,10 @@ def import_animation(
     job = _AnimationImport(
         context, path, a, option_matrix(options), options.frame_scale(context), _stem(path)
     )
-    try:
+    with in_file(path):
         if a.mode == anim_file.MESH_ABSOLUTE:
             return _mesh_animation(job, a.positions)
         armature, how = _armature_for(context, a.bone_count, armature)
-    except FormatError as err:
-        raise err.with_path(path) from None
     names = bone_order(armature)
     if len(names) != a.bone_count:
         raise FormatError(
@@ -278,10 +272,8 @@ def import_animation(
         )
     if a.mode == anim_file.MESH_BONES:
         positions = _block_positions(job, armature, names)
-        try:
+        with in_file(path):
             return _mesh_animation(job, positions, armature, how)
-        except FormatError as err:
-            raise err.with_path(path) from None
     return _bone_animation(job, armature, names, how)
 
 

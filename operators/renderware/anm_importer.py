@@ -13,12 +13,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ...io_formats.codec import FormatError, read_file
+from ...io_formats.codec import read_file
 from ...io_formats.renderware import anim_convert, anm
 from ..blender import kept_keys
 from ..blender.actions import keep_actions
 from ..blender.armatures import Count, choose_armature
 from ..blender.build import build_action
+from ..common import in_file
 from ..conventions import scene_fps
 from ..result import Result
 from .anim_options import custom_fps, record_scale, scale_translations
@@ -62,10 +63,8 @@ def import_anm_file(
     the animation has nodes): key times at the options' frame rate, translations
     times their scale (recorded on the action for "As Imported"). The result
     holds the action and its armature; its ``undo`` removes the action."""
-    try:
+    with in_file(path):
         f = anm.read(read_file(path, "animation") if data is None else data)
-    except FormatError as err:
-        raise (err if err.path else err.with_path(path)) from None
     how = "the given armature"
     if armature is None:
         rule = Count(
@@ -74,10 +73,8 @@ def import_anm_file(
         choice = choose_armature(context, rule=rule)
         armature, how = choice.required(path), choice.how
     name = os.path.splitext(os.path.basename(path))[0]
-    try:
+    with in_file(path):
         neutral = anim_convert.anm_to_animation(f, hanim_bones(armature), name)
-    except FormatError as err:
-        raise err.with_path(path) from None
     scale_translations(neutral, options.global_scale)
     fps = custom_fps(options) or scene_fps(context)
     action = build_action(armature, neutral, fps)

@@ -24,6 +24,7 @@ from ...io_formats.renderware import anim_convert, ifp
 from ..blender.actions import keep_actions
 from ..blender.armatures import Choice, Rank, choose_armature
 from ..blender.build import build_action, rest_relative
+from ..common import in_file
 from ..conventions import scene_fps
 from ..result import Result
 from .anim_options import custom_fps, record_scale, scale_translations
@@ -55,10 +56,8 @@ def armature_bones(armature) -> list[anim_convert.Bone]:
 
 
 def read_ifp(path: str, data: bytes | None = None) -> ifp.IfpFile:
-    try:
+    with in_file(path):
         return ifp.read(read_file(path, "IFP file") if data is None else data)
-    except FormatError as err:
-        raise (err if err.path else err.with_path(path)) from None
 
 
 def ifp_rows(path: str) -> list[dict]:
