@@ -271,24 +271,51 @@ def _poll_drop(cls, context) -> bool:
     return poll_file_object_drop(context)
 
 
-def file_handler(
-    name: str, label: str, import_op: str, export_op: str, extensions: str
-) -> type[bpy.types.FileHandler]:
-    """A FileHandler class (drag and drop into the 3D viewport, Blender 4.2+).
+@dataclass(frozen=True)
+class FileKind:
+    """One kind of file as Blender offers it: File > Import and Export entries
+    ("<label> (<extension>)", none for an operator left "" or with ``menu`` off)
+    and, when ``handler`` names one, a FileHandler for drag and drop into the 3D
+    viewport (Blender 4.2+) labelled ``handler_label`` (default: ``label``)."""
 
-    ``extensions`` is Blender's ``";"``-separated list, e.g. ``".mesh;.anim"``.
-    """
-    return type(
-        f"RIGPORT_FH_{name}",
-        (bpy.types.FileHandler,),
-        {
-            "bl_idname": f"RIGPORT_FH_{name}",
-            "bl_label": label,
-            "bl_import_operator": import_op,
-            "bl_export_operator": export_op,
-            "bl_file_extensions": extensions,
-            "poll_drop": classmethod(_poll_drop),
-        },
+    label: str
+    extension: str
+    import_op: str = ""
+    export_op: str = ""
+    handler: str = ""
+    handler_label: str = ""
+    menu: bool = True
+
+    def menu_label(self) -> str:
+        return f"{self.label} ({self.extension})"
+
+
+def file_handlers(kinds: tuple[FileKind, ...]) -> tuple[type[bpy.types.FileHandler], ...]:
+    """The FileHandler classes of ``kinds`` (those naming a ``handler``), for ``CLASSES``."""
+    return tuple(
+        type(
+            f"RIGPORT_FH_{kind.handler}",
+            (bpy.types.FileHandler,),
+            {
+                "bl_idname": f"RIGPORT_FH_{kind.handler}",
+                "bl_label": kind.handler_label or kind.label,
+                "bl_import_operator": kind.import_op,
+                "bl_export_operator": kind.export_op,
+                "bl_file_extensions": kind.extension,
+                "poll_drop": classmethod(_poll_drop),
+            },
+        )
+        for kind in kinds
+        if kind.handler
+    )
+
+
+def menus(kinds: tuple[FileKind, ...]) -> tuple[tuple, tuple]:
+    """``MENU_IMPORT`` and ``MENU_EXPORT`` of ``kinds``: (operator idname, label) pairs."""
+    shown = [kind for kind in kinds if kind.menu]
+    return (
+        tuple((k.import_op, k.menu_label()) for k in shown if k.import_op),
+        tuple((k.export_op, k.menu_label()) for k in shown if k.export_op),
     )
 
 

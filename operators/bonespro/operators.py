@@ -25,9 +25,11 @@ from ..animation_files import (
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
     batch_meshes,
-    file_handler,
+    file_handlers,
+    menus,
     read_bytes,
     report_export,
     selected_paths,
@@ -328,28 +330,34 @@ def _batch_export_anim(context, path: str, state: dict, options: dict) -> Result
     )
 
 
+FILES = (
+    FileKind(
+        "BonesPro Structure",
+        ".txt",
+        "import_scene.bonespro_structure",
+        "export_scene.bonespro_structure",
+    ),
+    FileKind(
+        "BonesPro Animation", ".txt", "import_anim.bonespro_anim", "export_anim.bonespro_anim"
+    ),
+    FileKind(
+        "BonesPro Export",
+        ".txt",
+        "import_scene.bonespro",
+        "export_scene.bonespro_structure",
+        handler="bonespro",
+        menu=False,
+    ),
+)
 CLASSES = (
     IMPORT_SCENE_OT_bonespro_structure,
     IMPORT_ANIM_OT_bonespro_anim,
     IMPORT_SCENE_OT_bonespro,
     EXPORT_SCENE_OT_bonespro_structure,
     EXPORT_ANIM_OT_bonespro_anim,
-    file_handler(
-        "bonespro",
-        "BonesPro Export",
-        "import_scene.bonespro",
-        "export_scene.bonespro_structure",
-        ".txt",
-    ),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (
-    ("import_scene.bonespro_structure", "BonesPro Structure (.txt)"),
-    ("import_anim.bonespro_anim", "BonesPro Animation (.txt)"),
-)
-MENU_EXPORT = (
-    ("export_scene.bonespro_structure", "BonesPro Structure (.txt)"),
-    ("export_anim.bonespro_anim", "BonesPro Animation (.txt)"),
-)
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (
     BatchFormat("bonespro.structure", _batch_import_structure, _batch_export_structure),
     BatchFormat("bonespro.animation", _batch_import_anim, _batch_export_anim),

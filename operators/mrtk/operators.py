@@ -16,7 +16,15 @@ from ..animation_files import (
     export_animations_property,
     use_action_names_property,
 )
-from ..common import BatchFormat, ExportFile, ImportFiles, file_handler, report_export
+from ..common import (
+    BatchFormat,
+    ExportFile,
+    FileKind,
+    ImportFiles,
+    file_handlers,
+    menus,
+    report_export,
+)
 from ..conventions import (
     FRAME_RATE_ITEMS,
     AnimationExport,
@@ -179,17 +187,15 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     )
 
 
-CLASSES = (
-    IMPORT_ANIM_OT_mrtk_input,
-    EXPORT_ANIM_OT_mrtk_input,
-    file_handler(
-        "mrtk_input",
+FILES = (
+    FileKind(
         "MRTK Input Animation",
+        ".bin",
         "import_anim.mrtk_input",
         "export_anim.mrtk_input",
-        ".bin",
+        handler="mrtk_input",
     ),
 )
-MENU_IMPORT = (("import_anim.mrtk_input", "MRTK Input Animation (.bin)"),)
-MENU_EXPORT = (("export_anim.mrtk_input", "MRTK Input Animation (.bin)"),)
+CLASSES = (IMPORT_ANIM_OT_mrtk_input, EXPORT_ANIM_OT_mrtk_input, *file_handlers(FILES))
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("mrtk.input", _batch_import, _batch_export),)

@@ -19,9 +19,11 @@ from ..animation_files import (
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
     current_action,
-    file_handler,
+    file_handlers,
+    menus,
     report_export,
 )
 from ..conventions import AnimationFrameRate, ExportFrameRate, options_layout
@@ -101,13 +103,11 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     return export_anm_file(context, path, chosen, arm, state.get("action"))
 
 
-CLASSES = (
-    IMPORT_ANIM_OT_rw_anm,
-    EXPORT_ANIM_OT_rw_anm,
-    file_handler(
-        "rw_anm", "RenderWare Animation", "import_anim.rw_anm", "export_anim.rw_anm", ".anm"
+FILES = (
+    FileKind(
+        "RenderWare Animation", ".anm", "import_anim.rw_anm", "export_anim.rw_anm", handler="rw_anm"
     ),
 )
-MENU_IMPORT = (("import_anim.rw_anm", "RenderWare Animation (.anm)"),)
-MENU_EXPORT = (("export_anim.rw_anm", "RenderWare Animation (.anm)"),)
+CLASSES = (IMPORT_ANIM_OT_rw_anm, EXPORT_ANIM_OT_rw_anm, *file_handlers(FILES))
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("renderware.anm", _batch_import, _batch_export),)

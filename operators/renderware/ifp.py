@@ -23,9 +23,11 @@ from ..common import (
     BatchFormat,
     ExportFile,
     FileBrowserList,
+    FileKind,
     ImportFiles,
     current_action,
-    file_handler,
+    file_handlers,
+    menus,
     report_export,
 )
 from ..conventions import (
@@ -177,14 +179,21 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     return export_ifp_file(context, path, chosen, arm)
 
 
+FILES = (
+    FileKind(
+        "GTA Animations",
+        ".ifp",
+        "import_anim.gta_ifp",
+        "export_anim.gta_ifp",
+        handler="gta_ifp",
+        handler_label="GTA IFP Animations",
+    ),
+)
 CLASSES = (
     RIGPORT_PG_ifp_animation,
     IMPORT_ANIM_OT_gta_ifp,
     EXPORT_ANIM_OT_gta_ifp,
-    file_handler(
-        "gta_ifp", "GTA IFP Animations", "import_anim.gta_ifp", "export_anim.gta_ifp", ".ifp"
-    ),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (("import_anim.gta_ifp", "GTA Animations (.ifp)"),)
-MENU_EXPORT = (("export_anim.gta_ifp", "GTA Animations (.ifp)"),)
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("renderware.ifp", _batch_import, _batch_export),)

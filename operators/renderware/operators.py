@@ -13,10 +13,12 @@ from ...io_formats.renderware.chunks import TARGETS, version_text
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
     batch_add_built,
     batch_meshes,
-    file_handler,
+    file_handlers,
+    menus,
     report_export,
 )
 from ..conventions import (
@@ -131,13 +133,11 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     return export_clump_file(context, path, chosen, batch_meshes(state))
 
 
-CLASSES = (
-    IMPORT_SCENE_OT_rw_dff,
-    EXPORT_SCENE_OT_rw_dff,
-    file_handler(
-        "rw_dff", "RenderWare Clump", "import_scene.rw_dff", "export_scene.rw_dff", ".dff"
+FILES = (
+    FileKind(
+        "RenderWare Clump", ".dff", "import_scene.rw_dff", "export_scene.rw_dff", handler="rw_dff"
     ),
 )
-MENU_IMPORT = (("import_scene.rw_dff", "RenderWare Clump (.dff)"),)
-MENU_EXPORT = (("export_scene.rw_dff", "RenderWare Clump (.dff)"),)
+CLASSES = (IMPORT_SCENE_OT_rw_dff, EXPORT_SCENE_OT_rw_dff, *file_handlers(FILES))
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("renderware.dff", _batch_import, _batch_export),)

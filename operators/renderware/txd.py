@@ -7,7 +7,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty, StringProperty
 
-from ..common import BatchFormat, ImportFiles, file_handler
+from ..common import BatchFormat, FileKind, ImportFiles, file_handlers, menus
 from ..conventions import options_layout
 from ..options import from_mapping, from_operator
 from ..result import Result
@@ -42,10 +42,7 @@ def _batch_import(context, path: str, state: dict, options: dict) -> Result:
     return import_txd_file(context, path, from_mapping(TxdImportOptions, options))
 
 
-CLASSES = (
-    IMPORT_SCENE_OT_rw_txd,
-    file_handler("rw_txd", "RenderWare Textures", "import_scene.rw_txd", "", ".txd"),
-)
-MENU_IMPORT = (("import_scene.rw_txd", "RenderWare Textures (.txd)"),)
-MENU_EXPORT = ()
+FILES = (FileKind("RenderWare Textures", ".txd", "import_scene.rw_txd", handler="rw_txd"),)
+CLASSES = (IMPORT_SCENE_OT_rw_txd, *file_handlers(FILES))
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("renderware.txd", _batch_import, None),)

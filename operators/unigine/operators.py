@@ -25,12 +25,14 @@ from ..blender import compat
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
     ImportOne,
     batch_add_built,
     batch_armature,
     batch_meshes,
-    file_handler,
+    file_handlers,
+    menus,
     report_export,
 )
 from ..conventions import (
@@ -261,34 +263,30 @@ def _batch_export_anim(context, path: str, state: dict, options: dict) -> Result
     return export_anim_file(context, path, arm, from_mapping(AnimExportOptions, options))
 
 
+FILES = (
+    FileKind(
+        "Unigine Mesh",
+        ".mesh",
+        "import_scene.unigine_mesh",
+        "export_scene.unigine_mesh",
+        handler="unigine_mesh",
+    ),
+    FileKind(
+        "Unigine Animation",
+        ".anim",
+        "import_anim.unigine_anim",
+        "export_anim.unigine_anim",
+        handler="unigine_anim",
+    ),
+)
 CLASSES = (
     IMPORT_SCENE_OT_unigine_mesh,
     EXPORT_SCENE_OT_unigine_mesh,
     IMPORT_ANIM_OT_unigine_anim,
     EXPORT_ANIM_OT_unigine_anim,
-    file_handler(
-        "unigine_mesh",
-        "Unigine Mesh",
-        "import_scene.unigine_mesh",
-        "export_scene.unigine_mesh",
-        ".mesh",
-    ),
-    file_handler(
-        "unigine_anim",
-        "Unigine Animation",
-        "import_anim.unigine_anim",
-        "export_anim.unigine_anim",
-        ".anim",
-    ),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (
-    ("import_scene.unigine_mesh", "Unigine Mesh (.mesh)"),
-    ("import_anim.unigine_anim", "Unigine Animation (.anim)"),
-)
-MENU_EXPORT = (
-    ("export_scene.unigine_mesh", "Unigine Mesh (.mesh)"),
-    ("export_anim.unigine_anim", "Unigine Animation (.anim)"),
-)
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (
     BatchFormat("unigine.mesh", _batch_import_mesh, _batch_export_mesh),
     BatchFormat("unigine.anim", _batch_import_anim, _batch_export_anim),

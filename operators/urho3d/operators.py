@@ -18,11 +18,13 @@ from ..animation_files import (
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
     batch_add_built,
     batch_armature,
     batch_meshes,
-    file_handler,
+    file_handlers,
+    menus,
     report_export,
 )
 from ..conventions import (
@@ -302,26 +304,30 @@ def _batch_export_ani(context, path: str, state: dict, options: dict) -> Result:
     return export_ani(context, path, armature, state.get("action"), opts)
 
 
+FILES = (
+    FileKind(
+        "Urho3D Model",
+        ".mdl",
+        "import_scene.urho3d_mdl",
+        "export_scene.urho3d_mdl",
+        handler="urho3d_mdl",
+    ),
+    FileKind(
+        "Urho3D Animation",
+        ".ani",
+        "import_anim.urho3d_ani",
+        "export_anim.urho3d_ani",
+        handler="urho3d_ani",
+    ),
+)
 CLASSES = (
     IMPORT_SCENE_OT_urho3d_mdl,
     EXPORT_SCENE_OT_urho3d_mdl,
     IMPORT_ANIM_OT_urho3d_ani,
     EXPORT_ANIM_OT_urho3d_ani,
-    file_handler(
-        "urho3d_mdl", "Urho3D Model", "import_scene.urho3d_mdl", "export_scene.urho3d_mdl", ".mdl"
-    ),
-    file_handler(
-        "urho3d_ani", "Urho3D Animation", "import_anim.urho3d_ani", "export_anim.urho3d_ani", ".ani"
-    ),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (
-    ("import_scene.urho3d_mdl", "Urho3D Model (.mdl)"),
-    ("import_anim.urho3d_ani", "Urho3D Animation (.ani)"),
-)
-MENU_EXPORT = (
-    ("export_scene.urho3d_mdl", "Urho3D Model (.mdl)"),
-    ("export_anim.urho3d_ani", "Urho3D Animation (.ani)"),
-)
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (
     BatchFormat("urho3d.mdl", _batch_import_mdl, _batch_export_mdl),
     BatchFormat("urho3d.ani", _batch_import_ani, _batch_export_ani),
