@@ -107,6 +107,12 @@ Undo = Callable[[], None]
 ImportOne = Callable[[Any, str, Callable[[float], None]], Result]
 
 
+def actions_of(result: Result) -> list:
+    """The actions an import made: what the scene's timing follows after an
+    animation import (``ImportFiles.import_files``' ``timed``)."""
+    return result.actions
+
+
 class ImportFiles(ImportHelper):
     """Mixin for import operators: one or several files (multi-select, drag and
     drop), imported all or nothing; undoable, with presets (every RigPort
@@ -124,17 +130,22 @@ class ImportFiles(ImportHelper):
         return self.invoke_popup(context)
 
     def import_files(
-        self, context, one: ImportOne, paths: list[str] | None = None, made: list | None = None
+        self,
+        context,
+        one: ImportOne,
+        paths: list[str] | None = None,
+        timed: Callable[[Result], list] | None = None,
     ) -> set[str]:
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
         selection). It returns a :class:`Result`, whose messages are reported after
         the file's name. Any
         failure leaves the scene as it was before the first file
         (:func:`import_failed`); what the guard left out of Blender is one
-        warning per file. ``made``: the actions (anything with a ``frame_range``)
-        ``one`` collects, whose range the scene's timing follows once every file
-        is in (``FrameRateOptions.apply_scene_timing``)."""
+        warning per file. ``timed``: what of each result the scene's timing
+        follows once every file is in (anything with a ``frame_range``, as
+        :func:`actions_of`; ``FrameRateOptions.apply_scene_timing``)."""
         paths = paths or selected_paths(self)
+        made: list = []
         state = SceneState(context)
         guard.take_notes()
         with Progress(context, len(paths)) as progress:
@@ -144,13 +155,15 @@ class ImportFiles(ImportHelper):
                     done = one(context, path, lambda f, i=i: progress.update(i + f))
                 except Exception as err:
                     return import_failed(self, state, err, path)
+                if timed is not None:
+                    made.extend(timed(done))
                 notes = guard.take_notes()
                 if notes:
                     done.warn(guard.summary(notes))
                 report(self, done, f"{name}: ", guard.blender_name)
                 progress.update(i + 1)
         select_imported(context, state.added_objects())
-        if made is not None:
+        if timed is not None:
             self.apply_scene_timing(context, made)
         return {"FINISHED"}
 

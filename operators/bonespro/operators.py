@@ -103,6 +103,12 @@ def _draw_import(op, layout, weights: bool, animation: bool) -> None:
             op.draw_frame_rate(body, importing=True)
 
 
+def _timed(result: Result) -> list:
+    """An animation import's result itself (a mesh animation makes no action): the
+    scene's timing follows its ``frame_range``."""
+    return [result] if isinstance(result, AnimationResult) else []
+
+
 @transform_options(MAX_FORWARD, MAX_UP)
 class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
     """Import BonesPro structure exports (.txt): armature and vertex weights"""
@@ -145,13 +151,10 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, FrameRateOpt
         _draw_import(self, self.layout, False, True)
 
     def execute(self, context):
-        options, made = from_operator(AnimationImportOptions, self), []
-
-        def one(context, path, progress) -> Result:
-            made.append(import_animation(context, path, options))
-            return made[-1]
-
-        return self.import_files(context, one, made=made)
+        options = from_operator(AnimationImportOptions, self)
+        return self.import_files(
+            context, lambda c, path, _: import_animation(c, path, options), timed=_timed
+        )
 
 
 @transform_options(MAX_FORWARD, MAX_UP)
@@ -173,15 +176,10 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, FrameRateOptions
         # Structures first, so animations of the same drop find their armature.
         kinds = {p: file_kind(read_bytes(p)) if os.path.isfile(p) else "neither" for p in paths}
         ordered = sorted(paths, key=lambda p: kinds[p] != "structure")
-        options, made = from_operator(ImportOptions, self), []
-
-        def one(context, path, progress) -> Result:
-            result = import_file(context, path, options)
-            if isinstance(result, AnimationResult):  # the scene's timing follows it
-                made.append(result)
-            return result
-
-        return self.import_files(context, one, ordered, made)
+        options = from_operator(ImportOptions, self)
+        return self.import_files(
+            context, lambda c, path, _: import_file(c, path, options), ordered, _timed
+        )
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)

@@ -21,6 +21,7 @@ from ..common import (
     ExportFile,
     FileKind,
     ImportFiles,
+    actions_of,
     file_handlers,
     menus,
     report_export,
@@ -65,14 +66,12 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameR
             self.draw_frame_rate(body, importing=True)
 
     def execute(self, context):
-        options, actions = from_operator(RecordingImportOptions, self), []
-
-        def one(context, path, progress) -> Result:
-            result = import_file(context, path, options, progress)
-            actions.extend(result.actions)
-            return result
-
-        return self.import_files(context, one, made=actions)
+        options = from_operator(RecordingImportOptions, self)
+        return self.import_files(
+            context,
+            lambda c, path, progress: import_file(c, path, options, progress),
+            timed=actions_of,
+        )
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP, export=True)

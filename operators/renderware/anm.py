@@ -21,6 +21,7 @@ from ..common import (
     ExportFile,
     FileKind,
     ImportFiles,
+    actions_of,
     current_action,
     file_handlers,
     menus,
@@ -48,14 +49,9 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate,
 
     def execute(self, context):
         options = from_operator(AnmImportOptions, self)
-        made: list = []
-
-        def one(context, path, progress) -> Result:
-            result = import_anm_file(context, path, options)
-            made.extend(result.actions)
-            return result
-
-        return self.import_files(context, one, made=made)
+        return self.import_files(
+            context, lambda c, path, _: import_anm_file(c, path, options), timed=actions_of
+        )
 
 
 class EXPORT_ANIM_OT_rw_anm(

@@ -25,6 +25,7 @@ from ..common import (
     FileBrowserList,
     FileKind,
     ImportFiles,
+    actions_of,
     current_action,
     file_handlers,
     menus,
@@ -107,14 +108,11 @@ class IMPORT_ANIM_OT_gta_ifp(
             return {"CANCELLED"}
         chosen = tuple(names) if names is not None else None
         options = from_operator(IfpImportOptions, self, names=chosen)
-        made: list = []
-
-        def one(context, path, progress) -> Result:
-            result = import_ifp_file(context, path, options, progress=progress)
-            made.extend(result.actions)
-            return result
-
-        return self.import_files(context, one, made=made)
+        return self.import_files(
+            context,
+            lambda c, path, progress: import_ifp_file(c, path, options, progress=progress),
+            timed=actions_of,
+        )
 
 
 class EXPORT_ANIM_OT_gta_ifp(

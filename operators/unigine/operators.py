@@ -8,8 +8,6 @@ dataclasses (:mod:`.settings`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import bpy
 from bpy.props import StringProperty
 
@@ -27,7 +25,7 @@ from ..common import (
     ExportFile,
     FileKind,
     ImportFiles,
-    ImportOne,
+    actions_of,
     batch_add_built,
     batch_armature,
     batch_meshes,
@@ -80,18 +78,6 @@ def _frame_rate_property(export: bool = False):
     )
 
 
-def _collecting(import_file: Callable[..., Result], options, made: list) -> ImportOne:
-    """``one`` of :meth:`ImportFiles.import_files`: ``import_file(context, path,
-    options)``, the actions it makes collected in ``made``."""
-
-    def one(context, path: str, progress) -> Result:
-        result = import_file(context, path, options)
-        made.extend(result.actions)
-        return result
-
-    return one
-
-
 # -- operators ------------------------------------------------------------------
 
 
@@ -117,9 +103,10 @@ class IMPORT_SCENE_OT_unigine_mesh(
             self.draw_frame_rate(body, importing=True)
 
     def execute(self, context):
-        actions: list = []
-        one = _collecting(import_mesh_file, from_operator(MeshImportOptions, self), actions)
-        return self.import_files(context, one, made=actions)
+        options = from_operator(MeshImportOptions, self)
+        return self.import_files(
+            context, lambda c, path, _: import_mesh_file(c, path, options), timed=actions_of
+        )
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
@@ -185,9 +172,10 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFram
         self.draw_frame_rate(options_layout(self), importing=True)
 
     def execute(self, context):
-        actions: list = []
-        one = _collecting(import_anim_file, from_operator(AnimImportOptions, self), actions)
-        return self.import_files(context, one, made=actions)
+        options = from_operator(AnimImportOptions, self)
+        return self.import_files(
+            context, lambda c, path, _: import_anim_file(c, path, options), timed=actions_of
+        )
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)

@@ -20,6 +20,7 @@ from ..common import (
     ExportFile,
     FileKind,
     ImportFiles,
+    actions_of,
     batch_add_built,
     batch_armature,
     batch_meshes,
@@ -209,14 +210,9 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
 
     def execute(self, context):
         options = from_operator(AnimationImportOptions, self, transform=transform(self))
-        actions: list = []
-
-        def one(context, path: str, _) -> Result:
-            result = import_ani(context, path, options)
-            actions.extend(result.actions)
-            return result
-
-        return self.import_files(context, one, made=actions)
+        return self.import_files(
+            context, lambda c, path, _: import_ani(c, path, options), timed=actions_of
+        )
 
 
 @transform_options(*ENGINE_AXES, export=True)
