@@ -7,6 +7,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, TypeVar
 
 import bpy
@@ -111,6 +112,22 @@ def actions_of(result: Result) -> list:
     """The actions an import made: what the scene's timing follows after an
     animation import (``ImportFiles.import_files``' ``timed``)."""
     return result.actions
+
+
+@cache
+def file_type(extension: str) -> type:
+    """Mixin (first after ``bpy.types.Operator``) for an importer or exporter of
+    ``extension`` files: ``filename_ext`` and the file browser's hidden filter."""
+    return type(
+        f"FileType_{extension.lstrip('.')}",
+        (),
+        {
+            "filename_ext": extension,
+            "__annotations__": {
+                "filter_glob": StringProperty(default=f"*{extension}", options={"HIDDEN"})
+            },
+        },
+    )
 
 
 class ImportFiles(ImportHelper):

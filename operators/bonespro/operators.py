@@ -14,7 +14,6 @@ from bpy.props import (
     BoolProperty,
     EnumProperty,
     FloatProperty,
-    StringProperty,
 )
 
 from ..animation_files import (
@@ -29,6 +28,7 @@ from ..common import (
     ImportFiles,
     batch_meshes,
     file_handlers,
+    file_type,
     menus,
     read_bytes,
     report_export,
@@ -110,14 +110,12 @@ def _timed(result: Result) -> list:
 
 
 @transform_options(MAX_FORWARD, MAX_UP)
-class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
+class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, file_type(".txt"), ImportFiles):
     """Import BonesPro structure exports (.txt): armature and vertex weights"""
 
     bl_idname = "import_scene.bonespro_structure"
     bl_label = "Import BonesPro Structure"
 
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
     weights_to: _weights_property()
 
     def draw(self, context):
@@ -129,7 +127,9 @@ class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
 
 
 @transform_options(MAX_FORWARD, MAX_UP)
-class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, FrameRateOptions):
+class IMPORT_ANIM_OT_bonespro_anim(
+    bpy.types.Operator, file_type(".txt"), ImportFiles, FrameRateOptions
+):
     """Import BonesPro animation exports (.txt): an action (Bones mode) or a mesh that
     shows each frame's positions (Mesh modes). Axes and scale go on a new mesh; an
     action's keys are in its armature's space, which carries its structure's import
@@ -138,8 +138,6 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, FrameRateOpt
     bl_idname = "import_anim.bonespro_anim"
     bl_label = "Import BonesPro Animation"
 
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
     set_scene_timing: BoolProperty(
         name="Set Scene Rate and Range",
         default=True,
@@ -158,14 +156,14 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, FrameRateOpt
 
 
 @transform_options(MAX_FORWARD, MAX_UP)
-class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, FrameRateOptions):
+class IMPORT_SCENE_OT_bonespro(
+    bpy.types.Operator, file_type(".txt"), ImportFiles, FrameRateOptions
+):
     """Import BonesPro exports (.txt), structure or animation as the content says"""
 
     bl_idname = "import_scene.bonespro"
     bl_label = "Import BonesPro"
 
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
     weights_to: _weights_property()
 
     def draw(self, context):
@@ -183,15 +181,14 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, FrameRateOptions
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)
-class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportFile, ExportScope):
+class EXPORT_SCENE_OT_bonespro_structure(
+    bpy.types.Operator, file_type(".txt"), ExportFile, ExportScope
+):
     """Export the active armature (or the active mesh's) and its mesh's weights to a
     BonesPro structure file (.txt)"""
 
     bl_idname = "export_scene.bonespro_structure"
     bl_label = "Export BonesPro Structure"
-
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
 
     def draw(self, context):
         layout = self.layout
@@ -214,15 +211,15 @@ def _setting(name: str, pairs, description: str):
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)
-class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportFile, AnimationExport):
+class EXPORT_ANIM_OT_bonespro_anim(
+    bpy.types.Operator, file_type(".txt"), ExportFile, AnimationExport
+):
     """Export the active armature's animation (or the active mesh's deformation) to a
     BonesPro animation file (.txt); with All Actions or NLA Tracks, one file each"""
 
     bl_idname = "export_anim.bonespro_anim"
     bl_label = "Export BonesPro Animation"
 
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
     frame_rate: frame_rate_property(
         (
             ("AUTO", "As Imported", "The frame rate the animation was imported at, else Scene"),

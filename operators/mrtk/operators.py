@@ -23,6 +23,7 @@ from ..common import (
     ImportFiles,
     actions_of,
     file_handlers,
+    file_type,
     menus,
     report_export,
 )
@@ -49,14 +50,13 @@ RECORDING_ITEMS = (
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP)
-class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameRate):
+class IMPORT_ANIM_OT_mrtk_input(
+    bpy.types.Operator, file_type(".bin"), ImportFiles, AnimationFrameRate
+):
     """Import MRTK input animation recordings (.bin): camera, hands, eye gaze, markers"""
 
     bl_idname = "import_anim.mrtk_input"
     bl_label = "Import MRTK Input Animation"
-
-    filename_ext = ".bin"
-    filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
 
     def draw(self, context):
         layout = self.layout
@@ -75,14 +75,12 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameR
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP, export=True)
-class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportFile, AnimationExport):
+class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, file_type(".bin"), ExportFile, AnimationExport):
     """Export MRTK recording collections (or objects you pick) to .bin recordings"""
 
     bl_idname = "export_anim.mrtk_input"
     bl_label = "Export MRTK Input Animation"
 
-    filename_ext = ".bin"
-    filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
     frame_rate: frame_rate_property(
         (
             ("AUTO", "As Imported", "The rate the recording was imported at, else the scene's"),

@@ -8,7 +8,6 @@ rate and scale options are the IFP import's (:mod:`.ifp`).
 from __future__ import annotations
 
 import bpy
-from bpy.props import StringProperty
 
 from ...io_formats.codec import FormatError
 from ..animation_files import (
@@ -24,6 +23,7 @@ from ..common import (
     actions_of,
     current_action,
     file_handlers,
+    file_type,
     menus,
     report_export,
 )
@@ -35,14 +35,13 @@ from .anm_exporter import AnmExportOptions, export_anm_file, export_anm_files
 from .anm_importer import AnmImportOptions, import_anm_file
 
 
-class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate, ImportKeyScale):
+class IMPORT_ANIM_OT_rw_anm(
+    bpy.types.Operator, file_type(".anm"), ImportFiles, AnimationFrameRate, ImportKeyScale
+):
     """Import RenderWare animations (.anm) onto an HAnim armature imported from a .dff"""
 
     bl_idname = "import_anim.rw_anm"
     bl_label = "Import RenderWare Animation"
-
-    filename_ext = ".anm"
-    filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
 
     def draw(self, context) -> None:
         self.draw_animation(options_layout(self))
@@ -55,15 +54,18 @@ class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate,
 
 
 class EXPORT_ANIM_OT_rw_anm(
-    bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope, ExportFrameRate
+    bpy.types.Operator,
+    file_type(".anm"),
+    ExportFile,
+    ExportKeyScale,
+    ArmatureScope,
+    ExportFrameRate,
 ):
     """Export the active armature's actions to RenderWare animations (.anm), one per file"""
 
     bl_idname = "export_anim.rw_anm"
     bl_label = "Export RenderWare Animation"
 
-    filename_ext = ".anm"
-    filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
     export_animations: export_animations_property(
         description="Which actions to write: an .anm holds one, so All Actions and NLA "
         "Tracks write one file per action next to the chosen path"

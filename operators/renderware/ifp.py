@@ -28,6 +28,7 @@ from ..common import (
     actions_of,
     current_action,
     file_handlers,
+    file_type,
     menus,
     report_export,
 )
@@ -53,15 +54,18 @@ class RIGPORT_PG_ifp_animation(bpy.types.PropertyGroup):
 
 
 class IMPORT_ANIM_OT_gta_ifp(
-    bpy.types.Operator, FileBrowserList, ImportFiles, AnimationFrameRate, ImportKeyScale
+    bpy.types.Operator,
+    file_type(".ifp"),
+    FileBrowserList,
+    ImportFiles,
+    AnimationFrameRate,
+    ImportKeyScale,
 ):
     """Import GTA IFP animations (III, Vice City, San Andreas) as actions on a ped armature"""
 
     bl_idname = "import_anim.gta_ifp"
     bl_label = "Import GTA IFP"
 
-    filename_ext = ".ifp"
-    filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
     animations: CollectionProperty(
         type=RIGPORT_PG_ifp_animation,
         options={"HIDDEN", "SKIP_SAVE"},
@@ -116,15 +120,18 @@ class IMPORT_ANIM_OT_gta_ifp(
 
 
 class EXPORT_ANIM_OT_gta_ifp(
-    bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope, ExportFrameRate
+    bpy.types.Operator,
+    file_type(".ifp"),
+    ExportFile,
+    ExportKeyScale,
+    ArmatureScope,
+    ExportFrameRate,
 ):
     """Export actions of the active armature into a GTA IFP (new, or replacing animations)"""
 
     bl_idname = "export_anim.gta_ifp"
     bl_label = "Export GTA IFP"
 
-    filename_ext = ".ifp"
-    filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
     export_animations: export_animations_property(
         default="ACTIONS",
         description="Which actions become the package's animations (an IFP holds many: "

@@ -7,7 +7,7 @@ The import and export themselves are :mod:`.clump_importer` and
 from __future__ import annotations
 
 import bpy
-from bpy.props import EnumProperty, StringProperty
+from bpy.props import EnumProperty
 
 from ...io_formats.renderware.chunks import TARGETS, version_text
 from ..common import (
@@ -18,6 +18,7 @@ from ..common import (
     batch_add_built,
     batch_meshes,
     file_handlers,
+    file_type,
     menus,
     report_export,
 )
@@ -59,14 +60,11 @@ MORPH_ITEMS = (
 
 
 @transform_options(*ENGINE_AXES)
-class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
+class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, file_type(".dff"), ImportFiles, ReuseMaterials):
     """Import RenderWare clumps (.dff): frames, skinned or static meshes, materials"""
 
     bl_idname = "import_scene.rw_dff"
     bl_label = "Import RenderWare DFF"
-
-    filename_ext = ".dff"
-    filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
 
     def draw(self, context) -> None:
         layout = options_layout(self)
@@ -81,14 +79,12 @@ class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportFile, ExportScope):
+class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, file_type(".dff"), ExportFile, ExportScope):
     """Export meshes (with their armature and frames) to a RenderWare clump (.dff)"""
 
     bl_idname = "export_scene.rw_dff"
     bl_label = "Export RenderWare DFF"
 
-    filename_ext = ".dff"
-    filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
     target: EnumProperty(
         name="Version",
         items=TARGET_ITEMS,

@@ -5,23 +5,21 @@ The import itself is :mod:`.txd_importer`."""
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import BoolProperty
 
-from ..common import BatchFormat, FileKind, ImportFiles, file_handlers, menus
+from ..common import BatchFormat, FileKind, ImportFiles, file_handlers, file_type, menus
 from ..conventions import options_layout
 from ..options import from_mapping, from_operator
 from ..result import Result
 from .txd_importer import TxdImportOptions, import_txd_file
 
 
-class IMPORT_SCENE_OT_rw_txd(bpy.types.Operator, ImportFiles):
+class IMPORT_SCENE_OT_rw_txd(bpy.types.Operator, file_type(".txd"), ImportFiles):
     """Import RenderWare texture dictionaries (.txd, PC) as packed images on the materials"""
 
     bl_idname = "import_scene.rw_txd"
     bl_label = "Import RenderWare TXD"
 
-    filename_ext = ".txd"
-    filter_glob: StringProperty(default="*.txd", options={"HIDDEN"})
     mipmaps: BoolProperty(
         name="Mipmap Levels",
         default=False,

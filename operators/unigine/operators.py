@@ -9,7 +9,6 @@ dataclasses (:mod:`.settings`).
 from __future__ import annotations
 
 import bpy
-from bpy.props import StringProperty
 
 from ..animation_files import (
     ACTIONS_ITEM,
@@ -30,6 +29,7 @@ from ..common import (
     batch_armature,
     batch_meshes,
     file_handlers,
+    file_type,
     menus,
     report_export,
 )
@@ -83,15 +83,13 @@ def _frame_rate_property(export: bool = False):
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP)
 class IMPORT_SCENE_OT_unigine_mesh(
-    bpy.types.Operator, ImportFiles, FrameRateOptions, ReuseMaterials
+    bpy.types.Operator, file_type(".mesh"), ImportFiles, FrameRateOptions, ReuseMaterials
 ):
     """Import Unigine meshes (.mesh): surfaces, morph targets, skin, bones, animations"""
 
     bl_idname = "import_scene.unigine_mesh"
     bl_label = "Import Unigine Mesh"
 
-    filename_ext = ".mesh"
-    filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
     frame_rate: _frame_rate_property()
 
     def draw(self, context):
@@ -110,15 +108,15 @@ class IMPORT_SCENE_OT_unigine_mesh(
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
-class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportFile, ExportScope, ExportFrameRate):
+class EXPORT_SCENE_OT_unigine_mesh(
+    bpy.types.Operator, file_type(".mesh"), ExportFile, ExportScope, ExportFrameRate
+):
     """Export meshes (material slots as surfaces, with their armature and its
     animations) to a Unigine mesh"""
 
     bl_idname = "export_scene.unigine_mesh"
     bl_label = "Export Unigine Mesh"
 
-    filename_ext = ".mesh"
-    filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
     export_animations: export_animations_property(
         (
             (
@@ -158,14 +156,14 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportFile, ExportScope, 
 
 # No axes or scale options: the actions play in their armature's space, which
 # carries the transform its mesh import put on it.
-class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFrameRate):
+class IMPORT_ANIM_OT_unigine_anim(
+    bpy.types.Operator, file_type(".anim"), ImportFiles, AnimationFrameRate
+):
     """Import Unigine animations (.anim): an action per animation on an armature"""
 
     bl_idname = "import_anim.unigine_anim"
     bl_label = "Import Unigine Animation"
 
-    filename_ext = ".anim"
-    filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
     frame_rate: _frame_rate_property()
 
     def draw(self, context):
@@ -179,14 +177,14 @@ class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFram
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
-class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportFile, AnimationExport):
+class EXPORT_ANIM_OT_unigine_anim(
+    bpy.types.Operator, file_type(".anim"), ExportFile, AnimationExport
+):
     """Export an armature's actions to Unigine animations (.anim)"""
 
     bl_idname = "export_anim.unigine_anim"
     bl_label = "Export Unigine Animation"
 
-    filename_ext = ".anim"
-    filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
     export_animations: export_animations_property(
         (
             (

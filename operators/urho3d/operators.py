@@ -25,6 +25,7 @@ from ..common import (
     batch_armature,
     batch_meshes,
     file_handlers,
+    file_type,
     menus,
     report_export,
 )
@@ -86,14 +87,14 @@ def transform(op) -> TransformOptions:
 
 
 @transform_options(*ENGINE_AXES)
-class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials):
+class IMPORT_SCENE_OT_urho3d_mdl(
+    bpy.types.Operator, file_type(".mdl"), ImportFiles, ReuseMaterials
+):
     """Import Urho3D models (.mdl): mesh, armature, weights, shape keys, LODs"""
 
     bl_idname = "import_scene.urho3d_mdl"
     bl_label = "Import Urho3D Model"
 
-    filename_ext = ".mdl"
-    filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
     lods: EnumProperty(name="LODs", items=LOD_ITEMS, default="ALL", description=LOD_DESCRIPTION)
 
     def draw(self, context) -> None:
@@ -109,14 +110,12 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
+class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, file_type(".mdl"), ExportFile, ExportScope):
     """Export meshes (with their armature and LOD collection) to an Urho3D model (.mdl)"""
 
     bl_idname = "export_scene.urho3d_mdl"
     bl_label = "Export Urho3D Model"
 
-    filename_ext = ".mdl"
-    filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
     file_format: EnumProperty(
         name="Format",
         items=(
@@ -192,14 +191,13 @@ def draw_package(layout, op) -> None:
 
 
 @transform_options(*ENGINE_AXES)
-class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameRate):
+class IMPORT_ANIM_OT_urho3d_ani(
+    bpy.types.Operator, file_type(".ani"), ImportFiles, AnimationFrameRate
+):
     """Import Urho3D animations (.ani) as actions on an armature"""
 
     bl_idname = "import_anim.urho3d_ani"
     bl_label = "Import Urho3D Animation"
-
-    filename_ext = ".ani"
-    filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
 
     def draw(self, context) -> None:
         layout = options_layout(self)
@@ -216,15 +214,13 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportFile, AnimationExport):
+class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, file_type(".ani"), ExportFile, AnimationExport):
     """Export an armature's actions to Urho3D animations (.ani): the active one, every
     action or every NLA track, one file each"""
 
     bl_idname = "export_anim.urho3d_ani"
     bl_label = "Export Urho3D Animation"
 
-    filename_ext = ".ani"
-    filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
     export_animations: export_animations_property()
     use_action_names: use_action_names_property()
     file_format: EnumProperty(
