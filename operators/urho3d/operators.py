@@ -8,7 +8,7 @@ options from their properties, and ``BATCH`` from batch's command line.
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty
 
 from ..animation_files import (
     draw_animation_choice,
@@ -47,6 +47,7 @@ from .animation_importer import AnimationImportOptions, import_ani
 from .axes import ENGINE_AXES, TransformOptions
 from .model_exporter import ModelExportOptions, export_mdl
 from .model_importer import ModelImportOptions, import_mdl
+from .output import draw_package, package_entry_property, package_file_property
 
 LOD_ITEMS = (
     (
@@ -144,16 +145,9 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, file_type(".mdl"), ExportFi
         "D3D9), 128 on GL3/D3D11 only. Skeletons of more than 64 bones get a bone mapping "
         "per geometry",
     )
-    package_file: StringProperty(
-        name="Into Package",
-        subtype="FILE_PATH",
-        default="",
-        description="An existing .pak to write the model into (instead of the file path)",
-    )
-    package_entry: StringProperty(
-        name="Path in Package",
-        default="",
-        description="The model's name inside the package (empty: Models/<file name>)",
+    package_file: package_file_property("the model")
+    package_entry: package_entry_property(
+        "The model's name inside the package (empty: Models/<file name>)"
     )
 
     def draw(self, context) -> None:
@@ -181,13 +175,6 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, file_type(".mdl"), ExportFi
                 )
 
         return report_export(self, export)
-
-
-def draw_package(layout, op) -> None:
-    """The Package panel of the exporters: write into an existing .pak."""
-    section(
-        layout, op, "package", "Package", not op.package_file, ("package_file", "package_entry")
-    )
 
 
 @transform_options(*ENGINE_AXES)
@@ -237,17 +224,10 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, file_type(".ani"), ExportFil
         default="AUTO",
         description="The animation file format to write",
     )
-    package_file: StringProperty(
-        name="Into Package",
-        subtype="FILE_PATH",
-        default="",
-        description="An existing .pak to write the animations into (instead of the file path)",
-    )
-    package_entry: StringProperty(
-        name="Path in Package",
-        default="",
-        description="The animation's name inside the package (empty: Models/<file name>); "
-        "with several animations, the folder their files go into",
+    package_file: package_file_property("the animations")
+    package_entry: package_entry_property(
+        "The animation's name inside the package (empty: Models/<file name>); "
+        "with several animations, the folder their files go into"
     )
 
     def draw(self, context) -> None:
