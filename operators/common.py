@@ -280,15 +280,29 @@ class ExportFile(ExportHelper):
     bl_options = {"REGISTER", "PRESET"}
 
 
+def export_failure_message(err: Exception, path: str) -> str:
+    """A sentence for an export that failed: a FormatError says it itself; anything
+    else is a RigPort bug, written to the console with its traceback. Exports
+    write atomically, so the file at ``path`` is as it was either way."""
+    if isinstance(err, FormatError):
+        return str(err)
+    traceback.print_exception(err)
+    return (
+        f"{path}: RigPort could not write this file ({type(err).__name__}: {err}); "
+        "the file on disk was left as it was. This is a bug in RigPort: please report "
+        "it with the scene and the details printed in the system console"
+    )
+
+
 def report_export(op, export: Callable[[], Result]) -> set[str]:
-    """Run an operator's export: a FormatError is reported as an error (CANCELLED),
-    the result's messages as reports."""
+    """Run an operator's export: any failure is reported as one error sentence
+    naming the file (CANCELLED), the result's messages as reports."""
     try:
         done = export()
-    except FormatError as err:
-        op.report({"ERROR"}, str(err))
+    except Exception as err:
+        op.report({"ERROR"}, guard.blender_name(export_failure_message(err, op.filepath)))
         return {"CANCELLED"}
-    report(op, done)
+    report(op, done, name=guard.blender_name)
     return {"FINISHED"}
 
 

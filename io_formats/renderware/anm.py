@@ -39,7 +39,7 @@ class AnmFile:
     stamp: int
     type_id: int
     flags: int
-    duration: float
+    duration: float  # as read: a numpy float32 with the file's exact bits
     keys: np.ndarray | None  # KEY records (standard keys)
     raw_keys: bytes = b""  # the keys of another interpolator, as read
     count: int = 0  # the declared key count
@@ -97,7 +97,7 @@ def read(data: bytes) -> AnmFile:
     if kind != ANIM_ANIMATION:
         raise FormatError(f"not a RenderWare animation: chunk 0x{kind:X}, expected 0x1B", at)
     version, type_id, count, flags = body.i32(), body.i32(), body.i32(), body.i32()
-    duration = body.f32()
+    duration = body.f32_exact()
     if version != VERSION:
         raise FormatError(f"animation version 0x{version:X} (expected 0x100)", at + 12)
     if type_id == STANDARD:
@@ -114,7 +114,11 @@ def write(f: AnmFile) -> bytes:
         count, payload = len(f.keys), np.ascontiguousarray(f.keys, KEY).tobytes()
     else:
         count, payload = f.count, f.raw_keys
-    head = struct.pack("<iiiif", f.version, f.type_id, count, f.flags, f.duration)
+    head = struct.pack("<iiii", f.version, f.type_id, count, f.flags)
+    if isinstance(f.duration, np.float32):  # its exact bits (a signalling NaN stays one)
+        head += np.array(f.duration, "<f4").tobytes()
+    else:
+        head += struct.pack("<f", f.duration)
     body = head + payload
     return struct.pack("<III", ANIM_ANIMATION, len(body), f.stamp) + body + f.trailing
 

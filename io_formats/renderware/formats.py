@@ -100,7 +100,7 @@ def summarize_txd(f: txd.TxdFile) -> dict:
 
 
 def summarize_anm(f: anm.AnmFile) -> dict:
-    out = {"type": f.type_id, "keys": f.count, "flags": f.flags, "duration": f.duration}
+    out = {"type": f.type_id, "keys": f.count, "flags": f.flags, "duration": float(f.duration)}
     if f.keys is not None:
         out["keys"] = len(f.keys)
         out["nodes"] = f.node_count()

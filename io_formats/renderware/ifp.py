@@ -310,19 +310,34 @@ def _read_anp3_objects(r: Reader, n: int, compressed: bool) -> list[IfpObject]:
 
 
 def _read_anpk(r: Reader) -> IfpFile:
+    """The package is read inside its declared size: content running past it is
+    refused (a size smaller than the content cannot be written back)."""
     tag, size, _ = _section(r, "package", b"ANPK")
-    end = r.pos + size
-    tag, info_size, at = _section(r, "package info", b"INFO")
+    body = r.sub(size, "ANPK package")
+    try:
+        return _read_anpk_body(body, size, r)
+    except FormatError as err:
+        if body.end == r.end:
+            raise
+        raise FormatError(
+            f"{err.message} (the ANPK header at offset 4 gives the package {size} bytes, "
+            f"and {r.end - body.end} bytes follow it)",
+            err.offset,
+        ) from None
+
+
+def _read_anpk_body(body: Reader, size: int, r: Reader) -> IfpFile:
+    tag, info_size, at = _section(body, "package info", b"INFO")
     if info_size < 4:
         raise FormatError(f"package INFO of {info_size} bytes has no animation count", at)
-    count = r.i32()
-    name_raw = r.bytes(info_size - 4)
+    count = body.i32()
+    name_raw = body.bytes(info_size - 4)
     f = IfpFile("ANPK", name_raw)
-    f.info_pad = _padding(r, info_size, end)
-    r.count(count, 24, "animation")
+    f.info_pad = _padding(body, info_size, body.end)
+    body.count(count, 24, "animation")
     for _ in range(count):
-        f.animations.append(_read_anpk_animation(r, end))
-    f.tail = r.bytes(max(end - r.pos, 0))
+        f.animations.append(_read_anpk_animation(body, body.end))
+    f.tail = body.rest()
     natural = sum(_anpk_animation_size(a) for a in f.animations)
     f.size_delta = size - (8 + info_size + len(f.info_pad) + natural + len(f.tail))
     f.trailing = r.rest()
@@ -435,11 +450,18 @@ def write(f: IfpFile) -> bytes:
         for a in f.animations:
             body += _anpk_animation(a)
         body += f.tail
-        out += b"ANPK" + struct.pack("<I", len(body) + f.size_delta) + body
+        out += b"ANPK" + _size(len(body) + f.size_delta, "package") + body
     else:
         raise FormatError(f"unknown IFP version {f.version!r}")
     out += f.trailing
     return bytes(out)
+
+
+def _size(n: int, what: str) -> bytes:
+    """A section size field; a size delta that makes it negative or too large is refused."""
+    if not 0 <= n <= 0xFFFFFFFF:
+        raise FormatError(f"the {what} section would declare {n} bytes")
+    return struct.pack("<I", n)
 
 
 def _anp3_animation(a: IfpAnimation) -> bytes:
@@ -471,9 +493,9 @@ def _anpk_animation(a: IfpAnimation) -> bytes:
             )
             cpan += o.frames.tobytes() + o.keys_extra
         cpan += o.extra_sections
-        body += b"CPAN" + struct.pack("<I", len(cpan) + o.size_delta) + cpan
+        body += b"CPAN" + _size(len(cpan) + o.size_delta, f"{o.name!r} CPAN") + cpan
     body += a.tail
-    out += b"DGAN" + struct.pack("<I", len(body) + a.size_delta) + body
+    out += b"DGAN" + _size(len(body) + a.size_delta, f"animation {a.name!r} DGAN") + body
     return bytes(out)
 
 

@@ -48,13 +48,21 @@ class ImgArchive:
     entries: list[ImgEntry] = field(default_factory=list)
     body: bytearray = field(default_factory=bytearray)  # the .img file's bytes
     dir_trailing: bytes = b""  # version 1: .dir bytes after the last whole entry
+    #: The first entry of each name without case: members are looked up by name
+    #: once each, so a linear search would make an archive quadratic. Entries are
+    #: added through :meth:`put`, which keeps it.
+    by_name: dict[str, ImgEntry] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.by_name = {}
+        for e in self.entries:
+            self.by_name.setdefault(e.name.lower(), e)
 
     def names(self) -> list[str]:
         return [e.name for e in self.entries]
 
     def entry(self, name: str) -> ImgEntry | None:
-        low = name.lower()
-        return next((e for e in self.entries if e.name.lower() == low), None)
+        return self.by_name.get(name.lower())
 
     def read(self, name: str) -> bytes | None:
         """A member's bytes (its whole sectors: files are zero-padded in there)."""
@@ -73,6 +81,7 @@ class ImgArchive:
                 raise FormatError(f"an IMG member name has 1 to {NAME - 1} characters: {name!r}")
             e = ImgEntry(raw + b"\0" * (NAME - len(raw)), 0, 0)
             self.entries.append(e)
+            self.by_name.setdefault(e.name.lower(), e)
             self._make_room()
             e.offset = self._end()
         elif sectors > e.size:

@@ -175,8 +175,8 @@ def _read_native(r: Reader, stamp: int, i: int) -> NativeChunk:
             raise sr.error(
                 f"texture {tex.name!r} level {level}: {size} bytes, {sr.remaining} remain"
             )
-        need = _level_bytes(tex, level)
-        if need is not None and size < need:
+        need = max(_level_bytes(tex, level) or 0, _decoded_bytes(tex, level, size) or 0)
+        if size < need:
             raise sr.error(
                 f"texture {tex.name!r} level {level} of {tex.level_size(level)} needs "
                 f"{need} bytes, it has {size}"
@@ -194,6 +194,7 @@ def _read_native(r: Reader, stamp: int, i: int) -> NativeChunk:
 
 
 def _level_bytes(tex: NativeTexture, level: int) -> int | None:
+    """The bytes a level of the raster's depth holds (None: a depth without a size)."""
     w, h = tex.level_size(level)
     if tex.dxt:
         return ((w + 3) // 4) * ((h + 3) // 4) * (8 if tex.dxt == 1 else 16)
@@ -231,10 +232,47 @@ def _rgb565(c: np.ndarray) -> np.ndarray:
     return np.stack([_expand(c >> 11 & 31, 5), _expand(c >> 5 & 63, 6), _expand(c & 31, 5)], -1)
 
 
+def _pixel_bytes(tex: NativeTexture) -> int | None:
+    """Bytes a pixel of an unpalettised, uncompressed raster takes in :func:`decode`
+    (None: a format and depth it does not decode)."""
+    fmt = tex.pixel_format
+    if fmt in (C8888, C888) and tex.depth == 32:
+        return 4
+    if fmt == C888 and tex.depth == 24:
+        return 3
+    if fmt == LUM8:
+        return 1
+    if fmt in (51, C565, C555, C1555, C4444):  # 51: D3DFMT_A8L8
+        return 2
+    return None
+
+
+def _decoded_bytes(tex: NativeTexture, level: int, have: int) -> int | None:
+    """The bytes :func:`decode` reads from a level of ``have`` bytes (the reader checks
+    them, whatever the depth says); None: a raster :func:`decode` refuses."""
+    w, h = tex.level_size(level)
+    if tex.dxt:
+        return ((w + 3) // 4) * ((h + 3) // 4) * (8 if tex.dxt == 1 else 16)
+    if tex.raster_format & (PAL4 | PAL8):
+        return (w * h + 1) // 2 if tex.raster_format & PAL4 and have < w * h else w * h
+    pixel = _pixel_bytes(tex)
+    return None if pixel is None else w * h * pixel
+
+
 def decode(tex: NativeTexture, level: int = 0) -> np.ndarray:
     """Level ``level`` as (height, width, 4) uint8 RGBA, top row first."""
     w, h = tex.level_size(level)
     data = tex.levels[level]
+    need = _decoded_bytes(tex, level, len(data))
+    if need is None:
+        raise FormatError(
+            f"texture {tex.name!r}: raster format {tex.pixel_format} of depth {tex.depth} "
+            "is not supported"
+        )
+    if len(data) < need:
+        raise FormatError(
+            f"texture {tex.name!r} level {level} of {(w, h)} needs {need} bytes, it has {len(data)}"
+        )
     if tex.dxt:
         return _decode_dxt(data, w, h, tex.dxt)
     if tex.raster_format & (PAL4 | PAL8):
@@ -274,18 +312,14 @@ def decode(tex: NativeTexture, level: int = 0) -> np.ndarray:
         return np.stack(
             [_expand(c >> 10 & 31, 5), _expand(c >> 5 & 31, 5), _expand(c & 31, 5), a], -1
         )
-    if fmt == C4444:
-        return np.stack(
-            [
-                _expand(c >> 8 & 15, 4),
-                _expand(c >> 4 & 15, 4),
-                _expand(c & 15, 4),
-                _expand(c >> 12, 4),
-            ],
-            -1,
-        )
-    raise FormatError(
-        f"texture {tex.name!r}: raster format {fmt} of depth {tex.depth} is not supported"
+    return np.stack(  # C4444
+        [
+            _expand(c >> 8 & 15, 4),
+            _expand(c >> 4 & 15, 4),
+            _expand(c & 15, 4),
+            _expand(c >> 12, 4),
+        ],
+        -1,
     )
 
 

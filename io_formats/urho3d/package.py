@@ -22,6 +22,7 @@ engines' own package tools do.
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import dataclass, field
 
@@ -174,6 +175,7 @@ def new_package(compressed: bool = False, rbfx: bool = False) -> Package:
 
 
 _Row = tuple[str, int, int, int, int]  # name, offset, size, checksum, where the row's offset is
+_Span = tuple[int, int, int]  # start, end of a file's stored bytes, its directory index
 
 
 def read(data: bytes) -> Package:
@@ -240,36 +242,84 @@ def _read_urho_list(
 
 def _read_entries(
     pkg: Package, data: bytes, rows: list[_Row], data_start: int, data_end: int
-) -> list[tuple[int, int, int]]:
-    """Each file's content, checked against its checksum; the stored spans (start, end, entry)."""
-    spans = []
-    for i, (name, offset, size, crc, row_at) in enumerate(rows):
+) -> list[_Span]:
+    """Each file's content, checked against its checksum; the stored spans in data order.
+
+    The stored extents are found first, in offset order, and overlapping files
+    are refused before any content is copied, unpacked or hashed: every entry
+    of a hostile package may claim the whole data."""
+    for name, offset, size, _crc, row_at in rows:
         if size and not data_start <= offset < data_end or offset > data_end:
             raise FormatError(
                 f"file {name!r} at offset {offset} points outside the package data "
                 f"({data_start}..{data_end})",
                 row_at,
             )
+        if not pkg.compressed and offset + size > data_end:
+            raise FormatError(
+                f"file {name!r} ({size} bytes at offset {offset}) runs past the package "
+                f"data, which ends at {data_end}",
+                row_at + 4,
+            )
+    spans = _stored_spans(pkg, data, rows, data_start, data_end)
+    for name, offset, size, crc, row_at in rows:
         if pkg.compressed:
             content, stored_end, blocks = _read_blocks(data, offset, size, data_end, name)
+            stored = data[offset:stored_end]
         else:
-            if offset + size > data_end:
-                raise FormatError(
-                    f"file {name!r} ({size} bytes at offset {offset}) runs past the package "
-                    f"data, which ends at {data_end}",
-                    row_at + 4,
-                )
-            content, stored_end, blocks = data[offset : offset + size], offset + size, 0
+            content = stored = data[offset : offset + size]
+            blocks = 0
         got = sdbm(content)
         if got != crc:
             raise FormatError(
                 f"checksum of {name!r} is 0x{crc:08X}, its content hashes to 0x{got:08X}",
                 row_at + 8,
             )
-        pkg.entries.append(Entry(name, content, data[offset:stored_end], offset, blocks))
-        if stored_end > offset:
-            spans.append((offset, stored_end, i))
+        pkg.entries.append(Entry(name, content, stored, offset, blocks))
     return spans
+
+
+def _stored_spans(
+    pkg: Package, data: bytes, rows: list[_Row], data_start: int, data_end: int
+) -> list[_Span]:
+    """The non-empty files' stored extents in data order; a file that starts before
+    the one before it ends is refused. Each extent is walked once (LZ4 block
+    headers only): the walks that pass cover disjoint bytes."""
+    spans: list[_Span] = []
+    pos = data_start
+    for offset, i in sorted((row[1], i) for i, row in enumerate(rows) if row[2]):
+        name, _, size, _, _ = rows[i]
+        if offset < pos:
+            raise FormatError(
+                f"file {name!r} at offset {offset} overlaps the file before it "
+                f"(which ends at {pos}); overlapping files are not supported",
+                offset,
+            )
+        if not pkg.compressed:
+            pos = offset + size
+        elif (end := _blocks_end(data, offset, size, data_end)) is not None:
+            pos = end
+        else:  # a bad block header: this raises the first error in block order
+            _read_blocks(data, offset, size, data_end, name)
+        spans.append((offset, pos, i))
+    return spans
+
+
+def _blocks_end(data: bytes, offset: int, size: int, data_end: int) -> int | None:
+    """Where the LZ4 blocks of a file of ``size`` bytes at ``offset`` end, from their
+    headers alone (None: a header :func:`_read_blocks` refuses)."""
+    done = 0
+    pos = offset
+    while done < size:
+        if pos + 4 > data_end:
+            return None
+        unpacked = int.from_bytes(data[pos : pos + 2], "little")
+        packed = int.from_bytes(data[pos + 2 : pos + 4], "little")
+        if not unpacked or not packed or unpacked > size - done or pos + 4 + packed > data_end:
+            return None
+        done += unpacked
+        pos += 4 + packed
+    return pos
 
 
 def _read_list(r: Reader, count: int) -> list[_Row]:
@@ -329,17 +379,13 @@ def _read_blocks(
     return bytes(out), pos, blocks
 
 
-def _keep_layout(pkg: Package, data: bytes, spans: list, data_start: int, data_end: int) -> None:
-    """Record the data order and the bytes between files, so write() reproduces them."""
-    spans.sort()
+def _keep_layout(
+    pkg: Package, data: bytes, spans: list[_Span], data_start: int, data_end: int
+) -> None:
+    """Record the data order and the bytes between files, so write() reproduces them
+    (``spans`` in data order, not overlapping)."""
     pos = data_start
-    for k, (start, end, i) in enumerate(spans):
-        if start < pos:
-            raise FormatError(
-                f"file {pkg.entries[i].name!r} at offset {start} overlaps the file before it "
-                f"(which ends at {pos}); overlapping files are not supported",
-                start,
-            )
+    for k, (start, end, _) in enumerate(spans):
         if start > pos:
             pkg.gaps[k] = data[pos:start]
         pos = end
@@ -348,7 +394,7 @@ def _keep_layout(pkg: Package, data: bytes, spans: list, data_start: int, data_e
     ends = [end for _, end, _ in spans]
     for e in pkg.entries:
         if not e.stored:
-            e.anchor = sum(1 for end in ends if end <= e.offset)
+            e.anchor = bisect.bisect_right(ends, e.offset)
 
 
 # --------------------------------------------------------------------------

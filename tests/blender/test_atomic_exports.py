@@ -187,3 +187,34 @@ def test_disk_full_midway_keeps_the_old_file(blank_blend, tmp_path, monkeypatch,
         pytest.fail(f"the export reported {result} on a full disk")
     assert target.read_bytes() == b"old"
     assert sorted(os.listdir(out_dir)) == [target.name]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_writer_bug_is_a_sentence_naming_the_file(blank_blend, tmp_path, monkeypatch, case):
+    """A writer that raises anything but a FormatError: one error sentence that names
+    the file and says it is unchanged (the traceback goes to the console), never a
+    raw traceback; the old file as it was, no temporary file."""
+    op, module_path, _, out_dir, target = _case_target(blank_blend, tmp_path, case, b"old")
+    _failing(monkeypatch, module_path, ValueError("simulated bug"))
+    with pytest.raises(RuntimeError) as raised:
+        op(filepath=str(target))
+    message = str(raised.value)
+    assert "Traceback" not in message
+    assert str(target) in message and "could not write this file" in message
+    assert "ValueError: simulated bug" in message and "left as it was" in message
+    assert target.read_bytes() == b"old"
+    assert sorted(os.listdir(out_dir)) == [target.name]
+
+
+def test_interrupted_export_keeps_the_old_file(blank_blend, tmp_path, monkeypatch):
+    """Ctrl+C while the file is written: the interrupt is not swallowed as an error
+    sentence, and the old file stays whole."""
+    op, module_path, _, out_dir, target = _case_target(
+        blank_blend, tmp_path, "urho3d_mdl", b"old"
+    )
+    _failing(monkeypatch, module_path, KeyboardInterrupt())
+    with pytest.raises((RuntimeError, KeyboardInterrupt)) as raised:
+        op(filepath=str(target))
+    assert "could not write this file" not in str(raised.value)
+    assert target.read_bytes() == b"old"
+    assert sorted(os.listdir(out_dir)) == [target.name]
