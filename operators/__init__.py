@@ -5,8 +5,10 @@ and that format's own build/extract code. ``operators/blender/`` holds only
 what every format shares. A format's operator module (any module of the
 package that defines ``CLASSES``) provides:
 
-* ``CLASSES``: its operator and FileHandler classes, in registration order;
-* ``MENU_IMPORT`` / ``MENU_EXPORT``: ``(operator idname, menu label)`` pairs;
+* ``FILES``: its :class:`operators.common.FileKind` entries, whence
+* ``CLASSES``: its operator and FileHandler classes (``file_handlers(FILES)``), in
+  registration order;
+* ``MENU_IMPORT`` / ``MENU_EXPORT``: ``(operator idname, menu label)`` pairs (``menus(FILES)``);
 * ``BATCH``: :class:`operators.common.BatchFormat` entries for ``batch.py``.
 
 Beside them a format has ``kept.py`` (the custom property names it keeps data

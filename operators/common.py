@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import Any, TypeVar
 
 import bpy
 from bpy.props import CollectionProperty, StringProperty
@@ -14,16 +16,11 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_dro
 
 from ..io_formats.codec import FormatError
 from .blender import guard
-
-# The armature chooser lives in blender/armatures.py; these names stay here (as
-# re-exports) until the format modules that import them from here call it there.
-from .blender.armatures import fit_armature as fit_armature
-from .blender.armatures import iter_armatures as iter_armatures
-from .blender.armatures import mesh_armature as mesh_armature
-from .blender.armatures import one_armature as one_armature
 from .blender.snapshot import SceneState
 from .conventions import select_imported
 from .result import Result, report
+
+T = TypeVar("T")
 
 
 def selected_paths(op) -> list[str]:
@@ -35,12 +32,29 @@ def selected_paths(op) -> list[str]:
     return [op.filepath]
 
 
+@contextmanager
+def in_file(path: str) -> Iterator[None]:
+    """A FormatError raised inside names ``path`` (one naming a file already keeps
+    it): the codecs and converters an importer calls do not know the file."""
+    try:
+        yield
+    except FormatError as err:
+        raise (err if err.path else err.with_path(path)) from None
+
+
 def read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
+
+
+def parse_file(path: str, parse: Callable[[bytes], T]) -> T:
+    """``parse`` (a codec's ``read``) of the bytes in ``path``; a FormatError names the file."""
+    data = read_bytes(path)
+    with in_file(path):
+        return parse(data)
 
 
 class Progress:
@@ -94,6 +108,28 @@ Undo = Callable[[], None]
 ImportOne = Callable[[Any, str, Callable[[float], None]], Result]
 
 
+def actions_of(result: Result) -> list:
+    """The actions an import made: what the scene's timing follows after an
+    animation import (``ImportFiles.import_files``' ``timed``)."""
+    return result.actions
+
+
+@cache
+def file_type(extension: str) -> type:
+    """Mixin (first after ``bpy.types.Operator``) for an importer or exporter of
+    ``extension`` files: ``filename_ext`` and the file browser's hidden filter."""
+    return type(
+        f"FileType_{extension.lstrip('.')}",
+        (),
+        {
+            "filename_ext": extension,
+            "__annotations__": {
+                "filter_glob": StringProperty(default=f"*{extension}", options={"HIDDEN"})
+            },
+        },
+    )
+
+
 class ImportFiles(ImportHelper):
     """Mixin for import operators: one or several files (multi-select, drag and
     drop), imported all or nothing; undoable, with presets (every RigPort
@@ -111,17 +147,22 @@ class ImportFiles(ImportHelper):
         return self.invoke_popup(context)
 
     def import_files(
-        self, context, one: ImportOne, paths: list[str] | None = None, made: list | None = None
+        self,
+        context,
+        one: ImportOne,
+        paths: list[str] | None = None,
+        timed: Callable[[Result], list] | None = None,
     ) -> set[str]:
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
         selection). It returns a :class:`Result`, whose messages are reported after
         the file's name. Any
         failure leaves the scene as it was before the first file
         (:func:`import_failed`); what the guard left out of Blender is one
-        warning per file. ``made``: the actions (anything with a ``frame_range``)
-        ``one`` collects, whose range the scene's timing follows once every file
-        is in (``FrameRateOptions.apply_scene_timing``)."""
+        warning per file. ``timed``: what of each result the scene's timing
+        follows once every file is in (anything with a ``frame_range``, as
+        :func:`actions_of`; ``FrameRateOptions.apply_scene_timing``)."""
         paths = paths or selected_paths(self)
+        made: list = []
         state = SceneState(context)
         guard.take_notes()
         with Progress(context, len(paths)) as progress:
@@ -131,13 +172,15 @@ class ImportFiles(ImportHelper):
                     done = one(context, path, lambda f, i=i: progress.update(i + f))
                 except Exception as err:
                     return import_failed(self, state, err, path)
+                if timed is not None:
+                    made.extend(timed(done))
                 notes = guard.take_notes()
                 if notes:
                     done.warn(guard.summary(notes))
                 report(self, done, f"{name}: ", guard.blender_name)
                 progress.update(i + 1)
         select_imported(context, state.added_objects())
-        if made is not None:
+        if timed is not None:
             self.apply_scene_timing(context, made)
         return {"FINISHED"}
 
@@ -272,24 +315,51 @@ def _poll_drop(cls, context) -> bool:
     return poll_file_object_drop(context)
 
 
-def file_handler(
-    name: str, label: str, import_op: str, export_op: str, extensions: str
-) -> type[bpy.types.FileHandler]:
-    """A FileHandler class (drag and drop into the 3D viewport, Blender 4.2+).
+@dataclass(frozen=True)
+class FileKind:
+    """One kind of file as Blender offers it: File > Import and Export entries
+    ("<label> (<extension>)", none for an operator left "" or with ``menu`` off)
+    and, when ``handler`` names one, a FileHandler for drag and drop into the 3D
+    viewport (Blender 4.2+) labelled ``handler_label`` (default: ``label``)."""
 
-    ``extensions`` is Blender's ``";"``-separated list, e.g. ``".mesh;.anim"``.
-    """
-    return type(
-        f"RIGPORT_FH_{name}",
-        (bpy.types.FileHandler,),
-        {
-            "bl_idname": f"RIGPORT_FH_{name}",
-            "bl_label": label,
-            "bl_import_operator": import_op,
-            "bl_export_operator": export_op,
-            "bl_file_extensions": extensions,
-            "poll_drop": classmethod(_poll_drop),
-        },
+    label: str
+    extension: str
+    import_op: str = ""
+    export_op: str = ""
+    handler: str = ""
+    handler_label: str = ""
+    menu: bool = True
+
+    def menu_label(self) -> str:
+        return f"{self.label} ({self.extension})"
+
+
+def file_handlers(kinds: tuple[FileKind, ...]) -> tuple[type[bpy.types.FileHandler], ...]:
+    """The FileHandler classes of ``kinds`` (those naming a ``handler``), for ``CLASSES``."""
+    return tuple(
+        type(
+            f"RIGPORT_FH_{kind.handler}",
+            (bpy.types.FileHandler,),
+            {
+                "bl_idname": f"RIGPORT_FH_{kind.handler}",
+                "bl_label": kind.handler_label or kind.label,
+                "bl_import_operator": kind.import_op,
+                "bl_export_operator": kind.export_op,
+                "bl_file_extensions": kind.extension,
+                "poll_drop": classmethod(_poll_drop),
+            },
+        )
+        for kind in kinds
+        if kind.handler
+    )
+
+
+def menus(kinds: tuple[FileKind, ...]) -> tuple[tuple, tuple]:
+    """``MENU_IMPORT`` and ``MENU_EXPORT`` of ``kinds``: (operator idname, label) pairs."""
+    shown = [kind for kind in kinds if kind.menu]
+    return (
+        tuple((k.import_op, k.menu_label()) for k in shown if k.import_op),
+        tuple((k.export_op, k.menu_label()) for k in shown if k.export_op),
     )
 
 

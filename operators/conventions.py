@@ -161,13 +161,6 @@ def collection_objects(name: str, types: tuple[str, ...]) -> list:
     return [o for o in coll.all_objects if o.type in types]
 
 
-def pick_armature(context, pool: list, where: str, use_active: bool = True):
-    """The armature of ``pool`` an animation export writes (the active one when
-    ``use_active``, else the only one; refused in a sentence naming ``where``).
-    Stays until RenderWare's animation exporters call :func:`choose_armature`."""
-    return choose_armature(context, pool=pool, active=use_active, where=where).required()
-
-
 def _live_modifiers(obj) -> list:
     return [m for m in obj.modifiers if m.show_viewport and m.type != "ARMATURE"]
 

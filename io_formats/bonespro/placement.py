@@ -14,28 +14,21 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..global_transform import is_identity, split
+from ..global_transform import affine, is_identity
 from .convert import matrix_to_rows, rows_to_matrix
 from .structure import Structure
 
 
-def _affine(matrix: np.ndarray) -> tuple[np.ndarray, float]:
-    r, s, t = split(matrix)
-    g = np.eye(4)
-    g[:3, :3], g[:3, 3] = s * r, t
-    return g, s
-
-
 def bake_points(points: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """(..., 3) positions through ``matrix``."""
-    g, _ = _affine(matrix)
+    g, _ = affine(matrix)
     return np.asarray(points, np.float64) @ g[:3, :3].T + g[:3, 3]
 
 
 def bake_matrices(m: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """(..., 4, 4) world bone or node matrices through ``matrix`` (scale into the
     translation only)."""
-    g, s = _affine(matrix)
+    g, s = affine(matrix)
     out = g @ np.asarray(m, np.float64)
     out[..., :3, :3] /= s
     return out
@@ -45,7 +38,7 @@ def bake_structure(s: Structure, matrix: np.ndarray) -> Structure:
     """A structure through ``matrix``; ``s`` itself when it is the identity."""
     if is_identity(matrix):
         return s
-    _, scale = _affine(matrix)
+    _, scale = affine(matrix)
     return replace(
         s,
         boxes=np.asarray(s.boxes, np.float64) * scale,

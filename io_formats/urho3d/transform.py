@@ -13,7 +13,7 @@ import copy
 
 import numpy as np
 
-from ..global_transform import bake_mesh, bake_skeleton, is_identity, split
+from ..global_transform import affine, bake_mesh, bake_skeleton, is_identity, split
 from ..scene import Mesh, Skeleton
 from . import axes
 from .model_import import MORPH_NORMAL, MORPH_TANGENT, NORMAL_ATTRIBUTE, TANGENT_ATTRIBUTE
@@ -59,12 +59,12 @@ def bake_layout(layout: dict | None, matrix: np.ndarray, convert: bool) -> dict 
     axes, the matrix in Blender's."""
     if layout is None or is_identity(matrix):
         return layout
-    r, s, t = split(matrix)
+    g, s = affine(matrix)
     out = copy.deepcopy(layout)
     out["bbox"] = None
     if out.get("centers") is not None:
         c = axes.vectors(np.array(out["centers"], np.float64).reshape(-1, 3), convert)
-        c = axes.vectors(c @ (s * r).T + t, convert)
+        c = axes.vectors(c @ g[:3, :3].T + g[:3, 3], convert)
         out["centers"] = [[float(v) for v in row] for row in c]
     for geometry in out.get("geometries", []):
         for lod in geometry.get("lods", []):

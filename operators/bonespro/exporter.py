@@ -26,8 +26,8 @@ from ...io_formats.codec.files import write_atomic
 from ...io_formats.global_transform import is_identity, split
 from ..animation_files import chosen_files
 from ..blender import compat
+from ..blender.armatures import choose_armature, mesh_armature, one_armature
 from ..blender.extract import extract_skeleton, read_prop
-from ..common import mesh_armature, one_armature
 from ..conventions import ExportScope, evaluated_meshes, file_matrix, scene_fps
 from ..result import Result
 from .importer import (
@@ -138,16 +138,8 @@ def _deformed_mesh(context, armature) -> bpy.types.Object | None:
 
 def _active_armature_and_mesh(context):
     active = context.view_layer.objects.active
-    armature = mesh = None
-    if active is not None and active.type == "ARMATURE":
-        armature = active
-    elif active is not None and active.type == "MESH":
-        mesh = active
-        armature = mesh_armature(active)
-    if armature is None:
-        arms = [o for o in context.scene.objects if o.type == "ARMATURE"]
-        armature = arms[0] if len(arms) == 1 else None
-    return armature, mesh
+    mesh = active if active is not None and active.type == "MESH" else None
+    return choose_armature(context, active_mesh=True).armature, mesh
 
 
 def _scoped_armature_and_mesh(options: StructureExportOptions, context):

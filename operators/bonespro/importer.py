@@ -22,8 +22,9 @@ from ...io_formats.bonespro.placement import bake_points
 from ...io_formats.codec import FormatError
 from ...io_formats.scene import Scene
 from ..blender.actions import keep_actions
+from ..blender.armatures import Count, choose_armature, mesh_armature
 from ..blender.build import build_action, build_scene
-from ..common import mesh_armature, read_bytes
+from ..common import in_file, read_bytes
 from ..conventions import option_matrix, place_roots, scene_fps
 from ..result import Message, Result
 from .rig import (
@@ -123,10 +124,8 @@ def read_file(path: str, want: str) -> structure.Structure | anim_file.Animation
             "neither": "neither a BonesPro structure nor a BonesPro animation file",
         }[kind]
         raise FormatError(f"this is {other}", None, path)
-    try:
+    with in_file(path):
         return (structure.read if want == "structure" else anim_file.read)(data)
-    except FormatError as err:
-        raise err.with_path(path) from None
 
 
 def _stem(path: str) -> str:
@@ -141,10 +140,8 @@ def import_structure(context, path: str, options: StructureImportOptions) -> Res
     matrix = option_matrix(options)
     s = read_file(path, "structure")
     name = _stem(path)
-    try:
+    with in_file(path):
         scene = convert.structure_to_scene(s, name)
-    except FormatError as err:
-        raise err.with_path(path) from None
     target = context.view_layer.objects.active
     result = Result().info(f"{len(s.names)} bones, {len(s.positions)} vertices")
     use_active = (
@@ -206,25 +203,15 @@ def _put_weights(built, s, target, matrix: np.ndarray) -> None:
 
 # ------------------------------------------------------------------ animation
 def _armature_for(context, nb: int, given=None) -> tuple[bpy.types.Object, str]:
-    if given is not None:
-        return given, "the given armature"
-    active = context.view_layer.objects.active
-    if active is not None and active.type == "ARMATURE":
-        return active, "the active armature"
-    if active is not None and active.type == "MESH":
-        arm = mesh_armature(active)
-        if arm is not None:
-            return arm, "the active mesh's armature"
-    fits = [o for o in context.scene.objects if o.type == "ARMATURE" and len(o.data.bones) == nb]
-    stored = [o for o in fits if all(convert.INDEX in b for b in o.data.bones)]
-    pick = stored or fits
-    if len(pick) == 1:
-        return pick[0], f"the only armature with {nb} bones"
-    raise FormatError(
-        f"select the armature to animate ({len(pick)} armatures have {nb} bones)"
-        if pick
-        else f"no armature has the animation's {nb} bones"
+    """The given armature, else the active one (or the active mesh's), else the
+    only one with ``nb`` bones, those with stored BonesPro indices first."""
+    choice = choose_armature(
+        context,
+        given=given,
+        active_mesh=True,
+        rule=Count(nb, prefer=lambda o: all(convert.INDEX in b for b in o.data.bones)),
     )
+    return choice.required(), choice.how
 
 
 def _mesh_for(context, nv: int, armature=None) -> bpy.types.Object | None:
@@ -272,12 +259,10 @@ def import_animation(
     job = _AnimationImport(
         context, path, a, option_matrix(options), options.frame_scale(context), _stem(path)
     )
-    try:
+    with in_file(path):
         if a.mode == anim_file.MESH_ABSOLUTE:
             return _mesh_animation(job, a.positions)
         armature, how = _armature_for(context, a.bone_count, armature)
-    except FormatError as err:
-        raise err.with_path(path) from None
     names = bone_order(armature)
     if len(names) != a.bone_count:
         raise FormatError(
@@ -287,10 +272,8 @@ def import_animation(
         )
     if a.mode == anim_file.MESH_BONES:
         positions = _block_positions(job, armature, names)
-        try:
+        with in_file(path):
             return _mesh_animation(job, positions, armature, how)
-        except FormatError as err:
-            raise err.with_path(path) from None
     return _bone_animation(job, armature, names, how)
 
 

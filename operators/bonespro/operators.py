@@ -14,7 +14,6 @@ from bpy.props import (
     BoolProperty,
     EnumProperty,
     FloatProperty,
-    StringProperty,
 )
 
 from ..animation_files import (
@@ -25,9 +24,12 @@ from ..animation_files import (
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
     batch_meshes,
-    file_handler,
+    file_handlers,
+    file_type,
+    menus,
     read_bytes,
     report_export,
     selected_paths,
@@ -101,15 +103,19 @@ def _draw_import(op, layout, weights: bool, animation: bool) -> None:
             op.draw_frame_rate(body, importing=True)
 
 
+def _timed(result: Result) -> list:
+    """An animation import's result itself (a mesh animation makes no action): the
+    scene's timing follows its ``frame_range``."""
+    return [result] if isinstance(result, AnimationResult) else []
+
+
 @transform_options(MAX_FORWARD, MAX_UP)
-class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
+class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, file_type(".txt"), ImportFiles):
     """Import BonesPro structure exports (.txt): armature and vertex weights"""
 
     bl_idname = "import_scene.bonespro_structure"
     bl_label = "Import BonesPro Structure"
 
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
     weights_to: _weights_property()
 
     def draw(self, context):
@@ -121,7 +127,9 @@ class IMPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ImportFiles):
 
 
 @transform_options(MAX_FORWARD, MAX_UP)
-class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, FrameRateOptions):
+class IMPORT_ANIM_OT_bonespro_anim(
+    bpy.types.Operator, file_type(".txt"), ImportFiles, FrameRateOptions
+):
     """Import BonesPro animation exports (.txt): an action (Bones mode) or a mesh that
     shows each frame's positions (Mesh modes). Axes and scale go on a new mesh; an
     action's keys are in its armature's space, which carries its structure's import
@@ -130,8 +138,6 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, FrameRateOpt
     bl_idname = "import_anim.bonespro_anim"
     bl_label = "Import BonesPro Animation"
 
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
     set_scene_timing: BoolProperty(
         name="Set Scene Rate and Range",
         default=True,
@@ -143,24 +149,21 @@ class IMPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ImportFiles, FrameRateOpt
         _draw_import(self, self.layout, False, True)
 
     def execute(self, context):
-        options, made = from_operator(AnimationImportOptions, self), []
-
-        def one(context, path, progress) -> Result:
-            made.append(import_animation(context, path, options))
-            return made[-1]
-
-        return self.import_files(context, one, made=made)
+        options = from_operator(AnimationImportOptions, self)
+        return self.import_files(
+            context, lambda c, path, _: import_animation(c, path, options), timed=_timed
+        )
 
 
 @transform_options(MAX_FORWARD, MAX_UP)
-class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, FrameRateOptions):
+class IMPORT_SCENE_OT_bonespro(
+    bpy.types.Operator, file_type(".txt"), ImportFiles, FrameRateOptions
+):
     """Import BonesPro exports (.txt), structure or animation as the content says"""
 
     bl_idname = "import_scene.bonespro"
     bl_label = "Import BonesPro"
 
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
     weights_to: _weights_property()
 
     def draw(self, context):
@@ -171,27 +174,21 @@ class IMPORT_SCENE_OT_bonespro(bpy.types.Operator, ImportFiles, FrameRateOptions
         # Structures first, so animations of the same drop find their armature.
         kinds = {p: file_kind(read_bytes(p)) if os.path.isfile(p) else "neither" for p in paths}
         ordered = sorted(paths, key=lambda p: kinds[p] != "structure")
-        options, made = from_operator(ImportOptions, self), []
-
-        def one(context, path, progress) -> Result:
-            result = import_file(context, path, options)
-            if isinstance(result, AnimationResult):  # the scene's timing follows it
-                made.append(result)
-            return result
-
-        return self.import_files(context, one, ordered, made)
+        options = from_operator(ImportOptions, self)
+        return self.import_files(
+            context, lambda c, path, _: import_file(c, path, options), ordered, _timed
+        )
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)
-class EXPORT_SCENE_OT_bonespro_structure(bpy.types.Operator, ExportFile, ExportScope):
+class EXPORT_SCENE_OT_bonespro_structure(
+    bpy.types.Operator, file_type(".txt"), ExportFile, ExportScope
+):
     """Export the active armature (or the active mesh's) and its mesh's weights to a
     BonesPro structure file (.txt)"""
 
     bl_idname = "export_scene.bonespro_structure"
     bl_label = "Export BonesPro Structure"
-
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
 
     def draw(self, context):
         layout = self.layout
@@ -214,15 +211,15 @@ def _setting(name: str, pairs, description: str):
 
 
 @transform_options(MAX_FORWARD, MAX_UP, export=True)
-class EXPORT_ANIM_OT_bonespro_anim(bpy.types.Operator, ExportFile, AnimationExport):
+class EXPORT_ANIM_OT_bonespro_anim(
+    bpy.types.Operator, file_type(".txt"), ExportFile, AnimationExport
+):
     """Export the active armature's animation (or the active mesh's deformation) to a
     BonesPro animation file (.txt); with All Actions or NLA Tracks, one file each"""
 
     bl_idname = "export_anim.bonespro_anim"
     bl_label = "Export BonesPro Animation"
 
-    filename_ext = ".txt"
-    filter_glob: StringProperty(default="*.txt", options={"HIDDEN"})
     frame_rate: frame_rate_property(
         (
             ("AUTO", "As Imported", "The frame rate the animation was imported at, else Scene"),
@@ -328,28 +325,34 @@ def _batch_export_anim(context, path: str, state: dict, options: dict) -> Result
     )
 
 
+FILES = (
+    FileKind(
+        "BonesPro Structure",
+        ".txt",
+        "import_scene.bonespro_structure",
+        "export_scene.bonespro_structure",
+    ),
+    FileKind(
+        "BonesPro Animation", ".txt", "import_anim.bonespro_anim", "export_anim.bonespro_anim"
+    ),
+    FileKind(
+        "BonesPro Export",
+        ".txt",
+        "import_scene.bonespro",
+        "export_scene.bonespro_structure",
+        handler="bonespro",
+        menu=False,
+    ),
+)
 CLASSES = (
     IMPORT_SCENE_OT_bonespro_structure,
     IMPORT_ANIM_OT_bonespro_anim,
     IMPORT_SCENE_OT_bonespro,
     EXPORT_SCENE_OT_bonespro_structure,
     EXPORT_ANIM_OT_bonespro_anim,
-    file_handler(
-        "bonespro",
-        "BonesPro Export",
-        "import_scene.bonespro",
-        "export_scene.bonespro_structure",
-        ".txt",
-    ),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (
-    ("import_scene.bonespro_structure", "BonesPro Structure (.txt)"),
-    ("import_anim.bonespro_anim", "BonesPro Animation (.txt)"),
-)
-MENU_EXPORT = (
-    ("export_scene.bonespro_structure", "BonesPro Structure (.txt)"),
-    ("export_anim.bonespro_anim", "BonesPro Animation (.txt)"),
-)
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (
     BatchFormat("bonespro.structure", _batch_import_structure, _batch_export_structure),
     BatchFormat("bonespro.animation", _batch_import_anim, _batch_export_anim),

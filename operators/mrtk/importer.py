@@ -15,10 +15,9 @@ from typing import ClassVar
 import bpy
 import numpy as np
 
-from ...io_formats.codec import FormatError
 from ...io_formats.mrtk import recording
 from ...io_formats.mrtk.convert import import_recording
-from ..common import read_bytes
+from ..common import in_file, parse_file
 from ..conventions import IMPORT_TRANSFORM, FrameRateOptions, option_matrix, place_roots
 from ..result import Result
 from .build import BuiltRecording, build_recording
@@ -90,12 +89,9 @@ def import_file(
     """Import one recording under a root empty carrying the axes and scale options; a
     FormatError leaves nothing behind. ``progress`` is called with the fraction of
     curves built so far."""
-    data = read_bytes(path)
-    try:
-        rec = recording.read(data)
+    rec = parse_file(path, recording.read)
+    with in_file(path):
         plan = import_recording(rec, options.convert)
-    except FormatError as err:
-        raise err.with_path(path) from None
     name = os.path.splitext(os.path.basename(path))[0]
     built = build_recording(context, plan, name, options.frames_per_second(context), progress)
     try:

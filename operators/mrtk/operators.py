@@ -16,7 +16,17 @@ from ..animation_files import (
     export_animations_property,
     use_action_names_property,
 )
-from ..common import BatchFormat, ExportFile, ImportFiles, file_handler, report_export
+from ..common import (
+    BatchFormat,
+    ExportFile,
+    FileKind,
+    ImportFiles,
+    actions_of,
+    file_handlers,
+    file_type,
+    menus,
+    report_export,
+)
 from ..conventions import (
     FRAME_RATE_ITEMS,
     AnimationExport,
@@ -40,14 +50,13 @@ RECORDING_ITEMS = (
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP)
-class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameRate):
+class IMPORT_ANIM_OT_mrtk_input(
+    bpy.types.Operator, file_type(".bin"), ImportFiles, AnimationFrameRate
+):
     """Import MRTK input animation recordings (.bin): camera, hands, eye gaze, markers"""
 
     bl_idname = "import_anim.mrtk_input"
     bl_label = "Import MRTK Input Animation"
-
-    filename_ext = ".bin"
-    filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
 
     def draw(self, context):
         layout = self.layout
@@ -57,25 +66,21 @@ class IMPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ImportFiles, AnimationFrameR
             self.draw_frame_rate(body, importing=True)
 
     def execute(self, context):
-        options, actions = from_operator(RecordingImportOptions, self), []
-
-        def one(context, path, progress) -> Result:
-            result = import_file(context, path, options, progress)
-            actions.extend(result.actions)
-            return result
-
-        return self.import_files(context, one, made=actions)
+        options = from_operator(RecordingImportOptions, self)
+        return self.import_files(
+            context,
+            lambda c, path, progress: import_file(c, path, options, progress),
+            timed=actions_of,
+        )
 
 
 @transform_options(UNITY_FORWARD, UNITY_UP, export=True)
-class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, ExportFile, AnimationExport):
+class EXPORT_ANIM_OT_mrtk_input(bpy.types.Operator, file_type(".bin"), ExportFile, AnimationExport):
     """Export MRTK recording collections (or objects you pick) to .bin recordings"""
 
     bl_idname = "export_anim.mrtk_input"
     bl_label = "Export MRTK Input Animation"
 
-    filename_ext = ".bin"
-    filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
     frame_rate: frame_rate_property(
         (
             ("AUTO", "As Imported", "The rate the recording was imported at, else the scene's"),
@@ -179,17 +184,15 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     )
 
 
-CLASSES = (
-    IMPORT_ANIM_OT_mrtk_input,
-    EXPORT_ANIM_OT_mrtk_input,
-    file_handler(
-        "mrtk_input",
+FILES = (
+    FileKind(
         "MRTK Input Animation",
+        ".bin",
         "import_anim.mrtk_input",
         "export_anim.mrtk_input",
-        ".bin",
+        handler="mrtk_input",
     ),
 )
-MENU_IMPORT = (("import_anim.mrtk_input", "MRTK Input Animation (.bin)"),)
-MENU_EXPORT = (("export_anim.mrtk_input", "MRTK Input Animation (.bin)"),)
+CLASSES = (IMPORT_ANIM_OT_mrtk_input, EXPORT_ANIM_OT_mrtk_input, *file_handlers(FILES))
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("mrtk.input", _batch_import, _batch_export),)

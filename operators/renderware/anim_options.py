@@ -15,11 +15,10 @@ import numpy as np
 from bpy.props import BoolProperty, StringProperty
 
 from ...io_formats.scene import Animation
-from ..common import iter_armatures
+from ..blender.armatures import choose_armature
 from ..conventions import (
     IMPORT_TRANSFORM,
     collection_objects,
-    pick_armature,
     recorded_transform,
     scale_property,
     section,
@@ -41,11 +40,14 @@ class ArmatureScope:
 
 def target_armature(context, collection: str = ""):
     """The armature to export: ``collection``'s only one (a Collection Exporter's),
-    else the active armature, else the scene's only one (:func:`pick_armature`)."""
+    else the active armature, else the scene's only one; several or none is
+    refused in a sentence naming where."""
     if collection:
         pool = collection_objects(collection, ("ARMATURE",))
-        return pick_armature(context, pool, f"collection {collection!r}", False)
-    return pick_armature(context, list(iter_armatures(context)), "the scene")
+        where = f"collection {collection!r}"
+    else:
+        pool, where = None, "the scene"
+    return choose_armature(context, pool=pool, active=not collection, where=where).required()
 
 
 class ImportKeyScale:

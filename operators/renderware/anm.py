@@ -8,7 +8,6 @@ rate and scale options are the IFP import's (:mod:`.ifp`).
 from __future__ import annotations
 
 import bpy
-from bpy.props import StringProperty
 
 from ...io_formats.codec import FormatError
 from ..animation_files import (
@@ -19,9 +18,13 @@ from ..animation_files import (
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
+    actions_of,
     current_action,
-    file_handler,
+    file_handlers,
+    file_type,
+    menus,
     report_export,
 )
 from ..conventions import AnimationFrameRate, ExportFrameRate, options_layout
@@ -32,40 +35,37 @@ from .anm_exporter import AnmExportOptions, export_anm_file, export_anm_files
 from .anm_importer import AnmImportOptions, import_anm_file
 
 
-class IMPORT_ANIM_OT_rw_anm(bpy.types.Operator, ImportFiles, AnimationFrameRate, ImportKeyScale):
+class IMPORT_ANIM_OT_rw_anm(
+    bpy.types.Operator, file_type(".anm"), ImportFiles, AnimationFrameRate, ImportKeyScale
+):
     """Import RenderWare animations (.anm) onto an HAnim armature imported from a .dff"""
 
     bl_idname = "import_anim.rw_anm"
     bl_label = "Import RenderWare Animation"
-
-    filename_ext = ".anm"
-    filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
 
     def draw(self, context) -> None:
         self.draw_animation(options_layout(self))
 
     def execute(self, context):
         options = from_operator(AnmImportOptions, self)
-        made: list = []
-
-        def one(context, path, progress) -> Result:
-            result = import_anm_file(context, path, options)
-            made.extend(result.actions)
-            return result
-
-        return self.import_files(context, one, made=made)
+        return self.import_files(
+            context, lambda c, path, _: import_anm_file(c, path, options), timed=actions_of
+        )
 
 
 class EXPORT_ANIM_OT_rw_anm(
-    bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope, ExportFrameRate
+    bpy.types.Operator,
+    file_type(".anm"),
+    ExportFile,
+    ExportKeyScale,
+    ArmatureScope,
+    ExportFrameRate,
 ):
     """Export the active armature's actions to RenderWare animations (.anm), one per file"""
 
     bl_idname = "export_anim.rw_anm"
     bl_label = "Export RenderWare Animation"
 
-    filename_ext = ".anm"
-    filter_glob: StringProperty(default="*.anm", options={"HIDDEN"})
     export_animations: export_animations_property(
         description="Which actions to write: an .anm holds one, so All Actions and NLA "
         "Tracks write one file per action next to the chosen path"
@@ -101,13 +101,11 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     return export_anm_file(context, path, chosen, arm, state.get("action"))
 
 
-CLASSES = (
-    IMPORT_ANIM_OT_rw_anm,
-    EXPORT_ANIM_OT_rw_anm,
-    file_handler(
-        "rw_anm", "RenderWare Animation", "import_anim.rw_anm", "export_anim.rw_anm", ".anm"
+FILES = (
+    FileKind(
+        "RenderWare Animation", ".anm", "import_anim.rw_anm", "export_anim.rw_anm", handler="rw_anm"
     ),
 )
-MENU_IMPORT = (("import_anim.rw_anm", "RenderWare Animation (.anm)"),)
-MENU_EXPORT = (("export_anim.rw_anm", "RenderWare Animation (.anm)"),)
+CLASSES = (IMPORT_ANIM_OT_rw_anm, EXPORT_ANIM_OT_rw_anm, *file_handlers(FILES))
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("renderware.anm", _batch_import, _batch_export),)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ...io_formats.codec import FormatError, read_file
+from ...io_formats.codec import read_file
 from ...io_formats.renderware import anim_convert, anm
 from ..blender import kept_keys
 from ..blender.actions import keep_actions
+from ..blender.armatures import Count, choose_armature
 from ..blender.build import build_action
-from ..common import iter_armatures
+from ..common import in_file
 from ..conventions import scene_fps
 from ..result import Result
 from .anim_options import custom_fps, record_scale, scale_translations
@@ -50,14 +51,8 @@ def hanim_bones(armature) -> list[str]:
     ]
 
 
-def _target(context, nodes: int):
-    active = context.view_layer.objects.active
-    if active is not None and active.type == "ARMATURE":
-        return active, "the active armature"
-    fits = [a for a in iter_armatures(context) if len(a.data.bones) == nodes]
-    if len(fits) == 1:
-        return fits[0], f"the armature with {nodes} bones"
-    return None, f"select the armature ({len(fits)} armatures have {nodes} bones)"
+#: The sentence when no single armature has the animation's node count.
+_SELECT = "select the armature ({count} armatures have {bones} bones)"
 
 
 def import_anm_file(
@@ -68,20 +63,18 @@ def import_anm_file(
     the animation has nodes): key times at the options' frame rate, translations
     times their scale (recorded on the action for "As Imported"). The result
     holds the action and its armature; its ``undo`` removes the action."""
-    try:
+    with in_file(path):
         f = anm.read(read_file(path, "animation") if data is None else data)
-    except FormatError as err:
-        raise (err if err.path else err.with_path(path)) from None
     how = "the given armature"
     if armature is None:
-        armature, how = _target(context, f.node_count())
-        if armature is None:
-            raise FormatError(how, None, path)
+        rule = Count(
+            f.node_count(), how="the armature with {bones} bones", several=_SELECT, none=_SELECT
+        )
+        choice = choose_armature(context, rule=rule)
+        armature, how = choice.required(path), choice.how
     name = os.path.splitext(os.path.basename(path))[0]
-    try:
+    with in_file(path):
         neutral = anim_convert.anm_to_animation(f, hanim_bones(armature), name)
-    except FormatError as err:
-        raise err.with_path(path) from None
     scale_translations(neutral, options.global_scale)
     fps = custom_fps(options) or scene_fps(context)
     action = build_action(armature, neutral, fps)

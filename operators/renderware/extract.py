@@ -22,9 +22,9 @@ from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
 from ...io_formats.scene import Mesh, Skeleton
 from ..blender import compat, kept_keys
+from ..blender.armatures import mesh_armature, one_armature
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
-from ..common import mesh_armature, one_armature
 from ..conventions import IMPORT_TRANSFORM
 from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
 

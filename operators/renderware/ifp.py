@@ -18,14 +18,18 @@ from bpy.props import BoolProperty, CollectionProperty, EnumProperty, IntPropert
 
 from ...io_formats.codec import FormatError
 from ..animation_files import export_animations_property
+from ..blender.armatures import iter_armatures
 from ..common import (
     BatchFormat,
     ExportFile,
     FileBrowserList,
+    FileKind,
     ImportFiles,
+    actions_of,
     current_action,
-    file_handler,
-    iter_armatures,
+    file_handlers,
+    file_type,
+    menus,
     report_export,
 )
 from ..conventions import (
@@ -50,15 +54,18 @@ class RIGPORT_PG_ifp_animation(bpy.types.PropertyGroup):
 
 
 class IMPORT_ANIM_OT_gta_ifp(
-    bpy.types.Operator, FileBrowserList, ImportFiles, AnimationFrameRate, ImportKeyScale
+    bpy.types.Operator,
+    file_type(".ifp"),
+    FileBrowserList,
+    ImportFiles,
+    AnimationFrameRate,
+    ImportKeyScale,
 ):
     """Import GTA IFP animations (III, Vice City, San Andreas) as actions on a ped armature"""
 
     bl_idname = "import_anim.gta_ifp"
     bl_label = "Import GTA IFP"
 
-    filename_ext = ".ifp"
-    filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
     animations: CollectionProperty(
         type=RIGPORT_PG_ifp_animation,
         options={"HIDDEN", "SKIP_SAVE"},
@@ -105,26 +112,26 @@ class IMPORT_ANIM_OT_gta_ifp(
             return {"CANCELLED"}
         chosen = tuple(names) if names is not None else None
         options = from_operator(IfpImportOptions, self, names=chosen)
-        made: list = []
-
-        def one(context, path, progress) -> Result:
-            result = import_ifp_file(context, path, options, progress=progress)
-            made.extend(result.actions)
-            return result
-
-        return self.import_files(context, one, made=made)
+        return self.import_files(
+            context,
+            lambda c, path, progress: import_ifp_file(c, path, options, progress=progress),
+            timed=actions_of,
+        )
 
 
 class EXPORT_ANIM_OT_gta_ifp(
-    bpy.types.Operator, ExportFile, ExportKeyScale, ArmatureScope, ExportFrameRate
+    bpy.types.Operator,
+    file_type(".ifp"),
+    ExportFile,
+    ExportKeyScale,
+    ArmatureScope,
+    ExportFrameRate,
 ):
     """Export actions of the active armature into a GTA IFP (new, or replacing animations)"""
 
     bl_idname = "export_anim.gta_ifp"
     bl_label = "Export GTA IFP"
 
-    filename_ext = ".ifp"
-    filter_glob: StringProperty(default="*.ifp", options={"HIDDEN"})
     export_animations: export_animations_property(
         default="ACTIONS",
         description="Which actions become the package's animations (an IFP holds many: "
@@ -177,14 +184,21 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     return export_ifp_file(context, path, chosen, arm)
 
 
+FILES = (
+    FileKind(
+        "GTA Animations",
+        ".ifp",
+        "import_anim.gta_ifp",
+        "export_anim.gta_ifp",
+        handler="gta_ifp",
+        handler_label="GTA IFP Animations",
+    ),
+)
 CLASSES = (
     RIGPORT_PG_ifp_animation,
     IMPORT_ANIM_OT_gta_ifp,
     EXPORT_ANIM_OT_gta_ifp,
-    file_handler(
-        "gta_ifp", "GTA IFP Animations", "import_anim.gta_ifp", "export_anim.gta_ifp", ".ifp"
-    ),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (("import_anim.gta_ifp", "GTA Animations (.ifp)"),)
-MENU_EXPORT = (("export_anim.gta_ifp", "GTA Animations (.ifp)"),)
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("renderware.ifp", _batch_import, _batch_export),)

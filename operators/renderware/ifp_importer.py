@@ -22,8 +22,9 @@ import bpy
 from ...io_formats.codec import FormatError, read_file
 from ...io_formats.renderware import anim_convert, ifp
 from ..blender.actions import keep_actions
+from ..blender.armatures import Choice, Rank, choose_armature
 from ..blender.build import build_action, rest_relative
-from ..common import iter_armatures
+from ..common import in_file
 from ..conventions import scene_fps
 from ..result import Result
 from .anim_options import custom_fps, record_scale, scale_translations
@@ -55,10 +56,8 @@ def armature_bones(armature) -> list[anim_convert.Bone]:
 
 
 def read_ifp(path: str, data: bytes | None = None) -> ifp.IfpFile:
-    try:
+    with in_file(path):
         return ifp.read(read_file(path, "IFP file") if data is None else data)
-    except FormatError as err:
-        raise (err if err.path else err.with_path(path)) from None
 
 
 def ifp_rows(path: str) -> list[dict]:
@@ -75,21 +74,22 @@ def ifp_rows(path: str) -> list[dict]:
     ]
 
 
-def best_armature(context, f: ifp.IfpFile) -> tuple[bpy.types.Object | None, str]:
+def best_armature(context, f: ifp.IfpFile) -> Choice:
     """The active armature, else the one most objects of the package match."""
-    active = context.view_layer.objects.active
-    if active is not None and active.type == "ARMATURE":
-        return active, "the active armature"
     objects = [(o.name, o.bone_id) for a in f.animations[:8] for o in a.objects]
-    best, score = None, 0
-    for arm in iter_armatures(context):
+
+    def score(arm: bpy.types.Object) -> int:
         hits, _ = anim_convert.match_bones(objects, armature_bones(arm))
-        n = sum(h is not None for h in hits)
-        if n > score:
-            best, score = arm, n
-    if best is None:
-        return None, "no armature has bones the animations name (import the .dff first)"
-    return best, f"the armature whose bones match ({score} of {len(objects)} objects)"
+        return sum(h is not None for h in hits)
+
+    return choose_armature(
+        context,
+        rule=Rank(
+            score,
+            lambda n: f"the armature whose bones match ({n} of {len(objects)} objects)",
+            lambda _: "no armature has bones the animations name (import the .dff first)",
+        ),
+    )
 
 
 def import_ifp_file(
@@ -110,9 +110,8 @@ def import_ifp_file(
     chosen = _chosen_animations(f, options.names, path)
     how = "the given armature"
     if armature is None:
-        armature, how = best_armature(context, f)
-        if armature is None:
-            raise FormatError(how, None, path)
+        choice = best_armature(context, f)
+        armature, how = choice.required(path), choice.how
     fps = custom_fps(options) or scene_fps(context)
     made, missing = _build_actions(
         f, chosen, armature, path, fps=fps, scale=options.global_scale, progress=progress

@@ -22,7 +22,7 @@ from ...io_formats.containers import Importable, Member, container
 from ...io_formats.renderware import dff, ifp, img, txd
 from ...io_formats.renderware.clump_import import import_dff
 from ..archive import ArchiveImporter, batch_import, import_members
-from ..common import BatchFormat, file_handler
+from ..common import BatchFormat, FileKind, file_handlers, file_type, menus
 from ..conventions import (
     ReuseMaterials,
     draw_transform,
@@ -124,14 +124,14 @@ def _size(n: int) -> str:
 
 
 @transform_options(*ENGINE_AXES)
-class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, ArchiveImporter, ImportHelper, ReuseMaterials):
+class IMPORT_SCENE_OT_gta_img(
+    bpy.types.Operator, file_type(".img"), ArchiveImporter, ImportHelper, ReuseMaterials
+):
     """Import models, animations and textures from a GTA IMG archive"""
 
     bl_idname = "import_scene.gta_img"
     bl_label = "Import GTA IMG Archive"
 
-    filename_ext = ".img"
-    filter_glob: StringProperty(default="*.img", options={"HIDDEN"})
     members_list: CollectionProperty(
         type=RIGPORT_PG_img_member,
         options={"HIDDEN", "SKIP_SAVE"},
@@ -172,13 +172,9 @@ class IMPORT_SCENE_OT_gta_img(bpy.types.Operator, ArchiveImporter, ImportHelper,
         )
 
 
-CLASSES = (
-    RIGPORT_PG_img_member,
-    IMPORT_SCENE_OT_gta_img,
-    file_handler("gta_img", "GTA IMG Archive", "import_scene.gta_img", "", ".img"),
-)
-MENU_IMPORT = (("import_scene.gta_img", "GTA IMG Archive (.img)"),)
-MENU_EXPORT = ()
+FILES = (FileKind("GTA IMG Archive", ".img", "import_scene.gta_img", handler="gta_img"),)
+CLASSES = (RIGPORT_PG_img_member, IMPORT_SCENE_OT_gta_img, *file_handlers(FILES))
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (
     BatchFormat(
         "renderware.img", batch_import(lambda context, path, options: import_archive(context, path))

@@ -7,16 +7,19 @@ The import and export themselves are :mod:`.clump_importer` and
 from __future__ import annotations
 
 import bpy
-from bpy.props import EnumProperty, StringProperty
+from bpy.props import EnumProperty
 
 from ...io_formats.renderware.chunks import TARGETS, version_text
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
     batch_add_built,
     batch_meshes,
-    file_handler,
+    file_handlers,
+    file_type,
+    menus,
     report_export,
 )
 from ..conventions import (
@@ -57,14 +60,11 @@ MORPH_ITEMS = (
 
 
 @transform_options(*ENGINE_AXES)
-class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
+class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, file_type(".dff"), ImportFiles, ReuseMaterials):
     """Import RenderWare clumps (.dff): frames, skinned or static meshes, materials"""
 
     bl_idname = "import_scene.rw_dff"
     bl_label = "Import RenderWare DFF"
-
-    filename_ext = ".dff"
-    filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
 
     def draw(self, context) -> None:
         layout = options_layout(self)
@@ -79,14 +79,12 @@ class IMPORT_SCENE_OT_rw_dff(bpy.types.Operator, ImportFiles, ReuseMaterials):
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, ExportFile, ExportScope):
+class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, file_type(".dff"), ExportFile, ExportScope):
     """Export meshes (with their armature and frames) to a RenderWare clump (.dff)"""
 
     bl_idname = "export_scene.rw_dff"
     bl_label = "Export RenderWare DFF"
 
-    filename_ext = ".dff"
-    filter_glob: StringProperty(default="*.dff", options={"HIDDEN"})
     target: EnumProperty(
         name="Version",
         items=TARGET_ITEMS,
@@ -131,13 +129,11 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
     return export_clump_file(context, path, chosen, batch_meshes(state))
 
 
-CLASSES = (
-    IMPORT_SCENE_OT_rw_dff,
-    EXPORT_SCENE_OT_rw_dff,
-    file_handler(
-        "rw_dff", "RenderWare Clump", "import_scene.rw_dff", "export_scene.rw_dff", ".dff"
+FILES = (
+    FileKind(
+        "RenderWare Clump", ".dff", "import_scene.rw_dff", "export_scene.rw_dff", handler="rw_dff"
     ),
 )
-MENU_IMPORT = (("import_scene.rw_dff", "RenderWare Clump (.dff)"),)
-MENU_EXPORT = (("export_scene.rw_dff", "RenderWare Clump (.dff)"),)
+CLASSES = (IMPORT_SCENE_OT_rw_dff, EXPORT_SCENE_OT_rw_dff, *file_handlers(FILES))
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("renderware.dff", _batch_import, _batch_export),)

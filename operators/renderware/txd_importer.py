@@ -20,18 +20,17 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ...io_formats.codec import FormatError, read_file
+from ...io_formats.codec import read_file
 from ...io_formats.renderware import txd
+from ..common import in_file
 from ..result import Result
 
 PROP_TEXTURE = "rw_texture_name"  # the material's texture name (.build)
 
 
 def read_txd(path: str, data: bytes | None = None) -> txd.TxdFile:
-    try:
+    with in_file(path):
         return txd.read(read_file(path, "texture dictionary") if data is None else data)
-    except FormatError as err:
-        raise (err if err.path else err.with_path(path)) from None
 
 
 def dictionary_beside(directory: str, stem: str) -> str | None:

@@ -32,6 +32,7 @@ from ...io_formats.unigine.mesh_export import (
 )
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY
 from ..animation_files import chosen_actions, chosen_files
+from ..blender.armatures import one_armature
 from ..blender.extract import (
     extract_animation,
     extract_mesh,
@@ -39,7 +40,6 @@ from ..blender.extract import (
     read_prop,
     triangle_tangents,
 )
-from ..common import one_armature
 from ..conventions import file_matrix
 from ..result import Result
 from .settings import AnimExportOptions, ExportAxes, MeshExportOptions
@@ -51,10 +51,6 @@ def _root(obj: bpy.types.Object) -> bpy.types.Object:
     while obj.parent is not None:
         obj = obj.parent
     return obj
-
-
-def _file_matrix(options: ExportAxes, root, space_world) -> np.ndarray:
-    return file_matrix(options, root, np.array(space_world, np.float64))
 
 
 def _apply_matrix(m: Mesh, mat: np.ndarray) -> None:
@@ -89,7 +85,7 @@ def _bake_rig(
     options: ExportAxes, armature, skeleton: Skeleton, anims: list[Animation]
 ) -> np.ndarray:
     """The armature's skeleton and animations into the file's space; the matrix."""
-    matrix = _file_matrix(options, armature, armature.matrix_world)
+    matrix = file_matrix(options, armature, armature.matrix_world)
     if global_transform.is_identity(matrix):
         return matrix
     try:
@@ -193,7 +189,7 @@ def export_mesh_file(context, path: str, objects: list, options: MeshExportOptio
     for i, obj in enumerate(sorted(objects, key=lambda o: o.name)):
         m = extract_mesh(obj, names)
         root = armature if armature is not None else _root(obj)
-        mat = _file_matrix(options, root, obj.matrix_world)
+        mat = file_matrix(options, root, obj.matrix_world)
         _to_file_space(m, mat)
         tangents = ExportOptions(tangent_source=lambda o=obj, x=mat: _blender_tangents(o, x))
         embedded = [(a, FRAME_RATE) for a in anims] if i == 0 else []

@@ -14,36 +14,26 @@ import os
 
 import bpy
 
-from ...io_formats.codec import FormatError
 from ...io_formats.unigine import anim, anim_file_convert, mesh
 from ...io_formats.unigine.common import FRAME_RATE
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
 from ..blender.actions import keep_actions
+from ..blender.armatures import fit_armature
 from ..blender.build import build_action, build_scene, rest_relative
-from ..common import fit_armature, read_bytes
+from ..common import in_file, parse_file
 from ..conventions import option_matrix, place_roots
 from ..result import Result
 from .settings import AnimImportOptions, MeshImportOptions
-
-
-def _parse(codec, path: str):
-    data = read_bytes(path)
-    try:
-        return codec.read(data)
-    except FormatError as err:
-        raise err.with_path(path) from None
 
 
 def import_mesh_file(context, path: str, options: MeshImportOptions) -> Result:
     """Import one .mesh: its objects (and armature), and its embedded animations as
     actions. The result's ``undo`` takes it all back; a FormatError leaves nothing
     behind."""
-    native = _parse(mesh, path)
+    native = parse_file(path, mesh.read)
     name = os.path.splitext(os.path.basename(path))[0]
-    try:
+    with in_file(path):
         scene = import_mesh(native, name, FRAME_RATE)
-    except FormatError as err:
-        raise err.with_path(path) from None
     built = build_scene(
         context,
         scene,
@@ -71,11 +61,9 @@ def import_anim_file(
     fits), kept through a save (:func:`keep_actions`, the last one active); refused
     when none of its animated bones is in the armature. The summary is batch's line,
     the messages the operator's."""
-    native = _parse(anim, path)
-    try:
+    native = parse_file(path, anim.read)
+    with in_file(path):
         anims = anim_file_convert.import_anim_file(native, os.path.basename(path), FRAME_RATE)
-    except FormatError as err:
-        raise err.with_path(path) from None
     bones = [t.bone for a in anims for t in a.tracks] or [b.name for b in native.bones]
     armature, how, warnings = fit_armature(context, path, bones, armature)
     fps = options.frames_per_second(context)

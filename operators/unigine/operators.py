@@ -8,10 +8,7 @@ dataclasses (:mod:`.settings`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import bpy
-from bpy.props import StringProperty
 
 from ..animation_files import (
     ACTIONS_ITEM,
@@ -25,12 +22,15 @@ from ..blender import compat
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
-    ImportOne,
+    actions_of,
     batch_add_built,
     batch_armature,
     batch_meshes,
-    file_handler,
+    file_handlers,
+    file_type,
+    menus,
     report_export,
 )
 from ..conventions import (
@@ -78,32 +78,18 @@ def _frame_rate_property(export: bool = False):
     )
 
 
-def _collecting(import_file: Callable[..., Result], options, made: list) -> ImportOne:
-    """``one`` of :meth:`ImportFiles.import_files`: ``import_file(context, path,
-    options)``, the actions it makes collected in ``made``."""
-
-    def one(context, path: str, progress) -> Result:
-        result = import_file(context, path, options)
-        made.extend(result.actions)
-        return result
-
-    return one
-
-
 # -- operators ------------------------------------------------------------------
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP)
 class IMPORT_SCENE_OT_unigine_mesh(
-    bpy.types.Operator, ImportFiles, FrameRateOptions, ReuseMaterials
+    bpy.types.Operator, file_type(".mesh"), ImportFiles, FrameRateOptions, ReuseMaterials
 ):
     """Import Unigine meshes (.mesh): surfaces, morph targets, skin, bones, animations"""
 
     bl_idname = "import_scene.unigine_mesh"
     bl_label = "Import Unigine Mesh"
 
-    filename_ext = ".mesh"
-    filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
     frame_rate: _frame_rate_property()
 
     def draw(self, context):
@@ -115,21 +101,22 @@ class IMPORT_SCENE_OT_unigine_mesh(
             self.draw_frame_rate(body, importing=True)
 
     def execute(self, context):
-        actions: list = []
-        one = _collecting(import_mesh_file, from_operator(MeshImportOptions, self), actions)
-        return self.import_files(context, one, made=actions)
+        options = from_operator(MeshImportOptions, self)
+        return self.import_files(
+            context, lambda c, path, _: import_mesh_file(c, path, options), timed=actions_of
+        )
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
-class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportFile, ExportScope, ExportFrameRate):
+class EXPORT_SCENE_OT_unigine_mesh(
+    bpy.types.Operator, file_type(".mesh"), ExportFile, ExportScope, ExportFrameRate
+):
     """Export meshes (material slots as surfaces, with their armature and its
     animations) to a Unigine mesh"""
 
     bl_idname = "export_scene.unigine_mesh"
     bl_label = "Export Unigine Mesh"
 
-    filename_ext = ".mesh"
-    filter_glob: StringProperty(default="*.mesh", options={"HIDDEN"})
     export_animations: export_animations_property(
         (
             (
@@ -169,34 +156,35 @@ class EXPORT_SCENE_OT_unigine_mesh(bpy.types.Operator, ExportFile, ExportScope, 
 
 # No axes or scale options: the actions play in their armature's space, which
 # carries the transform its mesh import put on it.
-class IMPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ImportFiles, AnimationFrameRate):
+class IMPORT_ANIM_OT_unigine_anim(
+    bpy.types.Operator, file_type(".anim"), ImportFiles, AnimationFrameRate
+):
     """Import Unigine animations (.anim): an action per animation on an armature"""
 
     bl_idname = "import_anim.unigine_anim"
     bl_label = "Import Unigine Animation"
 
-    filename_ext = ".anim"
-    filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
     frame_rate: _frame_rate_property()
 
     def draw(self, context):
         self.draw_frame_rate(options_layout(self), importing=True)
 
     def execute(self, context):
-        actions: list = []
-        one = _collecting(import_anim_file, from_operator(AnimImportOptions, self), actions)
-        return self.import_files(context, one, made=actions)
+        options = from_operator(AnimImportOptions, self)
+        return self.import_files(
+            context, lambda c, path, _: import_anim_file(c, path, options), timed=actions_of
+        )
 
 
 @transform_options(ENGINE_FORWARD, ENGINE_UP, export=True)
-class EXPORT_ANIM_OT_unigine_anim(bpy.types.Operator, ExportFile, AnimationExport):
+class EXPORT_ANIM_OT_unigine_anim(
+    bpy.types.Operator, file_type(".anim"), ExportFile, AnimationExport
+):
     """Export an armature's actions to Unigine animations (.anim)"""
 
     bl_idname = "export_anim.unigine_anim"
     bl_label = "Export Unigine Animation"
 
-    filename_ext = ".anim"
-    filter_glob: StringProperty(default="*.anim", options={"HIDDEN"})
     export_animations: export_animations_property(
         (
             (
@@ -261,34 +249,30 @@ def _batch_export_anim(context, path: str, state: dict, options: dict) -> Result
     return export_anim_file(context, path, arm, from_mapping(AnimExportOptions, options))
 
 
+FILES = (
+    FileKind(
+        "Unigine Mesh",
+        ".mesh",
+        "import_scene.unigine_mesh",
+        "export_scene.unigine_mesh",
+        handler="unigine_mesh",
+    ),
+    FileKind(
+        "Unigine Animation",
+        ".anim",
+        "import_anim.unigine_anim",
+        "export_anim.unigine_anim",
+        handler="unigine_anim",
+    ),
+)
 CLASSES = (
     IMPORT_SCENE_OT_unigine_mesh,
     EXPORT_SCENE_OT_unigine_mesh,
     IMPORT_ANIM_OT_unigine_anim,
     EXPORT_ANIM_OT_unigine_anim,
-    file_handler(
-        "unigine_mesh",
-        "Unigine Mesh",
-        "import_scene.unigine_mesh",
-        "export_scene.unigine_mesh",
-        ".mesh",
-    ),
-    file_handler(
-        "unigine_anim",
-        "Unigine Animation",
-        "import_anim.unigine_anim",
-        "export_anim.unigine_anim",
-        ".anim",
-    ),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (
-    ("import_scene.unigine_mesh", "Unigine Mesh (.mesh)"),
-    ("import_anim.unigine_anim", "Unigine Animation (.anim)"),
-)
-MENU_EXPORT = (
-    ("export_scene.unigine_mesh", "Unigine Mesh (.mesh)"),
-    ("export_anim.unigine_anim", "Unigine Animation (.anim)"),
-)
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (
     BatchFormat("unigine.mesh", _batch_import_mesh, _batch_export_mesh),
     BatchFormat("unigine.anim", _batch_import_anim, _batch_export_anim),

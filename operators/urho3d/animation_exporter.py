@@ -24,9 +24,9 @@ from ..animation_files import chosen_files
 from ..blender.build import scene_fps
 from ..blender.extract import extract_animation, extract_skeleton, read_prop
 from ..common import current_action
-from ..conventions import SAME, file_matrix, recorded_transform
+from ..conventions import SAME, ExportTransform, file_matrix, recorded_transform
 from ..result import Result
-from .axes import TransformOptions, export_axes, export_convert
+from .axes import export_axes, export_convert
 from .output import PACKAGE_FOLDER, default_entry, package_path, write_output
 
 
@@ -52,7 +52,7 @@ class AnimationExportOptions:
     fps: float = 30.0
     package_file: str = ""
     package_entry: str = ""
-    transform: TransformOptions | None = None
+    transform: ExportTransform | None = None
 
 
 def export_animations(context, path: str, armature, options: AnimationExportOptions) -> Result:

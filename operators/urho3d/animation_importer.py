@@ -6,15 +6,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...io_formats.codec import FormatError
 from ...io_formats.global_transform import bake_animation, is_identity
 from ...io_formats.scene import Animation
 from ...io_formats.urho3d import ani
 from ...io_formats.urho3d.animation_convert import STEPS_EXTRA, import_animation, steps_warning
 from ..blender.actions import keep_actions
+from ..blender.armatures import fit_armature
 from ..blender.build import build_action, scene_fps
 from ..blender.extract import extract_skeleton, read_prop
-from ..common import fit_armature, read_bytes
+from ..common import in_file, parse_file
 from ..conventions import IMPORT_TRANSFORM, option_matrix
 from ..result import Result
 from .axes import TransformOptions
@@ -37,12 +37,7 @@ class AnimationImportOptions:
 
 def import_ani(context, path: str, options: AnimationImportOptions, armature=None) -> Result:
     """Import one .ani file onto ``armature`` (else the armature that fits)."""
-    data = read_bytes(path)
-    try:
-        anim = ani.read(data)
-    except FormatError as err:
-        raise err.with_path(path) from None
-    return build_animation(context, anim, path, options, armature)
+    return build_animation(context, parse_file(path, ani.read), path, options, armature)
 
 
 def build_animation(
@@ -62,10 +57,8 @@ def build_animation(
     action. The options' transform (in the armature's space) is baked into the
     keys and recorded on the action, so an export "As Imported" takes it back
     out; the identity leaves the keys the file's."""
-    try:
+    with in_file(path):
         neutral = import_animation(anim, options.convert)
-    except FormatError as err:
-        raise err.with_path(path) from None
     armature, fit_how, warnings = fit_armature(
         context, path, [t.bone for t in neutral.tracks], armature
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..conventions import ExportTransform
+
 #: Urho3D's own axes (left-handed, Y up, +Z forward), which the codec's
 #: conversion turns into Blender's: the axes options' default.
 ENGINE_AXES = ("Z", "Y")
@@ -11,18 +13,16 @@ ENGINE_AXES = ("Z", "Y")
 
 @dataclass(frozen=True)
 class TransformOptions:
-    """The Transform panel of an importer or exporter (``conventions.transform_options``),
-    with the operator's names, so ``conventions.option_matrix`` and ``file_matrix``
-    read it as they read the operator. An import puts its matrix on the roots it
-    makes; an export bakes it into what it writes. Without one (batch, scripts)
-    nothing is placed or baked."""
+    """An importer's Transform panel (``conventions.transform_options``), with the
+    operator's names, so ``conventions.option_matrix`` reads it as it reads the
+    operator: the import puts its matrix on the roots it makes (an exporter's is
+    a ``conventions.ExportTransform``). Without one (batch, scripts) nothing is
+    placed."""
 
     axis_forward: str = ENGINE_AXES[0]
     axis_up: str = ENGINE_AXES[1]
     global_scale: float = 1.0
-    use_transform_as_imported: bool = True
     engine_axes: tuple[str, str] = ENGINE_AXES
-    transform_export: bool = False
 
 
 def export_axes(choice: str | bool | None, kept: object) -> bool:
@@ -36,7 +36,7 @@ def export_axes(choice: str | bool | None, kept: object) -> bool:
     return choice != "NONE"
 
 
-def export_convert(transform: TransformOptions | None) -> bool | None:
+def export_convert(transform: ExportTransform | None) -> bool | None:
     """An export's axes choice: None (the axes each model or action was imported
     with, Blender's for new ones) unless the Transform panel turns "As Imported"
     off, which writes the engine's axes."""

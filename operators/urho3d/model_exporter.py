@@ -23,12 +23,12 @@ from ...io_formats.urho3d.model_export import (
 )
 from ...io_formats.urho3d.model_import import GEOMETRY_ATTRIBUTE, TANGENT_ATTRIBUTE
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
+from ..blender.armatures import one_armature
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop
 from ..blender.weights import reader_groups_kept
-from ..common import one_armature
-from ..conventions import file_matrix
+from ..conventions import ExportTransform, file_matrix
 from ..result import Result
-from .axes import TransformOptions, export_axes, export_convert
+from .axes import export_axes, export_convert
 from .output import default_entry, package_path, write_output
 
 
@@ -48,7 +48,7 @@ class ModelExportOptions:
     bone_limit: str = "AUTO"
     package_file: str = ""
     package_entry: str = ""
-    transform: TransformOptions | None = None
+    transform: ExportTransform | None = None
 
 
 @dataclass

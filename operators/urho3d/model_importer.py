@@ -7,13 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...io_formats.codec import FormatError
 from ...io_formats.urho3d import mdl
 from ...io_formats.urho3d.model_export import unheld_normals
 from ...io_formats.urho3d.model_import import NORMAL_ATTRIBUTE, import_model
 from ..blender import compat
 from ..blender.build import build_scene
-from ..common import read_bytes
+from ..common import in_file, parse_file
 from ..conventions import option_matrix, place_roots
 from ..result import Result
 from .axes import TransformOptions
@@ -36,12 +35,7 @@ class ModelImportOptions:
 
 def import_mdl(context, path: str, options: ModelImportOptions) -> Result:
     """Import one .mdl file: what was built; a FormatError leaves nothing behind."""
-    data = read_bytes(path)
-    try:
-        model = mdl.read(data)
-    except FormatError as err:
-        raise err.with_path(path) from None
-    return build_model(context, model, path, options)
+    return build_model(context, parse_file(path, mdl.read), path, options)
 
 
 def build_model(context, model: mdl.Model, path: str, options: ModelImportOptions) -> Result:
@@ -49,10 +43,8 @@ def build_model(context, model: mdl.Model, path: str, options: ModelImportOption
     every LOD, the levels after 0 are hidden in the viewport (they are still
     exported). The result's one information line counts the objects."""
     name = os.path.splitext(os.path.basename(path))[0]
-    try:
+    with in_file(path):
         scene = import_model(model, name, all_lods=options.lods == "ALL", convert=options.convert)
-    except FormatError as err:
-        raise err.with_path(path) from None
     built = build_scene(context, scene, reuse_materials=options.reuse_materials)
     for obj in built.objects:
         if obj.type == "MESH" and int(obj.get("urho_lod", 0)) > 0:

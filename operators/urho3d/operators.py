@@ -8,7 +8,7 @@ options from their properties, and ``BATCH`` from batch's command line.
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty
 
 from ..animation_files import (
     draw_animation_choice,
@@ -18,17 +18,22 @@ from ..animation_files import (
 from ..common import (
     BatchFormat,
     ExportFile,
+    FileKind,
     ImportFiles,
+    actions_of,
     batch_add_built,
     batch_armature,
     batch_meshes,
-    file_handler,
+    file_handlers,
+    file_type,
+    menus,
     report_export,
 )
 from ..conventions import (
     AnimationExport,
     AnimationFrameRate,
     ExportScope,
+    ExportTransform,
     ReuseMaterials,
     draw_transform,
     options_layout,
@@ -42,6 +47,7 @@ from .animation_importer import AnimationImportOptions, import_ani
 from .axes import ENGINE_AXES, TransformOptions
 from .model_exporter import ModelExportOptions, export_mdl
 from .model_importer import ModelImportOptions, import_mdl
+from .output import draw_package, package_entry_property, package_file_property
 
 LOD_ITEMS = (
     (
@@ -77,19 +83,19 @@ LOD_DESCRIPTION = "Which LOD levels to import"
 
 
 def transform(op) -> TransformOptions:
-    """The operator's Transform panel as the import and export logic take it."""
+    """An importer's Transform panel as the import logic takes it."""
     return from_operator(TransformOptions, op)
 
 
 @transform_options(*ENGINE_AXES)
-class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials):
+class IMPORT_SCENE_OT_urho3d_mdl(
+    bpy.types.Operator, file_type(".mdl"), ImportFiles, ReuseMaterials
+):
     """Import Urho3D models (.mdl): mesh, armature, weights, shape keys, LODs"""
 
     bl_idname = "import_scene.urho3d_mdl"
     bl_label = "Import Urho3D Model"
 
-    filename_ext = ".mdl"
-    filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
     lods: EnumProperty(name="LODs", items=LOD_ITEMS, default="ALL", description=LOD_DESCRIPTION)
 
     def draw(self, context) -> None:
@@ -105,14 +111,12 @@ class IMPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ImportFiles, ReuseMaterials
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
+class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, file_type(".mdl"), ExportFile, ExportScope):
     """Export meshes (with their armature and LOD collection) to an Urho3D model (.mdl)"""
 
     bl_idname = "export_scene.urho3d_mdl"
     bl_label = "Export Urho3D Model"
 
-    filename_ext = ".mdl"
-    filter_glob: StringProperty(default="*.mdl", options={"HIDDEN"})
     file_format: EnumProperty(
         name="Format",
         items=(
@@ -141,16 +145,9 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
         "D3D9), 128 on GL3/D3D11 only. Skeletons of more than 64 bones get a bone mapping "
         "per geometry",
     )
-    package_file: StringProperty(
-        name="Into Package",
-        subtype="FILE_PATH",
-        default="",
-        description="An existing .pak to write the model into (instead of the file path)",
-    )
-    package_entry: StringProperty(
-        name="Path in Package",
-        default="",
-        description="The model's name inside the package (empty: Models/<file name>)",
+    package_file: package_file_property("the model")
+    package_entry: package_entry_property(
+        "The model's name inside the package (empty: Models/<file name>)"
     )
 
     def draw(self, context) -> None:
@@ -167,7 +164,7 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
         draw_package(layout, self)
 
     def execute(self, context):
-        options = from_operator(ModelExportOptions, self, transform=transform(self))
+        options = from_operator(ModelExportOptions, self, transform=ExportTransform.of(self))
 
         def export() -> Result:
             with self.evaluated_scope(context) as (read, notes):
@@ -180,22 +177,14 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, ExportFile, ExportScope):
         return report_export(self, export)
 
 
-def draw_package(layout, op) -> None:
-    """The Package panel of the exporters: write into an existing .pak."""
-    section(
-        layout, op, "package", "Package", not op.package_file, ("package_file", "package_entry")
-    )
-
-
 @transform_options(*ENGINE_AXES)
-class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameRate):
+class IMPORT_ANIM_OT_urho3d_ani(
+    bpy.types.Operator, file_type(".ani"), ImportFiles, AnimationFrameRate
+):
     """Import Urho3D animations (.ani) as actions on an armature"""
 
     bl_idname = "import_anim.urho3d_ani"
     bl_label = "Import Urho3D Animation"
-
-    filename_ext = ".ani"
-    filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
 
     def draw(self, context) -> None:
         layout = options_layout(self)
@@ -206,26 +195,19 @@ class IMPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ImportFiles, AnimationFrameR
 
     def execute(self, context):
         options = from_operator(AnimationImportOptions, self, transform=transform(self))
-        actions: list = []
-
-        def one(context, path: str, _) -> Result:
-            result = import_ani(context, path, options)
-            actions.extend(result.actions)
-            return result
-
-        return self.import_files(context, one, made=actions)
+        return self.import_files(
+            context, lambda c, path, _: import_ani(c, path, options), timed=actions_of
+        )
 
 
 @transform_options(*ENGINE_AXES, export=True)
-class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportFile, AnimationExport):
+class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, file_type(".ani"), ExportFile, AnimationExport):
     """Export an armature's actions to Urho3D animations (.ani): the active one, every
     action or every NLA track, one file each"""
 
     bl_idname = "export_anim.urho3d_ani"
     bl_label = "Export Urho3D Animation"
 
-    filename_ext = ".ani"
-    filter_glob: StringProperty(default="*.ani", options={"HIDDEN"})
     export_animations: export_animations_property()
     use_action_names: use_action_names_property()
     file_format: EnumProperty(
@@ -242,17 +224,10 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportFile, AnimationExport)
         default="AUTO",
         description="The animation file format to write",
     )
-    package_file: StringProperty(
-        name="Into Package",
-        subtype="FILE_PATH",
-        default="",
-        description="An existing .pak to write the animations into (instead of the file path)",
-    )
-    package_entry: StringProperty(
-        name="Path in Package",
-        default="",
-        description="The animation's name inside the package (empty: Models/<file name>); "
-        "with several animations, the folder their files go into",
+    package_file: package_file_property("the animations")
+    package_entry: package_entry_property(
+        "The animation's name inside the package (empty: Models/<file name>); "
+        "with several animations, the folder their files go into"
     )
 
     def draw(self, context) -> None:
@@ -267,7 +242,7 @@ class EXPORT_ANIM_OT_urho3d_ani(bpy.types.Operator, ExportFile, AnimationExport)
         draw_package(layout, self)
 
     def execute(self, context):
-        options = from_operator(AnimationExportOptions, self, transform=transform(self))
+        options = from_operator(AnimationExportOptions, self, transform=ExportTransform.of(self))
         return report_export(
             self,
             lambda: export_animations(
@@ -301,26 +276,30 @@ def _batch_export_ani(context, path: str, state: dict, options: dict) -> Result:
     return export_ani(context, path, armature, state.get("action"), opts)
 
 
+FILES = (
+    FileKind(
+        "Urho3D Model",
+        ".mdl",
+        "import_scene.urho3d_mdl",
+        "export_scene.urho3d_mdl",
+        handler="urho3d_mdl",
+    ),
+    FileKind(
+        "Urho3D Animation",
+        ".ani",
+        "import_anim.urho3d_ani",
+        "export_anim.urho3d_ani",
+        handler="urho3d_ani",
+    ),
+)
 CLASSES = (
     IMPORT_SCENE_OT_urho3d_mdl,
     EXPORT_SCENE_OT_urho3d_mdl,
     IMPORT_ANIM_OT_urho3d_ani,
     EXPORT_ANIM_OT_urho3d_ani,
-    file_handler(
-        "urho3d_mdl", "Urho3D Model", "import_scene.urho3d_mdl", "export_scene.urho3d_mdl", ".mdl"
-    ),
-    file_handler(
-        "urho3d_ani", "Urho3D Animation", "import_anim.urho3d_ani", "export_anim.urho3d_ani", ".ani"
-    ),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (
-    ("import_scene.urho3d_mdl", "Urho3D Model (.mdl)"),
-    ("import_anim.urho3d_ani", "Urho3D Animation (.ani)"),
-)
-MENU_EXPORT = (
-    ("export_scene.urho3d_mdl", "Urho3D Model (.mdl)"),
-    ("export_anim.urho3d_ani", "Urho3D Animation (.ani)"),
-)
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (
     BatchFormat("urho3d.mdl", _batch_import_mdl, _batch_export_mdl),
     BatchFormat("urho3d.ani", _batch_import_ani, _batch_export_ani),

@@ -6,9 +6,11 @@ import os
 from collections.abc import Callable
 
 import bpy
+from bpy.props import StringProperty
 
 from ...io_formats.codec.files import write_atomic
 from ...io_formats.urho3d import package
+from ..conventions import section
 
 #: The folder of a package an export goes into when no path in it is given.
 PACKAGE_FOLDER = "Models"
@@ -37,3 +39,25 @@ def write_output(
     name = entry or os.path.basename(path)
     package.update_file(package_file, name, data())
     return f"{package_file}:{name}"
+
+
+def package_file_property(what: str):
+    """An exporter's ``package_file``: an existing .pak to write ``what`` into."""
+    return StringProperty(
+        name="Into Package",
+        subtype="FILE_PATH",
+        default="",
+        description=f"An existing .pak to write {what} into (instead of the file path)",
+    )
+
+
+def package_entry_property(description: str):
+    """An exporter's ``package_entry``: the name in the package ``package_file`` names."""
+    return StringProperty(name="Path in Package", default="", description=description)
+
+
+def draw_package(layout, op) -> None:
+    """The Package panel of the exporters: write into an existing .pak."""
+    section(
+        layout, op, "package", "Package", not op.package_file, ("package_file", "package_entry")
+    )

@@ -18,7 +18,7 @@ from ...io_formats.urho3d import ani, mdl
 from ...io_formats.urho3d.formats import member_kind, member_summary
 from ..archive import ArchiveImporter, batch_import, import_members
 from ..blender.armatures import by_bone_names, choose_armature
-from ..common import BatchFormat, Progress, file_handler
+from ..common import BatchFormat, FileKind, Progress, file_handlers, file_type, menus
 from ..conventions import (
     FrameRateOptions,
     ReuseMaterials,
@@ -165,15 +165,18 @@ class RIGPORT_UL_package_files(bpy.types.UIList):
 
 @transform_options(*ENGINE_AXES)
 class IMPORT_SCENE_OT_urho3d_package(
-    bpy.types.Operator, ArchiveImporter, ImportHelper, ReuseMaterials, FrameRateOptions
+    bpy.types.Operator,
+    file_type(".pak"),
+    ArchiveImporter,
+    ImportHelper,
+    ReuseMaterials,
+    FrameRateOptions,
 ):
     """Import models and animations from an Urho3D or rbfx package (.pak)"""
 
     bl_idname = "import_scene.urho3d_package"
     bl_label = "Import Urho3D Package"
 
-    filename_ext = ".pak"
-    filter_glob: StringProperty(default="*.pak", options={"HIDDEN"})
     package_files: CollectionProperty(
         type=RIGPORT_PG_package_file,
         options={"SKIP_SAVE"},
@@ -247,12 +250,12 @@ def _batch_import_pak(context, path: str, options: dict) -> Result:
     return import_package(context, path, None, bool(options.get("all_lods")))
 
 
+FILES = (FileKind("Urho3D Package", ".pak", "import_scene.urho3d_package", handler="urho3d_pak"),)
 CLASSES = (
     RIGPORT_PG_package_file,
     RIGPORT_UL_package_files,
     IMPORT_SCENE_OT_urho3d_package,
-    file_handler("urho3d_pak", "Urho3D Package", "import_scene.urho3d_package", "", ".pak"),
+    *file_handlers(FILES),
 )
-MENU_IMPORT = (("import_scene.urho3d_package", "Urho3D Package (.pak)"),)
-MENU_EXPORT = ()
+MENU_IMPORT, MENU_EXPORT = menus(FILES)
 BATCH = (BatchFormat("urho3d.pak", batch_import(_batch_import_pak)),)
