@@ -191,7 +191,7 @@ class _Blender:
         self.register()
 
     def register(self) -> None:
-        if hasattr(self.bpy.types, "IMPORT_SCENE_OT_urho3d_mdl"):
+        if hasattr(self.bpy.types, "OBJECT_PT_rigport"):  # the add-on's own panel
             return
         try:
             self.pkg.register()
