@@ -235,6 +235,7 @@ class _SurfacesPass:
     k_start: np.ndarray = field(init=False)  # first of each surface in corner_order
     morph_q: dict[str, np.ndarray] = field(default_factory=dict)
     by_name: dict[str, MorphTarget] = field(default_factory=dict)
+    listed: set[str] = field(default_factory=set)  # morph targets some imported surface had
     surfaces: list[native.Surface] = field(default_factory=list)
 
     @property
@@ -329,6 +330,7 @@ def _coordinate_vertices(p: _SurfacesPass) -> None:
 def _morph_quaternions(p: _SurfacesPass) -> None:
     """The shape keys by name; the file's morph tangents, where the base tangent was kept."""
     p.by_name = {m.name: m for m in p.mesh.morphs}
+    p.listed = {str(n) for d in p.info or () for n in (d.get("targets") or [])[1:]}
     for m in p.mesh.morphs:
         a = _attr(p.mesh, MORPH_TANGENT.format(m.name))
         if a is not None:
@@ -363,12 +365,13 @@ def _surfaces(p: _SurfacesPass) -> None:
 def _targets(
     p: _SurfacesPass, si: int, d: dict, base: np.ndarray, rep: np.ndarray, coord_ids: np.ndarray
 ) -> list[native.MorphTarget]:
-    """Surface ``si``'s morph targets: the base, then the imported list or every shape key."""
+    """Surface ``si``'s morph targets: the base, then the imported list followed by the
+    shape keys added since, or every shape key."""
     tangents = p.corner_q[rep]
     if p.no_tangents[si]:
         tangents = tangents[:0]  # the file's surface had none
     stored = d.get("targets")
-    names = stored[1:] if stored else [m.name for m in p.mesh.morphs]
+    names = stored[1:] + _added_targets(p, stored, coord_ids) if stored else list(p.by_name)
     targets = [native.MorphTarget(stored[0] if stored else p.opts.base_name, base, tangents)]
     has_tangents = d.get("tangents") or []
     for j, tname in enumerate(names, 1):
@@ -381,6 +384,19 @@ def _targets(
         pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
         targets.append(native.MorphTarget(tname, pos, tq))
     return targets
+
+
+def _added_targets(p: _SurfacesPass, stored: list, coord_ids: np.ndarray) -> list[str]:
+    """The shape keys a surface writes beyond its imported list: those no imported
+    surface had (on every surface, as on a fresh mesh), and those another surface had
+    that now move a vertex of this one."""
+    out = []
+    for name, m in p.by_name.items():
+        if name in stored:
+            continue
+        if name not in p.listed or np.any(m.position_offsets[coord_ids]):
+            out.append(name)
+    return out
 
 
 def _weights(joints: np.ndarray, weights: np.ndarray, n_bones: int) -> native.Weights:
