@@ -1,13 +1,12 @@
 """Animations out: which actions an export writes, and the files they go to.
 
 Every exporter that writes animations offers the same choice
-(``export_animations``): the active action, every action that animates the
-armature's bones (those an import stashed in its NLA tracks included), or the
-actions of its NLA tracks, named after the track. A format may add choices of
-its own (Unigine's "As Imported" and "None", MRTK's recordings). A format whose
-file holds one animation writes one file per animation next to the chosen path,
-``<chosen stem>_<name><ext>``, or ``<name><ext>`` with "Name Files by Action"
-(``use_action_names``).
+(``export_animations``): the active action, every action of the armature
+(:func:`bone_actions`), or the actions of its NLA tracks, named after the
+track. A format may add choices of its own (Unigine's "As Imported" and "None",
+MRTK's recordings). A format whose file holds one animation writes one file per
+animation next to the chosen path, ``<chosen stem>_<name><ext>``, or
+``<name><ext>`` with "Name Files by Action" (``use_action_names``).
 """
 
 from __future__ import annotations
@@ -25,8 +24,9 @@ ACTIVE_ITEM = ("ACTIVE", "Active Action", "The action the armature plays")
 ACTIONS_ITEM = (
     "ACTIONS",
     "All Actions",
-    "Every action that animates the armature's bones (those an import stashed in its NLA "
-    "tracks included)",
+    "Every action of the armature: the one it plays, those of its NLA tracks (where an "
+    "import puts its actions) and those made for it; never one of another armature "
+    "with the same bone names",
 )
 NLA_ITEM = (
     "NLA",
@@ -75,15 +75,45 @@ def _animated_bone(path: str) -> str | None:
     return name.replace('\\"', '"').replace("\\\\", "\\")
 
 
+def _claimed(obj: bpy.types.Object) -> set[bpy.types.Action]:
+    """The actions ``obj`` plays or holds in its NLA tracks (an import stashes every
+    action it makes there: ``blender.actions.keep_actions``)."""
+    ad = obj.animation_data
+    if ad is None:
+        return set()
+    out = {s.action for t in ad.nla_tracks for s in t.strips if s.action is not None}
+    if ad.action is not None:
+        out.add(ad.action)
+    return out
+
+
+def _animated_bones(action: bpy.types.Action) -> set[str]:
+    return {b for fc in compat.fcurves(action) if (b := _animated_bone(fc.data_path)) is not None}
+
+
 def bone_actions(armature: bpy.types.Object) -> list[bpy.types.Action]:
-    """Every action of the blend file with an F-curve on a bone of ``armature``, by
-    name."""
+    """The actions of ``armature`` that animate one of its bones, by name: the one it
+    plays, those of its NLA tracks, those whose slot is for it (4.4+), and an action
+    no object plays, holds or has a slot for only when no other armature has a bone
+    it animates. Never an action of another object merely because bone names match
+    (two characters of one rig share them)."""
     bones = {b.name for b in armature.data.bones}
-    found = [
-        action
-        for action in bpy.data.actions
-        if any(_animated_bone(fc.data_path) in bones for fc in compat.fcurves(action))
-    ]
+    objects = list(bpy.data.objects)
+    names = {o.name for o in objects}
+    claims = {o: _claimed(o) for o in objects}
+    others = [o for o in objects if o.type == "ARMATURE" and o != armature]
+    found = []
+    for action in bpy.data.actions:
+        animated = _animated_bones(action)
+        if not animated & bones:
+            continue
+        slot_for = compat.slot_object_names(action) & names
+        if action in claims.get(armature, ()) or armature.name in slot_for:
+            found.append(action)
+        elif slot_for or any(action in c for c in claims.values()):
+            continue  # another object's
+        elif not any(animated & {b.name for b in o.data.bones} for o in others):
+            found.append(action)
     return sorted(found, key=lambda a: a.name)
 
 
@@ -110,6 +140,14 @@ def chosen_actions(armature: bpy.types.Object, which: str) -> list[tuple[str, bp
     if which == "NLA":
         return nla_actions(armature)
     raise ValueError(f"unknown animation choice {which!r}")
+
+
+def written_message(armature: bpy.types.Object, chosen: list[tuple[str, bpy.types.Action]]) -> str:
+    """The INFO line of an animation export: how many actions of ``armature`` it
+    wrote, and which (under the names written)."""
+    names = ", ".join(name for name, _ in chosen)
+    count = f"{len(chosen)} action" + ("" if len(chosen) == 1 else "s")
+    return f"{count} of armature {armature.name!r} written: {names}"
 
 
 def none_message(armature: bpy.types.Object, which: str) -> str:

@@ -134,7 +134,9 @@ class ExportScope:
         if self.collection:
             where = f"collection {self.collection!r}"
             return choose_armature(context, pool=pool, active=False, where=where).required()
-        return choose_armature(context, pool=pool, where="the export's scope").required()
+        return choose_armature(
+            context, pool=pool, active_mesh=True, where="the export's scope"
+        ).required()
 
     def draw_include(self, layout, extra: tuple[str, ...] = ()) -> None:
         """The Include panel: the limits (not for a Collection Exporter, whose

@@ -100,6 +100,19 @@ def set_slot(holder, action: bpy.types.Action, slot=None) -> None:
         holder.action_slot = action.slots[0]
 
 
+def slot_object_names(action: bpy.types.Action) -> set[str]:
+    """The names of the objects ``action``'s slots are for (4.4+: an object slot's
+    identifier is "OB" and the name of the object it was made for, which Blender
+    gives a new slot); none on 4.2, whose actions have no slots."""
+    if not HAS_SLOTS:
+        return set()
+    return {
+        s.identifier[2:]
+        for s in action.slots
+        if s.target_id_type == "OBJECT" and s.identifier.startswith("OB")
+    }
+
+
 def settle_action_slots() -> None:
     """Bring Blender's slot-to-user map up to date before actions are unassigned.
 

@@ -24,7 +24,7 @@ from ...io_formats.bonespro.placement import bake_matrices, bake_points, bake_st
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
 from ...io_formats.global_transform import is_identity, split
-from ..animation_files import chosen_files
+from ..animation_files import chosen_files, written_message
 from ..blender import compat
 from ..blender.armatures import choose_armature, mesh_armature, one_armature
 from ..blender.extract import extract_skeleton, read_prop
@@ -291,7 +291,9 @@ def export_animation(context, path: str, options: AnimationExportOptions) -> Res
         else:
             compat.assign_action(armature, kept_action)
         ad.use_nla = kept_nla
-    return Result().info(f"{len(chosen)} BonesPro animations written").warn(*warnings)
+    written = [(name, action) for _, name, action in chosen]
+    result = Result().info(f"{len(chosen)} BonesPro animations written")
+    return result.info(written_message(armature, written)).warn(*warnings)
 
 
 @dataclass

@@ -47,7 +47,9 @@ def target_armature(context, collection: str = ""):
         where = f"collection {collection!r}"
     else:
         pool, where = None, "the scene"
-    return choose_armature(context, pool=pool, active=not collection, where=where).required()
+    return choose_armature(
+        context, pool=pool, active=not collection, active_mesh=True, where=where
+    ).required()
 
 
 class ImportKeyScale:

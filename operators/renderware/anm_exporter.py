@@ -19,7 +19,7 @@ import numpy as np
 from ...io_formats.codec import FormatError, write_atomic
 from ...io_formats.renderware import anim_convert, anm
 from ...io_formats.renderware.chunks import TARGETS
-from ..animation_files import chosen_files
+from ..animation_files import chosen_files, written_message
 from ..blender import kept_keys
 from ..blender.build import LOCAL
 from ..blender.extract import extract_animation
@@ -75,6 +75,7 @@ def export_anm_files(context, path: str, options: AnmExportOptions, armature=Non
     written = [export_anm_file(context, out, options, armature, a) for out, _, a in chosen]
     folder = os.path.dirname(chosen[0][0]) or "."
     result = Result().info(f"{len(chosen)} animation file(s) written to {folder}")
+    result.info(written_message(armature, [(name, action) for _, name, action in chosen]))
     for done in written:
         result.merge(done)
     return result

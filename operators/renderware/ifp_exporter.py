@@ -20,7 +20,7 @@ import bpy
 
 from ...io_formats.codec import FormatError, write_atomic
 from ...io_formats.renderware import anim_convert, ifp
-from ..animation_files import chosen_actions
+from ..animation_files import chosen_actions, written_message
 from ..blender.build import rest_relative
 from ..blender.extract import extract_animation
 from ..conventions import scene_fps
@@ -82,6 +82,7 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     if not pairs:
         raise FormatError("the armature has no action to export", None, path)
     result = Result().info(f"{len(pairs)} animations written to {os.path.basename(path)}")
+    result.info(written_message(armature, pairs))
     sources = [_imported_source(action) for _, action in pairs]
     target = _target_package(path, options, sources, result)
     compressed = target.version == "ANP3" and _compressed(target, sources)

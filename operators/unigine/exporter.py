@@ -31,7 +31,7 @@ from ...io_formats.unigine.mesh_export import (
     rotate_kept_tangents,
 )
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY
-from ..animation_files import chosen_actions, chosen_files
+from ..animation_files import chosen_actions, chosen_files, written_message
 from ..blender.armatures import one_armature
 from ..blender.extract import (
     extract_animation,
@@ -163,16 +163,19 @@ def _extract(armature, chosen: list[Chosen], fps: float) -> list[Animation]:
 # -- .mesh ----------------------------------------------------------------------
 
 
-def _rig(context, armature, options: MeshExportOptions) -> tuple[Skeleton | None, list[Animation]]:
-    """The armature's skeleton (file order) and the animations the mesh embeds, in
-    the file's space; nothing for meshes without an armature."""
+def _rig(
+    context, armature, options: MeshExportOptions
+) -> tuple[Skeleton | None, list[Animation], list[Chosen]]:
+    """The armature's skeleton (file order), the animations the mesh embeds, in the
+    file's space, and the actions they come from; nothing for meshes without an
+    armature."""
     if armature is None:
-        return None, []
+        return None, [], []
     skeleton = file_order(extract_skeleton(armature))
     chosen = _embedded_actions(armature, options.export_animations)
     anims = _extract(armature, chosen, options.frames_per_second(context))
     _bake_rig(options, armature, skeleton, anims)
-    return skeleton, anims
+    return skeleton, anims, chosen
 
 
 def export_mesh_file(context, path: str, objects: list, options: MeshExportOptions) -> Result:
@@ -183,7 +186,7 @@ def export_mesh_file(context, path: str, objects: list, options: MeshExportOptio
         raise FormatError("no mesh objects to export")
     armature = one_armature(objects, "a Unigine mesh")
     context.view_layer.update()  # world matrices after an import moved the roots
-    skeleton, anims = _rig(context, armature, options)
+    skeleton, anims, chosen = _rig(context, armature, options)
     names = skeleton.names if skeleton is not None else None
     result, parts = Result(), []
     for i, obj in enumerate(sorted(objects, key=lambda o: o.name)):
@@ -198,10 +201,13 @@ def export_mesh_file(context, path: str, objects: list, options: MeshExportOptio
         result.warn_all(warnings)
     merged = merge_files(parts)
     write_atomic(path, lambda: mesh.write(merged))
-    return result.info(
+    result.info(
         f"{os.path.basename(path)}: {len(merged.surfaces)} surfaces, "
         f"{len(merged.animations)} animations written"
     )
+    if options.export_animations == "IMPORTED" or not chosen:  # the file's own clips
+        return result
+    return result.info(written_message(armature, chosen))
 
 
 # -- .anim ----------------------------------------------------------------------
@@ -224,9 +230,8 @@ def export_anim_file(context, path: str, armature, options: AnimExportOptions) -
     refusal writes none."""
     skeleton = file_order(extract_skeleton(armature))
     fps = options.frames_per_second(context)
-    per_file = [
-        (p, _extract(armature, group, fps)) for p, group in _file_groups(armature, path, options)
-    ]
+    groups = _file_groups(armature, path, options)
+    per_file = [(p, _extract(armature, group, fps)) for p, group in groups]
     _bake_rig(options, armature, skeleton, [a for _, anims in per_file for a in anims])
     files = [
         (p, anim_file_convert.export_anim_file([(a, FRAME_RATE) for a in anims], skeleton))
@@ -236,6 +241,7 @@ def export_anim_file(context, path: str, armature, options: AnimExportOptions) -
         write_atomic(p, lambda f=f: anim.write(f))
     count = sum(len(f.animations) for _, f in files)
     names = ", ".join(os.path.basename(p) for p, _ in files)
-    return Result(summary=f"{count} animations").info(
+    result = Result(summary=f"{count} animations").info(
         f"{count} animations written to {len(files)} files: {names}"
     )
+    return result.info(written_message(armature, [c for _, group in groups for c in group]))

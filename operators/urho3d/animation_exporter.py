@@ -20,7 +20,7 @@ from ...io_formats.urho3d.animation_convert import (
     file_track_order,
     restore_steps,
 )
-from ..animation_files import chosen_files
+from ..animation_files import chosen_files, written_message
 from ..blender.build import scene_fps
 from ..blender.extract import extract_animation, extract_skeleton, read_prop
 from ..common import current_action
@@ -67,6 +67,7 @@ def export_animations(context, path: str, armature, options: AnimationExportOpti
         warnings += [f"{name}: {w}" for w in done.warnings] if len(chosen) > 1 else done.warnings
     where = f" into {options.package_file}" if options.package_file else ""
     result = Result().info(f"wrote {len(chosen)} animation file(s){where} from {armature.name}")
+    result.info(written_message(armature, [(name, action) for _, name, action in chosen]))
     return result.warn_all(warnings)
 
 
