@@ -37,6 +37,7 @@ from .importer import (
     HEADER,
     NODE_OFFSET,
     NODE_OFFSETS_PER_FRAME,
+    SOURCE_MESH,
     TransformOptions,
 )
 from .rig import bone_order, bone_parents, get_weights, sample_frames, world_positions
@@ -136,10 +137,40 @@ def _deformed_mesh(context, armature) -> bpy.types.Object | None:
     return meshes[0] if meshes else None
 
 
+def _mesh_animation(context, armature) -> bpy.types.Object | None:
+    """The mesh-mode animation an import made for ``armature`` (a mesh with the
+    file's header, deformed by it or copied from a mesh it deforms), when the
+    armature plays no action of its own: what an export with the armature active
+    (as after Select All) writes. None when there is none; FormatError when there
+    are several."""
+    if armature is None or (armature.animation_data and armature.animation_data.action):
+        return None
+    objects = context.scene.objects
+
+    def made_for(o) -> bool:  # an import copies the mesh, or an earlier mesh animation
+        seen = set()
+        while o is not None and o.name not in seen:
+            if mesh_armature(o) == armature:
+                return True
+            seen.add(o.name)
+            o = objects.get(o.get(SOURCE_MESH, ""))
+        return False
+
+    found = [o for o in objects if o.type == "MESH" and HEADER in o and made_for(o)]
+    if len(found) > 1:
+        names = ", ".join(sorted(o.name for o in found)[:3]) + (" ..." if len(found) > 3 else "")
+        raise FormatError(
+            f"armature {armature.name!r} plays no action and has {len(found)} mesh "
+            f"animations ({names}): make the one to export active"
+        )
+    return found[0] if found else None
+
+
 def _active_armature_and_mesh(context):
     active = context.view_layer.objects.active
     mesh = active if active is not None and active.type == "MESH" else None
-    return choose_armature(context, active_mesh=True).armature, mesh
+    armature = choose_armature(context, active_mesh=True).armature
+    return armature, mesh or _mesh_animation(context, armature)
 
 
 def _scoped_armature_and_mesh(options: StructureExportOptions, context):
@@ -166,6 +197,7 @@ def _scoped_armature_and_mesh(options: StructureExportOptions, context):
     active = context.view_layer.objects.active
     mine = [m for m in meshes if armature is None or mesh_armature(m) == armature]
     mesh = active if active in mine else (mine[0] if mine else None)
+    mesh = mesh or _mesh_animation(context, armature)
     if mesh is None and not meshes and armature is None:
         raise FormatError("nothing to export: no armature or mesh in the export's scope")
     return armature, mesh
