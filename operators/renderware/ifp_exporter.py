@@ -90,6 +90,11 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     bones = armature_bones(armature)
     roots = {b.name for b in armature.data.bones if b.parent is None}
     rest = rest_relative(armature.data)
+    # The package's own animations by name, each replaced once at its place: two
+    # animations may share a name (looked up by place, never compared).
+    places: dict[str, list[int]] = {}
+    for i, a in enumerate(target.animations):
+        places.setdefault(a.name.lower(), []).append(i)
     for (name, action), source in zip(pairs, sources, strict=True):
         neutral = extract_animation(armature, action, rate, fps is None, rest=rest)
         neutral.name = name if name != action.name else neutral.name
@@ -102,9 +107,9 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
             )
             src = None
         out = anim_convert.to_ifp_animation(neutral, bones, target.version, compressed, src, roots)
-        old = target.find(out.name)
-        if old is not None:
-            target.animations[target.animations.index(old)] = out
+        free = places.get(out.name.lower())
+        if free:
+            target.animations[free.pop(0)] = out
         else:
             target.animations.append(out)
     write_atomic(path, lambda: ifp.write(target), "IFP file")

@@ -108,10 +108,13 @@ def import_ifp_file(
     FormatError leaves nothing behind."""
     f = read_ifp(path, data)
     chosen = _chosen_animations(f, options.names, path)
+    if not chosen:
+        raise FormatError("the package holds no animation: nothing imported", None, path)
     how = "the given armature"
     if armature is None:
         choice = best_armature(context, f)
         armature, how = choice.required(path), choice.how
+    _require_fit(chosen, armature, path)
     fps = custom_fps(options) or scene_fps(context)
     made, missing = _build_actions(
         f, chosen, armature, path, fps=fps, scale=options.global_scale, progress=progress
@@ -128,17 +131,42 @@ def import_ifp_file(
     return result
 
 
-def _chosen_animations(f: ifp.IfpFile, names, path: str) -> list[ifp.IfpAnimation]:
-    """The animations ``names`` of the package (all when None), in that order."""
+def _chosen_animations(f: ifp.IfpFile, names, path: str) -> list[tuple[int, ifp.IfpAnimation]]:
+    """(place in the package, animation) of the animations ``names`` (all when
+    None), in that order. The place is carried along, not looked up: two
+    animations may share a name, and ``list.index`` would compare their keys."""
     if names is None:
-        return list(f.animations)
+        return list(enumerate(f.animations))
+    first: dict[str, int] = {}
+    for i, a in enumerate(f.animations):
+        first.setdefault(a.name.lower(), i)
     chosen = []
     for n in names:
-        a = f.find(n)
-        if a is None:
+        i = first.get(n.lower())
+        if i is None:
             raise FormatError(f"the package has no animation {n!r}", None, path)
-        chosen.append(a)
+        chosen.append((i, f.animations[i]))
     return chosen
+
+
+def _require_fit(chosen: list, armature, path: str) -> None:
+    """Refuse, before anything is built, animations none of whose objects matches
+    a bone of ``armature`` (by HAnim ID, else name), as every animation import
+    does (``armatures.animation_fit``): an empty action would be all it made."""
+    objects = list(dict.fromkeys((o.name, o.bone_id) for _, a in chosen for o in a.objects))
+    if not objects:
+        return
+    bones = armature_bones(armature)
+    hits, _ = anim_convert.match_bones(objects, bones)
+    if all(h is None for h in hits):
+        names = {name for name, _ in objects}
+        raise FormatError(
+            f"0 of {len(names)} animated bones match a bone of armature "
+            f"{armature.name!r} ({len(bones)} bones): the animation is not for it, "
+            "nothing imported",
+            None,
+            path,
+        )
 
 
 def _build_actions(
@@ -151,7 +179,7 @@ def _build_actions(
     made: list = []
     missing: dict[str, int] = {}
     try:
-        for a in chosen:
+        for index, a in chosen:
             neutral, miss = anim_convert.ifp_to_animation(a, bones)
             for m in miss:
                 missing[m] = missing.get(m, 0) + 1
@@ -163,7 +191,7 @@ def _build_actions(
                 {
                     "source": anim_convert.pack_source(f, a),
                     "file": os.path.basename(path),
-                    "index": f.animations.index(a),
+                    "index": index,
                 }
             )
             if progress is not None:

@@ -1,0 +1,101 @@
+"""Hostile RenderWare files in Blender (issue 26): every one is imported or refused
+with a sentence, a refusal leaves the scene as it was, and nothing is lost on
+save or on export. The files come from our own writers (``samples/``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rigport.io_formats.renderware import dff as dff_codec
+from rigport.io_formats.renderware import ifp
+from rigport.samples import renderware as samples
+from rigport.samples import renderware_ifp as ifp_samples
+
+
+def _ped(bpy, tmp_path, game: str = "SA"):
+    path = tmp_path / "ped.dff"
+    path.write_bytes(dff_codec.write(samples.skinned_ped(game)))
+    assert bpy.ops.import_scene.rw_dff(filepath=str(path)) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = arm
+    return arm
+
+
+def _state(bpy) -> dict:
+    arms = [o for o in bpy.data.objects if o.type == "ARMATURE"]
+    return {
+        "actions": sorted(a.name for a in bpy.data.actions),
+        "images": sorted(i.name for i in bpy.data.images),
+        "objects": sorted(bpy.data.objects.keys()),
+        "tracks": {
+            o.name: len(o.animation_data.nla_tracks) if o.animation_data else 0 for o in arms
+        },
+        "playing": {
+            o.name: o.animation_data.action.name
+            if o.animation_data and o.animation_data.action
+            else None
+            for o in arms
+        },
+    }
+
+
+# -- 1: two animations of one name ----------------------------------------------
+
+
+@pytest.mark.parametrize("game", ["SA", "VC"])
+def test_two_animations_of_one_name_import_and_export(blank_blend, tmp_path, game):
+    bpy = blank_blend
+    arm = _ped(bpy, tmp_path, game)
+    f = ifp_samples.walk_package(game, animations=2)
+    f.animations[1].name_raw = f.animations[0].name_raw
+    f.animations[1].name_pad = f.animations[0].name_pad
+    path = tmp_path / "twins.ifp"
+    path.write_bytes(ifp.write(f))
+    assert bpy.ops.import_anim.gta_ifp(filepath=str(path)) == {"FINISHED"}
+    made = sorted(bpy.data.actions, key=lambda a: a.name)
+    assert [a.name for a in made] == ["walk", "walk.001"]
+    assert [json.loads(a["_rw_ifp"])["index"] for a in made] == [0, 1]
+    out = tmp_path / "out.ifp"
+    bpy.context.view_layer.objects.active = arm
+    assert bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False) == {"FINISHED"}
+    assert len(ifp.read(out.read_bytes()).animations) == 2
+
+
+# -- 10: nothing fits, nothing in the package ------------------------------------
+
+
+def test_ifp_whose_bones_all_fail_is_refused(blank_blend, tmp_path):
+    bpy = blank_blend
+    arm = _ped(bpy, tmp_path)
+    f = ifp_samples.walk_package("SA", animations=2)
+    for a in f.animations:
+        for k, o in enumerate(a.objects):
+            o.name_raw = ifp.name_field(f"Alien{k}", ifp.ANP3_NAME)
+            o.bone_id = 90000 + k
+    path = tmp_path / "alien.ifp"
+    path.write_bytes(ifp.write(f))
+    before = _state(bpy)
+    with pytest.raises(RuntimeError) as err:
+        bpy.ops.import_anim.gta_ifp(filepath=str(path))
+    text = str(err.value)
+    assert "alien.ifp" in text and repr(arm.name) in text
+    assert f"0 of {len(f.animations[0].objects)} animated bones match" in text
+    assert "nothing imported" in text
+    assert _state(bpy) == before
+
+
+@pytest.mark.parametrize("game", ["SA", "VC"])
+def test_ifp_without_animations_is_refused(blank_blend, tmp_path, game):
+    bpy = blank_blend
+    _ped(bpy, tmp_path, game)
+    f = ifp_samples.walk_package(game, animations=1)
+    f.animations = []
+    path = tmp_path / "empty.ifp"
+    path.write_bytes(ifp.write(f))
+    before = _state(bpy)
+    with pytest.raises(RuntimeError) as err:
+        bpy.ops.import_anim.gta_ifp(filepath=str(path))
+    assert "empty.ifp" in str(err.value) and "no animation" in str(err.value)
+    assert _state(bpy) == before
