@@ -5,7 +5,9 @@ save or on export. The files come from our own writers (``samples/``)."""
 from __future__ import annotations
 
 import json
+import struct
 
+import numpy as np
 import pytest
 
 from rigport.io_formats.renderware import dff as dff_codec
@@ -99,3 +101,38 @@ def test_ifp_without_animations_is_refused(blank_blend, tmp_path, game):
         bpy.ops.import_anim.gta_ifp(filepath=str(path))
     assert "empty.ifp" in str(err.value) and "no animation" in str(err.value)
     assert _state(bpy) == before
+
+
+# -- 8: NaN, Inf and signalling NaN keys -----------------------------------------
+
+SNAN = np.array([0x7FA00001], np.uint32).view(np.float32)[0]
+
+
+@pytest.mark.parametrize("game", ["SA_float", "VC", "III"])
+def test_non_finite_keys_are_written_back_exactly(blank_blend, tmp_path, game):
+    bpy = blank_blend
+    arm = _ped(bpy, tmp_path, {"SA_float": "SA"}.get(game, game))
+    f = ifp_samples.walk_package(game, animations=2, frames=8)
+    spoiled = 0
+    for a in f.animations:
+        for i, o in enumerate(a.objects):
+            k = i % 8
+            bad = (np.float32(np.nan), np.float32(np.inf), SNAN)[i % 3]
+            if i % 4 == 0:
+                o.frames["time"][k] = bad
+            elif i % 4 == 1 and "t" in o.frames.dtype.names:
+                o.frames["t"][k, 1] = bad
+            else:
+                o.frames["q"][k, i % 4] = bad
+            spoiled += 1
+    data = ifp.write(f)
+    assert struct.pack("<I", 0x7FA00001) in data
+    path = tmp_path / "nan.ifp"
+    path.write_bytes(data)
+    assert bpy.ops.import_anim.gta_ifp(filepath=str(path)) == {"FINISHED"}
+    out = tmp_path / "out.ifp"
+    bpy.context.view_layer.objects.active = arm
+    assert bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False) == {"FINISHED"}
+    got = ifp.read(out.read_bytes())
+    assert [len(o.frames) for a in got.animations for o in a.objects] == [8] * spoiled
+    assert out.read_bytes() == data
