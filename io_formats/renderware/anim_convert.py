@@ -12,6 +12,7 @@ unedited animation comes back byte for byte.
 from __future__ import annotations
 
 import base64
+import json
 
 import numpy as np
 
@@ -68,11 +69,35 @@ def ifp_to_animation(anim: ifp.IfpAnimation, bones: list[Bone]) -> tuple[Animati
     return Animation(anim.name, length, tracks), missing
 
 
-def pack_source(f: ifp.IfpFile, anim: ifp.IfpAnimation) -> str:
+def pack_source(f: ifp.IfpFile, anim: ifp.IfpAnimation, whole: bool = True) -> str:
     """One animation of ``f`` as a one-animation package (base64), kept with
-    the action so an export can give back its bytes."""
-    shell = ifp.IfpFile(f.version, f.name_raw, [anim], f.size_delta, f.info_pad, f.tail, f.trailing)
+    the action so an export can give back its bytes. Without ``whole`` the
+    package's bytes after its animations and after the package are left out
+    (they are the file's, kept once: :func:`pack_ends`)."""
+    tail, trailing = (f.tail, f.trailing) if whole else (b"", b"")
+    shell = ifp.IfpFile(f.version, f.name_raw, [anim], f.size_delta, f.info_pad, tail, trailing)
     return base64.b64encode(ifp.write(shell)).decode("ascii")
+
+
+def pack_ends(f: ifp.IfpFile) -> str:
+    """The bytes of ``f`` after its animations and after the package (base64 in
+    JSON), kept once per file rather than with every animation."""
+    return json.dumps(
+        {
+            "tail": base64.b64encode(f.tail).decode("ascii"),
+            "trailing": base64.b64encode(f.trailing).decode("ascii"),
+        }
+    )
+
+
+def unpack_ends(text: str, into: ifp.IfpFile) -> None:
+    """Put the ends :func:`pack_ends` kept back on ``into``."""
+    try:
+        ends = json.loads(text)
+        into.tail = base64.b64decode(ends["tail"].encode("ascii"), validate=True)
+        into.trailing = base64.b64decode(ends["trailing"].encode("ascii"), validate=True)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FormatError(f"the IFP data kept with the armature is damaged: {exc}") from None
 
 
 def unpack_source(text: str) -> ifp.IfpFile:

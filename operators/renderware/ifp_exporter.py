@@ -26,7 +26,7 @@ from ..blender.extract import extract_animation
 from ..conventions import scene_fps
 from ..result import Result
 from .anim_options import custom_fps, export_scale, scale_translations, target_armature
-from .ifp_importer import PROP_SOURCE, armature_bones, read_ifp
+from .ifp_importer import PROP_ENDS, PROP_SOURCE, armature_bones, read_ifp
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     if not pairs:
         raise FormatError("the armature has no action to export", None, path)
     result = Result().info(f"{len(pairs)} animations written to {os.path.basename(path)}")
-    sources = [_imported_source(action) for _, action in pairs]
+    sources = [_imported_source(action, armature) for _, action in pairs]
     target = _target_package(path, options, sources, result)
     compressed = target.version == "ANP3" and _compressed(target, sources)
     fps = custom_fps(options)
@@ -116,10 +116,19 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     return result
 
 
-def _imported_source(action) -> ifp.IfpFile | None:
-    """The one-animation package an IFP import stored on ``action``, if any."""
+def _imported_source(action, armature) -> ifp.IfpFile | None:
+    """The one-animation package an IFP import stored on ``action``, if any, with
+    the file's bytes after its animations that the import kept once on
+    ``armature`` (gone with the armature's property: none)."""
     source = _source(action)
-    return anim_convert.unpack_source(source["source"]) if source else None
+    if not source:
+        return None
+    out = anim_convert.unpack_source(source["source"])
+    ends = armature.get(PROP_ENDS)
+    package = source.get("package")
+    if package is not None and hasattr(ends, "keys") and package in ends:
+        anim_convert.unpack_ends(ends[package], out)
+    return out
 
 
 def _target_package(

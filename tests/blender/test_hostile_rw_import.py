@@ -136,3 +136,46 @@ def test_non_finite_keys_are_written_back_exactly(blank_blend, tmp_path, game):
     got = ifp.read(out.read_bytes())
     assert [len(o.frames) for a in got.animations for o in a.objects] == [8] * spoiled
     assert out.read_bytes() == data
+
+
+# -- 16: trailing bytes kept once per file ---------------------------------------
+
+
+def _stored_bytes(bpy) -> int:
+    total = sum(len(a.get("_rw_ifp", "")) for a in bpy.data.actions)
+    for o in bpy.data.objects:
+        ends = o.get("_rw_ifp_ends")
+        if ends is not None:
+            total += sum(len(v) for v in ends.values())
+    return total
+
+
+@pytest.mark.parametrize("game", ["SA", "VC"])
+def test_trailing_bytes_are_kept_once_and_written_back(blank_blend, tmp_path, game):
+    bpy = blank_blend
+    arm = _ped(bpy, tmp_path, game)
+    f = ifp_samples.walk_package(game, animations=40, frames=4)
+    f.tail = bytes(range(256)) * 64  # 16 KB inside the package, after its animations
+    f.trailing = bytes(range(255, -1, -1)) * 1024  # 256 KB after the package
+    data = ifp.write(f)
+    path = tmp_path / "padded.ifp"
+    path.write_bytes(data)
+    assert bpy.ops.import_anim.gta_ifp(filepath=str(path)) == {"FINISHED"}
+    assert len(bpy.data.actions) == 40
+    # once: base64 of the file and a little per action, not 40 copies of the ends
+    assert _stored_bytes(bpy) < 2 * len(data)
+    out = tmp_path / "out.ifp"
+    bpy.context.view_layer.objects.active = arm
+    assert bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False) == {"FINISHED"}
+    assert out.read_bytes() == data
+    # and after a save and reopen
+    blend = tmp_path / "padded.blend"
+    name = arm.name
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    assert blend.stat().st_size < 20 * len(data)
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    arm = bpy.data.objects[name]
+    bpy.context.view_layer.objects.active = arm
+    out.unlink()
+    assert bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False) == {"FINISHED"}
+    assert out.read_bytes() == data
