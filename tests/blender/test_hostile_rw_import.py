@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.renderware import dff as dff_codec
-from rigport.io_formats.renderware import ifp
+from rigport.io_formats.renderware import ifp, img
 from rigport.samples import renderware as samples
 from rigport.samples import renderware_ifp as ifp_samples
+from rigport.samples import renderware_txd as txd_samples
 
 
 def _ped(bpy, tmp_path, game: str = "SA"):
@@ -179,3 +180,78 @@ def test_trailing_bytes_are_kept_once_and_written_back(blank_blend, tmp_path, ga
     out.unlink()
     assert bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False) == {"FINISHED"}
     assert out.read_bytes() == data
+
+
+# -- 6: an IMG refusal leaves the scene as it was ---------------------------------
+
+
+def _bad_depth_txd() -> bytes:
+    """A dictionary whose 8888 raster says depth 8: it reads, and fails to decode."""
+    tex = bytearray(txd_samples.native_texture("broken", "c8888", 8, 8, levels=1))
+    assert tex[108] == 32
+    tex[108] = 8
+    good = txd_samples.dictionary([("fine", "c8888", 8, 8)], levels=1)
+    return _with_textures(good, [bytes(tex)])
+
+
+def _with_textures(dictionary: bytes, extra: list[bytes]) -> bytes:
+    """``dictionary`` with ``extra`` native textures added (count and sizes fixed)."""
+    body = bytearray(dictionary[12:])
+    count = struct.unpack_from("<H", body, 12)[0]
+    struct.pack_into("<H", body, 12, count + len(extra))
+    ext = body[-12:]  # the dictionary's (empty) extension closes it
+    body = body[:-12] + b"".join(extra) + ext
+    head = bytearray(dictionary[:12])
+    struct.pack_into("<I", head, 4, len(body))
+    return bytes(head + body)
+
+
+def _alien_ifp() -> bytes:
+    f = ifp_samples.walk_package("SA", animations=1)
+    for k, o in enumerate(f.animations[0].objects):
+        o.name_raw = ifp.name_field(f"Alien{k}", ifp.ANP3_NAME)
+        o.bone_id = 90000 + k
+    return ifp.write(f)
+
+
+def _scene_with_work(bpy, tmp_path):
+    """A ped playing an action, and a cube the artist has active and selected."""
+    arm = _ped(bpy, tmp_path)
+    path = tmp_path / "own.ifp"
+    path.write_bytes(ifp.write(ifp_samples.walk_package("SA", animations=1)))
+    assert bpy.ops.import_anim.gta_ifp(filepath=str(path)) == {"FINISHED"}
+    bpy.ops.mesh.primitive_cube_add()
+    cube = bpy.context.view_layer.objects.active
+    assert cube is not None and cube != arm
+    return cube
+
+
+def test_img_refusal_after_a_dictionary_with_two_same_names(blank_blend, tmp_path):
+    bpy = blank_blend
+    cube = _scene_with_work(bpy, tmp_path)
+    a = img.new_archive(2)
+    twins = txd_samples.dictionary([("same", "c8888", 8, 8), ("same", "c565", 8, 8)], levels=1)
+    a.put("twins.txd", twins)
+    a.put("alien.ifp", _alien_ifp())
+    path = tmp_path / "gta3.img"
+    img.save_archive(str(path), a)
+    before = _state(bpy)
+    with pytest.raises(RuntimeError, match="alien.ifp"):
+        bpy.ops.import_scene.gta_img(filepath=str(path))
+    assert _state(bpy) == before
+    assert bpy.context.view_layer.objects.active == cube and cube.select_get()
+
+
+def test_img_refusal_after_a_model_keeps_the_active_object(blank_blend, tmp_path):
+    bpy = blank_blend
+    cube = _scene_with_work(bpy, tmp_path)
+    a = img.new_archive(2)
+    a.put("ped.dff", dff_codec.write(samples.skinned_ped("SA")))
+    a.put("bad.txd", _bad_depth_txd())
+    path = tmp_path / "gta3.img"
+    img.save_archive(str(path), a)
+    before = _state(bpy)
+    with pytest.raises(RuntimeError, match="bad.txd"):
+        bpy.ops.import_scene.gta_img(filepath=str(path))
+    assert _state(bpy) == before
+    assert bpy.context.view_layer.objects.active == cube and cube.select_get()
