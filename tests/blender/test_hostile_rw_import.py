@@ -4,8 +4,11 @@ save or on export. The files come from our own writers (``samples/``)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -255,3 +258,91 @@ def test_img_refusal_after_a_model_keeps_the_active_object(blank_blend, tmp_path
         bpy.ops.import_scene.gta_img(filepath=str(path))
     assert _state(bpy) == before
     assert bpy.context.view_layer.objects.active == cube and cube.select_get()
+
+
+# -- 7: imported images survive a save, and are made once -------------------------
+
+_COUNT_IMAGES = (
+    "import os, sys, bpy\n"
+    "bpy.ops.wm.open_mainfile(filepath=sys.argv[-1])\n"
+    "print('IMAGES', sorted(i.name for i in bpy.data.images), flush=True)\n"
+    "os._exit(0)\n"
+)
+
+
+def _images_after_reopening(bpy, tmp_path) -> list[str]:
+    """Save, then open the file in a fresh process: the images it holds."""
+    blend = tmp_path / "saved.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    proc = subprocess.run(
+        [sys.executable, "-c", _COUNT_IMAGES, str(blend)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("IMAGES "))
+    return ast.literal_eval(line[len("IMAGES ") :])
+
+
+def test_txd_on_its_own_keeps_its_images(blank_blend, tmp_path):
+    bpy = blank_blend
+    path = tmp_path / "loose.txd"
+    path.write_bytes(txd_samples.dictionary([("one", "c8888", 8, 8), ("two", "dxt1", 8, 8)]))
+    assert bpy.ops.import_scene.rw_txd(filepath=str(path)) == {"FINISHED"}
+    assert sorted(i.name for i in bpy.data.images) == ["one", "two"]
+    assert _images_after_reopening(bpy, tmp_path) == ["one", "two"]
+
+
+def test_mipmap_levels_are_kept(blank_blend, tmp_path):
+    bpy = blank_blend
+    path = tmp_path / "levels.txd"
+    path.write_bytes(txd_samples.dictionary([("deep", "c8888", 64, 64)], levels=7))
+    assert bpy.ops.import_scene.rw_txd(filepath=str(path), mipmaps=True) == {"FINISHED"}
+    names = sorted(i.name for i in bpy.data.images)
+    assert len(names) == 7
+    assert _images_after_reopening(bpy, tmp_path) == names
+
+
+def test_img_texture_member_is_kept(blank_blend, tmp_path):
+    bpy = blank_blend
+    a = img.new_archive(2)
+    a.put("loose.txd", txd_samples.dictionary([("alone", "c565", 8, 8)]))
+    path = tmp_path / "gta3.img"
+    img.save_archive(str(path), a)
+    assert bpy.ops.import_scene.gta_img(filepath=str(path)) == {"FINISHED"}
+    assert [i.name for i in bpy.data.images] == ["alone"]
+    assert _images_after_reopening(bpy, tmp_path) == ["alone"]
+
+
+def test_img_model_and_its_dictionary_make_each_texture_once(blank_blend, tmp_path):
+    bpy = blank_blend
+    a = img.new_archive(2)
+    a.put("ped.dff", dff_codec.write(samples.skinned_ped("SA")))
+    a.put(
+        "PED.TXD", txd_samples.dictionary([("ped_skin", "dxt1", 32, 32), ("spare", "c8888", 8, 8)])
+    )
+    path = tmp_path / "gta3.img"
+    img.save_archive(str(path), a)
+    assert bpy.ops.import_scene.gta_img(filepath=str(path), members="ped.dff;PED.TXD") == {
+        "FINISHED"
+    }
+    assert sorted(i.name for i in bpy.data.images) == ["ped_skin", "spare"]
+    skin = next(m for m in bpy.data.materials if m.get("rw_texture_name") == "ped_skin")
+    assert any(
+        n.type == "TEX_IMAGE" and n.image == bpy.data.images["ped_skin"]
+        for n in skin.node_tree.nodes
+    )
+    assert _images_after_reopening(bpy, tmp_path) == ["ped_skin", "spare"]
+
+
+def test_dictionary_with_two_textures_of_one_name_is_taken_back_whole(blank_blend, tmp_path):
+    from rigport.operators.renderware.txd_importer import TxdImportOptions, import_txd_file
+
+    bpy = blank_blend
+    path = tmp_path / "twins.txd"
+    twins = txd_samples.dictionary([("same", "c8888", 8, 8), ("same", "c565", 8, 8)], levels=1)
+    path.write_bytes(twins)
+    result = import_txd_file(bpy.context, str(path), TxdImportOptions())
+    assert len(bpy.data.images) == 2
+    result.take_back()
+    assert not bpy.data.images
