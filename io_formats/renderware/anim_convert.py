@@ -12,6 +12,7 @@ unedited animation comes back byte for byte.
 from __future__ import annotations
 
 import base64
+import json
 
 import numpy as np
 
@@ -68,11 +69,35 @@ def ifp_to_animation(anim: ifp.IfpAnimation, bones: list[Bone]) -> tuple[Animati
     return Animation(anim.name, length, tracks), missing
 
 
-def pack_source(f: ifp.IfpFile, anim: ifp.IfpAnimation) -> str:
+def pack_source(f: ifp.IfpFile, anim: ifp.IfpAnimation, whole: bool = True) -> str:
     """One animation of ``f`` as a one-animation package (base64), kept with
-    the action so an export can give back its bytes."""
-    shell = ifp.IfpFile(f.version, f.name_raw, [anim], f.size_delta, f.info_pad, f.tail, f.trailing)
+    the action so an export can give back its bytes. Without ``whole`` the
+    package's bytes after its animations and after the package are left out
+    (they are the file's, kept once: :func:`pack_ends`)."""
+    tail, trailing = (f.tail, f.trailing) if whole else (b"", b"")
+    shell = ifp.IfpFile(f.version, f.name_raw, [anim], f.size_delta, f.info_pad, tail, trailing)
     return base64.b64encode(ifp.write(shell)).decode("ascii")
+
+
+def pack_ends(f: ifp.IfpFile) -> str:
+    """The bytes of ``f`` after its animations and after the package (base64 in
+    JSON), kept once per file rather than with every animation."""
+    return json.dumps(
+        {
+            "tail": base64.b64encode(f.tail).decode("ascii"),
+            "trailing": base64.b64encode(f.trailing).decode("ascii"),
+        }
+    )
+
+
+def unpack_ends(text: str, into: ifp.IfpFile) -> None:
+    """Put the ends :func:`pack_ends` kept back on ``into``."""
+    try:
+        ends = json.loads(text)
+        into.tail = base64.b64decode(ends["tail"].encode("ascii"), validate=True)
+        into.trailing = base64.b64decode(ends["trailing"].encode("ascii"), validate=True)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FormatError(f"the IFP data kept with the armature is damaged: {exc}") from None
 
 
 def unpack_source(text: str) -> ifp.IfpFile:
@@ -85,9 +110,16 @@ def unpack_source(text: str) -> ifp.IfpFile:
 def _keep_unchanged(obj: ifp.IfpObject, new: np.ndarray, keys: ifp.Keys) -> np.ndarray:
     """``new`` with every key that equals one of ``obj``'s within the format's
     precision replaced by that key's original bytes."""
-    if not len(obj.frames) or not len(new):
+    held = np.flatnonzero(_finite_keys(obj))  # NaN/Inf keys never reached Blender
+    if not len(held) or not len(new):
         return new
-    old = obj.keys()
+    full = obj.keys()
+    old = ifp.Keys(
+        *(
+            None if v is None else v[held]
+            for v in (full.times, full.rotation, full.translation, full.scale)
+        )
+    )
     tt, tq, tp = COMPRESSED_TOL if obj.compressed else FLOAT_TOL
     pos = np.clip(np.searchsorted(old.times, keys.times), 0, len(old.times) - 1)
     lower = np.clip(pos - 1, 0, len(old.times) - 1)
@@ -105,7 +137,33 @@ def _keep_unchanged(obj: ifp.IfpObject, new: np.ndarray, keys: ifp.Keys) -> np.n
     if old.scale is not None and keys.scale is not None:
         same &= np.abs(old.scale[pick] - keys.scale).max(1) <= tp
     out = new.copy()
-    out[same] = obj.frames[pick[same]]
+    out[same] = obj.frames[held[pick[same]]]
+    return out
+
+
+def _finite_keys(obj: ifp.IfpObject) -> np.ndarray:
+    """Which of ``obj``'s keys Blender holds: those whose time and values are all
+    finite (the import leaves the others out and keeps them with the action's
+    source, as ``operators.blender.guard.guard_track`` does)."""
+    if obj.compressed or not len(obj.frames):
+        return np.ones(len(obj.frames), bool)
+    k = obj.keys()
+    good = np.isfinite(k.times)
+    for v in (k.translation, k.rotation, k.scale):
+        if v is not None:
+            good &= np.isfinite(v).all(1)
+    return good
+
+
+def _with_non_finite(obj: ifp.IfpObject, frames: np.ndarray) -> np.ndarray:
+    """``frames`` (the keys Blender held) with ``obj``'s NaN/Inf keys back at their
+    places, byte for byte, while the key count is the one imported; a track with
+    keys added or removed is written as Blender has it."""
+    good = _finite_keys(obj)
+    if good.all() or len(frames) != int(good.sum()):
+        return frames
+    out = obj.frames.copy()
+    out[good] = frames
     return out
 
 
@@ -140,7 +198,7 @@ def to_ifp_animation(
                 track.scale if "s" in obj.frames.dtype.names else None,
             )
             new = obj.encode(keys)
-            frames = _keep_unchanged(obj, new, keys)
+            frames = _with_non_finite(obj, _keep_unchanged(obj, new, keys))
             objects.append(_with_frames(obj, frames))
     ids = dict(bones)
     for bone, track in tracks.items():

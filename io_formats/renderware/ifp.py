@@ -116,6 +116,10 @@ class IfpObject:
         return fixed_name(self.name_raw)
 
     def keys(self) -> Keys:
+        with np.errstate(invalid="ignore"):  # a signalling NaN key turns quiet here
+            return self._keys()
+
+    def _keys(self) -> Keys:
         f = self.frames
         if self.compressed:
             q = f["q"].astype(np.float64) / ROTATION_STEP

@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass, field
 
 from ..codec import FormatError, read_file, write_atomic
+from ..codec.files import write_atomic_files
 
 SECTOR = 2048
 ENTRY = struct.Struct("<IHH24s")
@@ -232,13 +233,19 @@ def open_archive(path: str) -> ImgArchive:
 
 
 def save_archive(path: str, a: ImgArchive) -> None:
-    """Write the archive atomically (version 1: the ``.img``, then its ``.dir``)."""
+    """Write the archive atomically; version 1's ``.img`` and ``.dir`` as one pair
+    (both complete before either replaces the old one, and neither replaced when
+    the other cannot be: ``write_atomic_files``)."""
     if a.version == 2:
         write_atomic(path, lambda: write_v2(a), "IMG archive")
         return
-    write_atomic(path, bytes(a.body), "IMG archive")
     dir_path = directory_path(path) or os.path.splitext(path)[0] + ".dir"
-    write_atomic(dir_path, write_directory(a), "IMG directory")
+    write_atomic_files(
+        [
+            (path, bytes(a.body), "IMG archive"),
+            (dir_path, lambda: write_directory(a), "IMG directory"),
+        ]
+    )
 
 
 def new_archive(version: int = 2) -> ImgArchive:

@@ -26,7 +26,7 @@ from ..blender.extract import extract_animation
 from ..conventions import scene_fps
 from ..result import Result
 from .anim_options import custom_fps, export_scale, scale_translations, target_armature
-from .ifp_importer import PROP_SOURCE, armature_bones, read_ifp
+from .ifp_importer import PROP_ENDS, PROP_SOURCE, armature_bones, read_ifp
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
         raise FormatError("the armature has no action to export", None, path)
     result = Result().info(f"{len(pairs)} animations written to {os.path.basename(path)}")
     result.info(written_message(armature, pairs))
-    sources = [_imported_source(action) for _, action in pairs]
+    sources = [_imported_source(action, armature) for _, action in pairs]
     target = _target_package(path, options, sources, result)
     compressed = target.version == "ANP3" and _compressed(target, sources)
     fps = custom_fps(options)
@@ -91,6 +91,11 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     bones = armature_bones(armature)
     roots = {b.name for b in armature.data.bones if b.parent is None}
     rest = rest_relative(armature.data)
+    # The package's own animations by name, each replaced once at its place: two
+    # animations may share a name (looked up by place, never compared).
+    places: dict[str, list[int]] = {}
+    for i, a in enumerate(target.animations):
+        places.setdefault(a.name.lower(), []).append(i)
     for (name, action), source in zip(pairs, sources, strict=True):
         neutral = extract_animation(armature, action, rate, fps is None, rest=rest)
         neutral.name = name if name != action.name else neutral.name
@@ -103,19 +108,28 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
             )
             src = None
         out = anim_convert.to_ifp_animation(neutral, bones, target.version, compressed, src, roots)
-        old = target.find(out.name)
-        if old is not None:
-            target.animations[target.animations.index(old)] = out
+        free = places.get(out.name.lower())
+        if free:
+            target.animations[free.pop(0)] = out
         else:
             target.animations.append(out)
     write_atomic(path, lambda: ifp.write(target), "IFP file")
     return result
 
 
-def _imported_source(action) -> ifp.IfpFile | None:
-    """The one-animation package an IFP import stored on ``action``, if any."""
+def _imported_source(action, armature) -> ifp.IfpFile | None:
+    """The one-animation package an IFP import stored on ``action``, if any, with
+    the file's bytes after its animations that the import kept once on
+    ``armature`` (gone with the armature's property: none)."""
     source = _source(action)
-    return anim_convert.unpack_source(source["source"]) if source else None
+    if not source:
+        return None
+    out = anim_convert.unpack_source(source["source"])
+    ends = armature.get(PROP_ENDS)
+    package = source.get("package")
+    if package is not None and hasattr(ends, "keys") and package in ends:
+        anim_convert.unpack_ends(ends[package], out)
+    return out
 
 
 def _target_package(

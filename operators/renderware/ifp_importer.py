@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,8 +31,13 @@ from ..result import Result
 from .anim_options import custom_fps, record_scale, scale_translations
 
 #: Hidden action property: JSON {"source": one-animation IFP (base64),
-#: "file": the .ifp's name, "index": its place there}.
+#: "file": the .ifp's name, "index": its place there, and for a file with bytes
+#: after its animations "package": the key of those bytes in PROP_ENDS}.
 PROP_SOURCE = "_rw_ifp"
+#: Hidden armature property: per imported file with bytes after its animations
+#: (padding, trailing data) those bytes, once (``anim_convert.pack_ends``), rather
+#: than copied into each of its actions.
+PROP_ENDS = "_rw_ifp_ends"
 
 
 @dataclass(frozen=True)
@@ -108,19 +114,32 @@ def import_ifp_file(
     FormatError leaves nothing behind."""
     f = read_ifp(path, data)
     chosen = _chosen_animations(f, options.names, path)
+    if not chosen:
+        raise FormatError("the package holds no animation: nothing imported", None, path)
     how = "the given armature"
     if armature is None:
         choice = best_armature(context, f)
         armature, how = choice.required(path), choice.how
+    _require_fit(chosen, armature, path)
     fps = custom_fps(options) or scene_fps(context)
+    package = uuid.uuid4().hex if f.tail or f.trailing else None
     made, missing = _build_actions(
-        f, chosen, armature, path, fps=fps, scale=options.global_scale, progress=progress
+        f,
+        chosen,
+        armature,
+        path,
+        fps=fps,
+        scale=options.global_scale,
+        progress=progress,
+        package=package,
     )
     # Every action is kept as an NLA track (the rule every importer follows); the
     # first is the one that plays.
-    undo = keep_actions(armature, made, made[0] if made else None)
+    undo = [keep_actions(armature, made, made[0] if made else None)]
+    if package is not None:
+        undo.append(_keep_ends(armature, package, f))
     summary = f"{len(made)} animations applied to {armature.name} ({how})"
-    result = Result(summary=summary, armature=armature, actions=made, undo=[undo])
+    result = Result(summary=summary, armature=armature, actions=made, undo=undo)
     result.info(summary)
     if missing:
         names_text = ", ".join(sorted(missing)[:12]) + (" ..." if len(missing) > 12 else "")
@@ -128,30 +147,79 @@ def import_ifp_file(
     return result
 
 
-def _chosen_animations(f: ifp.IfpFile, names, path: str) -> list[ifp.IfpAnimation]:
-    """The animations ``names`` of the package (all when None), in that order."""
+def _chosen_animations(f: ifp.IfpFile, names, path: str) -> list[tuple[int, ifp.IfpAnimation]]:
+    """(place in the package, animation) of the animations ``names`` (all when
+    None), in that order. The place is carried along, not looked up: two
+    animations may share a name, and ``list.index`` would compare their keys."""
     if names is None:
-        return list(f.animations)
+        return list(enumerate(f.animations))
+    first: dict[str, int] = {}
+    for i, a in enumerate(f.animations):
+        first.setdefault(a.name.lower(), i)
     chosen = []
     for n in names:
-        a = f.find(n)
-        if a is None:
+        i = first.get(n.lower())
+        if i is None:
             raise FormatError(f"the package has no animation {n!r}", None, path)
-        chosen.append(a)
+        chosen.append((i, f.animations[i]))
     return chosen
 
 
+def _keep_ends(armature, package: str, f: ifp.IfpFile) -> Callable[[], None]:
+    """Keep ``f``'s bytes after its animations on ``armature`` under ``package``;
+    returns the take-back."""
+    if not hasattr(armature.get(PROP_ENDS), "keys"):
+        armature[PROP_ENDS] = {}
+    armature[PROP_ENDS][package] = anim_convert.pack_ends(f)
+
+    def take_back() -> None:
+        ends = armature.get(PROP_ENDS)
+        if ends is not None and package in ends:
+            del ends[package]
+
+    return take_back
+
+
+def _require_fit(chosen: list, armature, path: str) -> None:
+    """Refuse, before anything is built, animations none of whose objects matches
+    a bone of ``armature`` (by HAnim ID, else name), as every animation import
+    does (``armatures.animation_fit``): an empty action would be all it made."""
+    objects = list(dict.fromkeys((o.name, o.bone_id) for _, a in chosen for o in a.objects))
+    if not objects:
+        return
+    bones = armature_bones(armature)
+    hits, _ = anim_convert.match_bones(objects, bones)
+    if all(h is None for h in hits):
+        names = {name for name, _ in objects}
+        raise FormatError(
+            f"0 of {len(names)} animated bones match a bone of armature "
+            f"{armature.name!r} ({len(bones)} bones): the animation is not for it, "
+            "nothing imported",
+            None,
+            path,
+        )
+
+
 def _build_actions(
-    f: ifp.IfpFile, chosen: list, armature, path: str, *, fps: float, scale: float, progress
+    f: ifp.IfpFile,
+    chosen: list,
+    armature,
+    path: str,
+    *,
+    fps: float,
+    scale: float,
+    progress,
+    package: str | None,
 ) -> tuple[list, dict[str, int]]:
     """One action per animation of ``chosen``, all or nothing; the objects that
-    match no bone, with how many animations name each."""
+    match no bone, with how many animations name each. With ``package`` the
+    actions keep the file's bytes after its animations by that key, not a copy."""
     bones = armature_bones(armature)
     rest = rest_relative(armature.data)
     made: list = []
     missing: dict[str, int] = {}
     try:
-        for a in chosen:
+        for index, a in chosen:
             neutral, miss = anim_convert.ifp_to_animation(a, bones)
             for m in miss:
                 missing[m] = missing.get(m, 0) + 1
@@ -159,13 +227,14 @@ def _build_actions(
             action = build_action(armature, neutral, fps, rest)
             made.append(action)
             record_scale(action, scale)
-            action[PROP_SOURCE] = json.dumps(
-                {
-                    "source": anim_convert.pack_source(f, a),
-                    "file": os.path.basename(path),
-                    "index": f.animations.index(a),
-                }
-            )
+            kept = {
+                "source": anim_convert.pack_source(f, a, whole=package is None),
+                "file": os.path.basename(path),
+                "index": index,
+            }
+            if package is not None:
+                kept["package"] = package
+            action[PROP_SOURCE] = json.dumps(kept)
             if progress is not None:
                 progress(len(made) / len(chosen))
     except Exception:

@@ -70,11 +70,19 @@ def import_archive(
     and ``matrix`` (the axes and scale options, put on each model's root
     objects) are the DFF importer's."""
 
+    before = {im.as_pointer() for im in bpy.data.images}
+
     def build(context, archive, member: Member, so_far: Result) -> Result:
         if member.kind == "model":
             return _import_model(context, archive, member, reuse_materials, matrix)
         if member.kind == "textures":
-            return import_txd_file(context, member.where, TxdImportOptions(), member.data)
+            # a model of this import took its textures from this dictionary already
+            have = {
+                str(im.get("rw_texture", "")).lower(): im
+                for im in bpy.data.images
+                if im.as_pointer() not in before and im.get("rw_txd") == member.name
+            }
+            return import_txd_file(context, member.where, TxdImportOptions(), member.data, have)
         return import_ifp_file(
             context, member.where, IfpImportOptions(), so_far.armature, member.data
         )

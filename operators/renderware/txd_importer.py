@@ -45,13 +45,16 @@ def dictionary_beside(directory: str, stem: str) -> str | None:
 
 
 def make_image(name: str, rgba: np.ndarray, source: str) -> bpy.types.Image:
-    """A packed image of (h, w, 4) uint8 pixels (top row first)."""
+    """A packed image of (h, w, 4) uint8 pixels (top row first), with a fake user:
+    a texture no material names (and every further mipmap level) has no other
+    user, and Blender saves no data-block without one."""
     h, w = rgba.shape[:2]
     image = bpy.data.images.new(name, w, h, alpha=True)
     try:
         flat = np.ascontiguousarray(rgba[::-1], np.float32).reshape(-1) / np.float32(255.0)
         image.pixels.foreach_set(flat)
         image.pack()
+        image.use_fake_user = True
         image["rw_txd"] = source
         image["rw_texture"] = name
     except Exception:
@@ -61,28 +64,38 @@ def make_image(name: str, rgba: np.ndarray, source: str) -> bpy.types.Image:
 
 
 def texture_images(
-    f: txd.TxdFile, source: str, names: set[str] | None = None, mipmaps: bool = False
-) -> dict[str, list]:
+    f: txd.TxdFile,
+    source: str,
+    names: set[str] | None = None,
+    mipmaps: bool = False,
+    have: dict[str, bpy.types.Image] | None = None,
+) -> tuple[dict[str, list], list]:
     """Images of the dictionary's textures (those in ``names``, lower case, when
-    given): level 0, and every further level as ``name/level`` with ``mipmaps``.
-    All or nothing."""
-    made: dict[str, list] = {}
+    given): level 0, and every further level as ``name/level`` with ``mipmaps``;
+    an image ``have`` holds already (by that label, lower case) is used, not made
+    again. Returns the images by texture name (lower case; of two textures of
+    one name the last) and every image made. All or nothing."""
+    by_name: dict[str, list] = {}
+    made: list = []
     try:
         for tex in f.textures():
             if names is not None and tex.name.lower() not in names:
                 continue
             levels = range(len(tex.levels)) if mipmaps else range(min(1, len(tex.levels)))
             images = []
-            made[tex.name.lower()] = images
+            by_name[tex.name.lower()] = images
             for level in levels:
                 label = tex.name if level == 0 else f"{tex.name}/{level}"
-                images.append(make_image(label, txd.decode(tex, level), source))
+                image = (have or {}).get(label.lower())
+                if image is None:
+                    image = make_image(label, txd.decode(tex, level), source)
+                    made.append(image)
+                images.append(image)
     except Exception:
-        for images in made.values():
-            for image in images:
-                bpy.data.images.remove(image)
+        for image in made:
+            bpy.data.images.remove(image)
         raise
-    return made
+    return by_name, made
 
 
 def _image_nodes(mat, texture: str) -> list:
@@ -132,9 +145,9 @@ def bind_clump(
     try:
         for label, f in dictionaries:
             todo = wanted - set(images)
-            got = texture_images(f, label, todo)
+            got, new = texture_images(f, label, todo)
             images.update(got)
-            made += [im for ims in got.values() for im in ims]
+            made += new
     except Exception:
         for image in made:
             bpy.data.images.remove(image)
@@ -152,15 +165,20 @@ class TxdImportOptions:
 
 
 def import_txd_file(
-    context, path: str, options: TxdImportOptions, data: bytes | None = None
+    context,
+    path: str,
+    options: TxdImportOptions,
+    data: bytes | None = None,
+    have: dict[str, bpy.types.Image] | None = None,
 ) -> Result:
     """Every texture of one .txd (``data``, else read from ``path``) as a packed
     image, with every further mipmap level with ``mipmaps``, bound to the scene's
-    materials that name it. The result's ``undo`` removes the images."""
+    materials that name it; the images ``have`` holds (by label, lower case: the
+    same import made them from this dictionary for a model) are used, not made
+    twice. The result's ``undo`` removes the images made."""
     f = read_txd(path, data)
     label = os.path.basename(path)
-    images = texture_images(f, label, None, options.mipmaps)
-    made = [im for ims in images.values() for im in ims]
+    images, made = texture_images(f, label, None, options.mipmaps, have)
     materials = [m for m in bpy.data.materials if m.get(PROP_TEXTURE)]
     missing = bind(materials, images)
     summary = f"{len(images)} textures from {label}"
