@@ -506,6 +506,7 @@ def _argv(argv: list[str] | None) -> list[str]:
 
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_CAUGHT: list[int] = []  # the signal that interrupted the run, once one has
 
 
 @contextlib.contextmanager
@@ -517,11 +518,11 @@ def _interruptible(worker: bool):
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list[int] = []
+    _CAUGHT.clear()
 
     def handler(signum, _frame):
-        if not caught:
-            caught.append(signum)
+        if not _CAUGHT:
+            _CAUGHT.append(signum)
             raise cli.Interrupted(signum)
 
     old = {sig: signal.getsignal(sig) for sig in _SIGNALS}
@@ -629,6 +630,10 @@ def _run_list(args, tasks: list, work, prog) -> None:
             prog.add(i, progress.Result(task.item, progress.NOT_RUN, detail="after a failure"))
             continue
         result = work(task)
+        if _CAUGHT:  # the interruption was swallowed on the way (Blender calling Python)
+            if result.status != progress.FAILED:  # a failure may be the interruption's doing
+                prog.add(i, result)
+            raise cli.Interrupted(_CAUGHT[0])
         prog.add(i, result)
         if result.status == progress.FAILED and not args.keep_going:
             print(f"error: {result.error}", file=sys.stderr, flush=True)
@@ -875,7 +880,10 @@ def _worker() -> int:
         task_class = cli.inputs.Task
         for line in sys.stdin:
             task = task_class(**json.loads(line))
-            results.write(json.dumps(run_task(command, task, options, prints).to_json()) + "\n")
+            result = run_task(command, task, options, prints)
+            if _CAUGHT:  # interrupted, and swallowed on the way: the result may be its doing
+                return 128 + _CAUGHT[0]
+            results.write(json.dumps(result.to_json()) + "\n")
     except cli.Interrupted as exc:
         return 128 + exc.signum
     finally:
