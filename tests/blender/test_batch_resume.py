@@ -180,6 +180,7 @@ def test_sigint_then_changed_input_and_output_are_redone(library, tmp_path):
     assert Path(changed_output["output"]).is_file()
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers in /proc")
 def test_sigkill_leaves_a_journal_to_resume_from(library, tmp_path):
     lib, out = _copy(library, tmp_path)
     report = tmp_path / "R.json"
@@ -218,3 +219,21 @@ def test_resume_needs_a_report_of_the_same_command(library, tmp_path):
     missing = run_batch("check", library, "-r", "--resume", tmp_path / "none.json")
     assert missing.returncode == 2 and "none.json: cannot read it" in missing.stderr
     assert run_batch("pack", library, tmp_path / "x.pak", "--resume", report).returncode == 2
+
+
+def test_a_journal_cut_short_counts_up_to_its_last_whole_line(library, tmp_path):
+    """What SIGKILL can leave in the middle of a write: the line cut short is
+    ignored, the lines before it are carried over."""
+    report = tmp_path / "R.json"
+    proc = run_batch("check", library, "-r", "--jobs", "1", "--report", report)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(report.read_text())
+    run = {k: doc[k] for k in ("command", "arguments", "jobs", "shard")}
+    lines = [json.dumps({"run": run})] + [json.dumps(f) for f in doc["files"][:11]]
+    journal = Path(f"{report}.journal")
+    journal.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][: len(lines[-1]) // 2])
+    again = run_batch("check", library, "-r", "--jobs", "1", "--resume", report)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"10 of {COUNT} files done before and unchanged" in again.stdout
+    assert _redone(again) == {f["item"] for f in doc["files"][10:]}
+    assert json.loads(report.read_text())["totals"]["ok"] == COUNT and not journal.exists()
