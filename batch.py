@@ -764,8 +764,8 @@ def _per_file(args) -> int:
     stream = sys.stderr if cmd == "inspect" else sys.stdout  # stdout is the JSON document
     options = {k: v for k, v in vars(args).items() if k in ("model", "to", "all_lods")}
     carried = _resumed(args, tasks, stream)
-    todo = [t for i, t in enumerate(tasks) if not t.skip and i not in carried]
-    jobs = max(1, min(args.jobs or _default_jobs(cmd, tasks), len(todo)))
+    todo = sum(1 for i, t in enumerate(tasks) if not t.skip and i not in carried)
+    jobs = max(1, min(args.jobs or _default_jobs(cmd, tasks), todo))
     journal = None
     if args.report:
         run = {"command": cmd, "arguments": args.argv, "jobs": jobs, "shard": args.shard}
@@ -873,7 +873,7 @@ def _worker() -> int:
     try:
         header = json.loads(sys.stdin.readline())
         command, options = header["command"], header["options"]
-        prints = header.get("fingerprints", False)
+        prints = header["fingerprints"]
         if command not in CODEC_COMMANDS:
             blender()  # bpy and the add-on, once
         results.write(json.dumps({"ready": True, "bpy": _bpy_version()}) + "\n")

@@ -7,9 +7,12 @@ import json
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..io_formats.codec.files import write_atomic
+
+if TYPE_CHECKING:
+    from .journal import Journal
 
 WARNING = "; warning: "
 OK, FAILED, SKIPPED, NOT_RUN = "ok", "failed", "skipped", "not run"
@@ -59,7 +62,9 @@ class Progress:
     """One line per file as results come in (in any order), ``[done/total]``, and
     while files remain the time they will take at the rate so far."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, journal=None) -> None:
+    def __init__(
+        self, total: int, stream: TextIO | None = None, journal: Journal | None = None
+    ) -> None:
         self.total = total
         self.stream = stream or sys.stdout
         self.journal = journal  # a journal.Journal: each result is appended as it comes
