@@ -24,23 +24,31 @@ Options (before or after the command):
     --jobs N           check, inspect, roundtrip and convert run N worker
                        processes (default: the number of cores; 1: this one)
     --shard K/N        only the K-th of N slices of the file list
-    --report R.json    per file: status, seconds, detail, warnings, counts
+    --report R.json    per file: status, seconds, detail, warnings, counts;
+                       written as the run goes (R.json.journal, see cli/journal.py)
+    --resume R.json    check, inspect, roundtrip, convert: skip the files R.json
+                       records as done whose input and output are unchanged
+                       (the report is R.json again unless --report says otherwise)
 
 Exit status: 0 every file ok (or skipped), 1 a file failed, 2 usage (also an
-output that cannot be written, found before any work). ``check``, ``inspect``
-and ``pack`` never import bpy.
+output that cannot be written, found before any work), 128 + the signal's
+number when SIGTERM or SIGINT stopped the run (the report is still written).
+``check``, ``inspect`` and ``pack`` never import bpy.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
 import os
 import runpy
+import signal
 import sys
 import tempfile
+import threading
 import time
 import types
 from pathlib import Path
@@ -68,6 +76,7 @@ def submodule(name: str) -> types.ModuleType:
 
 for _name in (
     "cli.inputs",
+    "cli.journal",
     "cli.members",
     "cli.outputs",
     "cli.pool",
@@ -323,8 +332,10 @@ def _attempt(item: str, work, output: str | None = None):
     return result
 
 
-def run_task(command: str, task, options: dict):
-    """The Result of ``command`` on one Task; a failure is a result, not an exception."""
+def run_task(command: str, task, options: dict, fingerprints: bool = False):
+    """The Result of ``command`` on one Task; a failure is a result, not an exception.
+    With ``fingerprints`` a file done records its input's and output's (for --resume):
+    the input's taken before the work, so that a change meanwhile shows."""
     progress = cli.progress
     if task.skip:
         return progress.Result(task.item, progress.SKIPPED, detail=task.skip, output=task.output)
@@ -338,10 +349,15 @@ def run_task(command: str, task, options: dict):
         detail, counts = _export_like(task.item, task.output, options)
         return progress.Result.ok(task.item, detail, counts=counts, output=task.output)
 
+    source = cli.journal.fingerprint(task.item) if fingerprints else None
     try:
-        return _attempt(task.item, work, task.output)
+        result = _attempt(task.item, work, task.output)
     except UsageError as exc:  # "... files cannot be imported in Blender"
         return progress.Result(task.item, progress.SKIPPED, detail=str(exc), output=task.output)
+    if fingerprints and result.status == progress.OK:
+        output = cli.journal.fingerprint(task.output) if task.output else None
+        result.fingerprints = {"input": source, "output": output}
+    return result
 
 
 def _is_format_error(exc: BaseException) -> bool:
@@ -459,7 +475,15 @@ def _global_options(p: argparse.ArgumentParser) -> None:
         "--report",
         metavar="REPORT.json",
         default=default,
-        help="write per-file status, seconds, warnings and counts as JSON",
+        help="write per-file status, seconds, warnings and counts as JSON "
+        "(a journal beside it as the run goes)",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="REPORT.json",
+        default=default,
+        help="skip the files REPORT.json records as done whose input and output are "
+        "unchanged (check, inspect, roundtrip, convert)",
     )
 
 
@@ -469,6 +493,7 @@ GLOBAL_DEFAULTS = {
     "jobs": None,
     "shard": None,
     "report": None,
+    "resume": None,
 }
 
 
@@ -480,11 +505,45 @@ def _argv(argv: list[str] | None) -> list[str]:
     return sys.argv[1:]
 
 
+_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_CAUGHT: list[int] = []  # the signal that interrupted the run, once one has
+
+
+@contextlib.contextmanager
+def _interruptible(worker: bool):
+    """SIGTERM (and SIGINT) raise ``cli.Interrupted`` while the run goes; a second
+    signal while the first one is being handled is ignored, so that the report gets
+    written. A worker ignores SIGINT: Ctrl-C reaches the whole process group, and
+    the parent stops its workers itself. The old handlers come back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _CAUGHT.clear()
+
+    def handler(signum, _frame):
+        if not _CAUGHT:
+            _CAUGHT.append(signum)
+            raise cli.Interrupted(signum)
+
+    old = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, signal.SIG_IGN if worker else handler)
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the command line; the exit status."""
     args_list = _argv(argv)
-    if args_list[:1] == ["--worker"]:
-        return _worker()
+    worker = args_list[:1] == ["--worker"]
+    with _interruptible(worker):
+        return _worker() if worker else _run(args_list)
+
+
+def _run(args_list: list[str]) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(args_list)
@@ -543,6 +602,12 @@ def _dispatch(args) -> int:
                     f"{flag} applies to check, inspect, roundtrip and convert; "
                     f"{cmd} works in one process"
                 )
+    if args.resume:
+        if cmd not in PER_FILE_COMMANDS:
+            raise UsageError(
+                f"--resume applies to check, inspect, roundtrip and convert; {cmd} starts over"
+            )
+        args.report = args.report or args.resume
     if args.report:
         cli.inputs.check_output_file(args.report)
     if cmd == "pack":
@@ -552,39 +617,60 @@ def _dispatch(args) -> int:
     return _per_file(args)
 
 
-def _run_list(args, tasks: list, work, stream=None) -> object:
-    """Run ``work(task) -> Result`` over ``tasks`` in this process with progress
-    lines; stops after the first failure unless --keep-going. The Progress."""
+def _run_list(args, tasks: list, work, prog) -> None:
+    """Run ``work(task) -> Result`` over the tasks ``prog`` has no result for yet, in
+    this process, with progress lines; stops after the first failure unless
+    --keep-going."""
     progress = cli.progress
-    prog = progress.Progress(len(tasks), stream)
     stopped = False
     for i, task in enumerate(tasks):
+        if prog.slots[i] is not None:  # done in an earlier run (--resume)
+            continue
         if stopped:
             prog.add(i, progress.Result(task.item, progress.NOT_RUN, detail="after a failure"))
             continue
         result = work(task)
+        if _CAUGHT:  # the interruption was swallowed on the way (Blender calling Python)
+            if result.status != progress.FAILED:  # a failure may be the interruption's doing
+                prog.add(i, result)
+            raise cli.Interrupted(_CAUGHT[0])
         prog.add(i, result)
         if result.status == progress.FAILED and not args.keep_going:
             print(f"error: {result.error}", file=sys.stderr, flush=True)
             stopped = True
-    return prog
 
 
 def _finish(args, prog, jobs: int = 1) -> int:
-    """The summary line, the report, the exit status."""
+    """The summary line, the report (and the journal removed), the exit status."""
     progress = cli.progress
     print(prog.summary(), file=prog.stream, flush=True)
-    if args.report:
-        prog.write_report(
-            args.report,
-            {
-                "command": args.command,
-                "arguments": args.argv,
-                "jobs": jobs,
-                "shard": args.shard,
-                "bpy": prog.bpy or _bpy_version(),
-            },
+    if prog.interrupted:
+        again = f"; --resume {args.report} goes on" if args.report else ""
+        print(
+            f"batch.py: interrupted by {prog.interrupted}: {prog.done} of {prog.total} "
+            f"files done{again}",
+            file=sys.stderr,
+            flush=True,
         )
+    if args.report:
+        written = False
+        try:
+            prog.write_report(
+                args.report,
+                {
+                    "command": args.command,
+                    "arguments": args.argv,
+                    "jobs": jobs,
+                    "shard": args.shard,
+                    "bpy": prog.bpy or _bpy_version(),
+                },
+            )
+            written = True
+        finally:
+            if prog.journal is not None:
+                prog.journal.close(remove=written)
+    if prog.interrupted:
+        return 128 + signal.Signals[prog.interrupted].value
     return 1 if prog.count(progress.FAILED) else 0
 
 
@@ -604,7 +690,9 @@ def _pack(args) -> int:
         detail = pack_folder(t.item, args.output, args.lz4, args.rbfx)
         return progress.Result.ok(t.item, detail, output=args.output)
 
-    return _finish(args, _run_list(args, [task], lambda t: _attempt(t.item, lambda: work(t))))
+    prog = progress.Progress(1)
+    _run_list(args, [task], lambda t: _attempt(t.item, lambda: work(t)), prog)
+    return _finish(args, prog)
 
 
 def _import(args) -> int:
@@ -630,7 +718,8 @@ def _import(args) -> int:
             lambda: progress.Result.ok(task.item, bl.import_file(task.item, state, options)),
         )
 
-    prog = _run_list(args, tasks, work)
+    prog = progress.Progress(len(tasks))
+    _run_list(args, tasks, work, prog)
     if args.save and not prog.count(progress.FAILED):
         path = os.path.abspath(args.save)
         # Blender writes the .blend itself (to a temporary name it renames at the end)
@@ -639,10 +728,30 @@ def _import(args) -> int:
     return _finish(args, prog)
 
 
+def _resumed(args, tasks: list, stream) -> dict:
+    """--resume: the Results of the tasks the report records as done, by index,
+    for those whose input and output are unchanged since."""
+    if not args.resume:
+        return {}
+    journal, progress = cli.journal, cli.progress
+    done = journal.done(args.resume, args.command)
+    carried = {}
+    for i, task in enumerate(tasks):
+        entry = done.get((task.item, task.output))
+        if not task.skip and entry is not None and journal.still_done(entry):
+            carried[i] = progress.Result.from_json(entry)
+    print(
+        f"resuming {args.resume}: {len(carried)} of {len(tasks)} files done before and unchanged",
+        file=stream,
+        flush=True,
+    )
+    return carried
+
+
 def _per_file(args) -> int:
     """check, inspect, roundtrip, convert: the file list, sharded, run in this
-    process or on worker processes."""
-    inputs = cli.inputs
+    process or on worker processes; the files --resume carries over are not run."""
+    inputs, progress = cli.inputs, cli.progress
     cmd = args.command
     if cmd in ("check", "inspect"):
         tasks = inputs.expand(args.files, args.recursive, open_containers=cmd == "check")
@@ -654,16 +763,31 @@ def _per_file(args) -> int:
         tasks = inputs.shard(tasks, *inputs.parse_shard(args.shard))
     stream = sys.stderr if cmd == "inspect" else sys.stdout  # stdout is the JSON document
     options = {k: v for k, v in vars(args).items() if k in ("model", "to", "all_lods")}
-    jobs = min(args.jobs or _default_jobs(cmd, tasks), sum(1 for t in tasks if not t.skip))
-    if jobs <= 1:
-        prog = _run_list(args, tasks, lambda t: run_task(cmd, t, options), stream)
-        jobs = 1
-    else:
-        prog = _run_pool(args, tasks, options, jobs, stream)
+    carried = _resumed(args, tasks, stream)
+    todo = sum(1 for i, t in enumerate(tasks) if not t.skip and i not in carried)
+    jobs = max(1, min(args.jobs or _default_jobs(cmd, tasks), todo))
+    journal = None
+    if args.report:
+        run = {"command": cmd, "arguments": args.argv, "jobs": jobs, "shard": args.shard}
+        journal = cli.journal.Journal(args.report, run)
+    prog = progress.Progress(len(tasks), stream, journal)
+    for i, result in carried.items():
+        prog.carry(i, result)
+    prints = bool(args.report)
+    try:
+        if jobs == 1:
+            _run_list(args, tasks, lambda t: run_task(cmd, t, options, prints), prog)
+        else:
+            _run_pool(args, tasks, options, jobs, prog)
+    except cli.Interrupted as exc:
+        prog.interrupted = exc.name
+        for i, task in enumerate(tasks):
+            if prog.slots[i] is None:
+                prog.add(i, progress.Result(task.item, progress.NOT_RUN, detail="interrupted"))
     named_skips = [
         r
         for t, r in zip(tasks, prog.slots, strict=True)
-        if t.named and r is not None and r.status == cli.progress.SKIPPED
+        if t.named and r is not None and r.status == progress.SKIPPED
     ]
     if cmd == "inspect":
         docs = [r.data for r in prog.slots if r is not None and r.data is not None]
@@ -679,13 +803,15 @@ def _per_file(args) -> int:
     return status
 
 
-def _run_pool(args, tasks: list, options: dict, jobs: int, stream) -> object:
-    """The tasks on ``jobs`` worker processes; progress lines as results come in."""
+def _run_pool(args, tasks: list, options: dict, jobs: int, prog) -> None:
+    """The tasks ``prog`` has no result for yet on ``jobs`` worker processes; progress
+    lines as results come in."""
     progress, pool = cli.progress, cli.pool
-    prog = progress.Progress(len(tasks), stream)
-    header = {"command": args.command, "options": options}
+    header = {"command": args.command, "options": options, "fingerprints": bool(args.report)}
     work = []
     for i, task in enumerate(tasks):
+        if prog.slots[i] is not None:  # done in an earlier run (--resume)
+            continue
         if task.skip:
             prog.add(i, run_task(args.command, task, options))
         else:
@@ -716,7 +842,6 @@ def _run_pool(args, tasks: list, options: dict, jobs: int, stream) -> object:
             prog.add(i, progress.Result(task.item, progress.NOT_RUN, detail="after a failure"))
     if first_error and not args.keep_going:
         print(f"error: {first_error[0]}", file=sys.stderr, flush=True)
-    return prog
 
 
 def _worker_argv(command: str) -> list[str]:
@@ -740,20 +865,29 @@ def _worker_argv(command: str) -> list[str]:
 
 def _worker() -> int:
     """A worker process: tasks in on stdin, results out on stdout (see cli/pool.py).
-    Everything else printed (by Blender, by an operator) goes to stderr."""
+    Everything else printed (by Blender, by an operator) goes to stderr. SIGTERM
+    stops it (after the temporary file of an output it was writing is removed)."""
     results = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    header = json.loads(sys.stdin.readline())
-    command, options = header["command"], header["options"]
-    if command not in CODEC_COMMANDS:
-        blender()  # bpy and the add-on, once
-    results.write(json.dumps({"ready": True, "bpy": _bpy_version()}) + "\n")
-    task_class = cli.inputs.Task
-    for line in sys.stdin:
-        task = task_class(**json.loads(line))
-        results.write(json.dumps(run_task(command, task, options).to_json()) + "\n")
-    results.close()
+    try:
+        header = json.loads(sys.stdin.readline())
+        command, options = header["command"], header["options"]
+        prints = header["fingerprints"]
+        if command not in CODEC_COMMANDS:
+            blender()  # bpy and the add-on, once
+        results.write(json.dumps({"ready": True, "bpy": _bpy_version()}) + "\n")
+        task_class = cli.inputs.Task
+        for line in sys.stdin:
+            task = task_class(**json.loads(line))
+            result = run_task(command, task, options, prints)
+            if _CAUGHT:  # interrupted, and swallowed on the way: the result may be its doing
+                return 128 + _CAUGHT[0]
+            results.write(json.dumps(result.to_json()) + "\n")
+    except cli.Interrupted as exc:
+        return 128 + exc.signum
+    finally:
+        results.close()
     return 0
 
 
@@ -774,6 +908,9 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         _quiet_closed_pipe()
         code = SIGPIPE_STATUS
+    except cli.Interrupted as exc:  # before the run started, or a command with no report
+        print(f"batch.py: interrupted by {exc.name}", file=sys.stderr, flush=True)
+        code = 128 + exc.signum
     except KeyboardInterrupt:
         print("batch.py: interrupted", file=sys.stderr, flush=True)
         code = 130

@@ -7,7 +7,10 @@ once set up, then one result per task. Whatever else it prints goes to its
 stderr, of which the last lines are kept to explain a worker that dies. A
 worker gets its next file only when it has answered for the last one, so the
 work balances itself, and a crash (a segmentation fault in Blender) is pinned
-on one file: that file fails, and a new worker takes the rest.
+on one file: that file fails, and a new worker takes the rest. When the run
+is interrupted, the workers get SIGTERM (a worker then removes the temporary
+file of the output it was writing and ends), SIGKILL if they have not ended
+after ``STOP_SECONDS``; the results that came in meanwhile still count.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import queue
 import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +28,7 @@ from dataclasses import dataclass, field
 from . import UsageError
 
 TAIL_LINES = 12
+STOP_SECONDS = 5.0
 
 
 @dataclass
@@ -33,6 +38,7 @@ class _Worker:
     task: int | None = None  # the index of the file it is on
     ready: bool = False
     stderr_done: threading.Event = field(default_factory=threading.Event)
+    reader: threading.Thread | None = None  # the thread reading its results
 
 
 def _read_results(w: _Worker, events: queue.Queue) -> None:
@@ -110,7 +116,8 @@ class _Pool:
         w = _Worker(proc)
         self.workers.append(w)
         self.alive += 1
-        threading.Thread(target=_read_results, args=(w, self.events), daemon=True).start()
+        w.reader = threading.Thread(target=_read_results, args=(w, self.events), daemon=True)
+        w.reader.start()
         threading.Thread(target=_read_stderr, args=(w,), daemon=True).start()
         _send(w, self.job.header)
 
@@ -157,10 +164,31 @@ class _Pool:
             self.start()
 
     def close(self) -> None:
+        """Stop the workers still running: SIGTERM, then SIGKILL after STOP_SECONDS."""
+        live = [w for w in self.workers if w.proc.poll() is None]
+        for w in live:
+            w.proc.terminate()
+        deadline = time.monotonic() + STOP_SECONDS
         for w in self.workers:
-            if w.proc.poll() is None:
+            try:
+                w.proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
                 w.proc.kill()
-            w.proc.wait()
+                w.proc.wait()
+
+    def drain(self) -> None:
+        """After an interruption: the results the stopped workers sent before they
+        ended (their outputs are complete)."""
+        for w in self.workers:
+            w.reader.join(STOP_SECONDS)  # every line the worker wrote is in the queue
+        while True:
+            try:
+                kind, w, doc = self.events.get_nowait()
+            except queue.Empty:
+                return
+            if kind == "message" and not doc.get("ready") and w.task is not None:
+                index, w.task = w.task, None
+                self.on_result(index, doc, "")
 
 
 def _send(w: _Worker, doc: dict) -> bool:
@@ -177,7 +205,9 @@ def run(job: Job, on_result: Callable[[int, dict | None, str], bool]) -> dict:
     and the reason when the worker died on that file) and returns False to hand out
     no more files; the files already handed out still finish. A worker that cannot
     start is a UsageError with its last words. Returns the first worker's ``ready``
-    message (what it runs on)."""
+    message (what it runs on). A KeyboardInterrupt (SIGINT, or SIGTERM as batch.py
+    turns it into one) stops the workers, passes on the results they sent until
+    then, and is raised again."""
     pool = _Pool(job, on_result)
     try:
         for _ in range(min(job.jobs, len(pool.pending))):
@@ -189,5 +219,10 @@ def run(job: Job, on_result: Callable[[int, dict | None, str], bool]) -> dict:
             else:
                 pool.ended(w)
         return pool.first_ready
+    except KeyboardInterrupt:
+        pool.stopping = True
+        pool.close()
+        pool.drain()
+        raise
     finally:
         pool.close()
