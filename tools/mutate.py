@@ -62,6 +62,8 @@ class Target:
     run: Callable[[bytes], None]
     text: bool = False
     sources: list[tuple[str, bytes]] = field(default_factory=list)
+    #: A file the mutant needs beside it to be imported: (extension, bytes).
+    beside: Callable[[], tuple[str, bytes]] | None = None
 
 
 def _corpus(*patterns: str) -> list[tuple[str, bytes]]:
@@ -220,13 +222,13 @@ def targets() -> dict[str, Target]:
         import_members(codec("renderware.img", data))
 
     @functools.cache
-    def v1_body() -> bytes:
-        return bytes(sample_archive(1).body)
+    def v1_image() -> tuple[str, bytes]:
+        return ".img", bytes(sample_archive(1).body)
 
     def run_dir(data: bytes) -> None:
         """A damaged ``.dir`` beside an intact version 1 ``.img``."""
         codec("renderware.dir", data)
-        import_members(img.read_v1(data, v1_body()))
+        import_members(img.read_v1(data, v1_image()[1]))
 
     def urho_models(small: bool):
         seeds = _corpus("urho3d/*.mdl", "urho3d/*/*.mdl", "rbfx/*.mdl")
@@ -384,7 +386,7 @@ def targets() -> dict[str, Target]:
         Target("renderware.anm", ".anm", rw_anm, run_anm),
         Target("renderware.txd", ".txd", rw_txd, run_txd),
         Target("renderware.img", ".img", rw_img, run_img),
-        Target("renderware.dir", ".dir", rw_dir, run_dir),
+        Target("renderware.dir", ".dir", rw_dir, run_dir, beside=v1_image),
     ]
     out = {t.key: t for t in found}
     missing = [f.key for f in registry.all_formats() if f.key not in out]
