@@ -29,6 +29,7 @@ Usage (from the repository root, with the bpy environment's Python)::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import runpy
@@ -60,6 +61,12 @@ def _mutate():
     from rigport.tools import mutate
 
     return mutate
+
+
+@functools.cache
+def seeds(key: str) -> list[tuple[str, bytes]]:
+    """The seed files of a format (the suite's small ones: each mutant costs a child)."""
+    return _mutate().targets()[key].seeds(True)
 
 
 def specs() -> dict[str, Spec]:
@@ -265,10 +272,10 @@ def _child(mode: str, job: dict, folder: Path) -> tuple[dict | None, str]:
     return json.loads(lines[-1][7:]), log
 
 
-def run_mutant(key: str, spec: Spec, seeds: list, seed: int, index: int, folder: Path) -> Outcome:
+def run_mutant(key: str, spec: Spec, seed: int, index: int, folder: Path) -> Outcome:
     """Import the ``index``-th mutant of ``key`` in a child (and reopen what it saved)."""
     target = _mutate().targets()[key]
-    name, data = _mutate().mutant(seeds, seed, index, target.text)
+    name, data = _mutate().mutant(seeds(key), seed, index, target.text)
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{key.replace('.', '_')}_{index}"
     path = folder / (stem + target.ext)
@@ -299,11 +306,12 @@ def run_mutant(key: str, spec: Spec, seeds: list, seed: int, index: int, folder:
     if back is None:
         out.failure = log
         return out
-    lost = {
-        k: sorted(set(map(json.dumps, got["kept"][k])) - set(map(json.dumps, back["kept"][k])))
-        for k in KEPT
-    }
-    lost = {k: v for k, v in lost.items() if v}
+    lost = {}
+    for k in KEPT:
+        there = {json.dumps(v) for v in back["kept"][k]}
+        gone = [v for v in got["kept"][k] if json.dumps(v) not in there]
+        if gone:
+            lost[k] = gone
     if lost:
         out.failure = f"lost on save and reopen: {json.dumps(lost)[:1500]}"
     return out
@@ -349,7 +357,6 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [k for k in keys if k not in all_specs]
     if unknown:
         ap.error(f"unknown format {', '.join(unknown)}; known: {', '.join(all_specs)}")
-    targets = _mutate().targets()
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
     failures = []
     counts: dict[str, dict[str, int]] = {k: {} for k in keys}
@@ -359,8 +366,7 @@ def main(argv: list[str] | None = None) -> int:
                 if deadline is not None and time.monotonic() > deadline:
                     break
                 folder = Path(tmp) / f"{key}-{index}"
-                seeds = targets[key].seeds(True)
-                res = run_mutant(key, all_specs[key], seeds, args.seed, index, folder)
+                res = run_mutant(key, all_specs[key], args.seed, index, folder)
                 kind = "failed" if res.failure else res.outcome
                 counts[key][kind] = counts[key].get(kind, 0) + 1
                 if res.failure:
