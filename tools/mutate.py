@@ -332,9 +332,12 @@ def targets() -> dict[str, Target]:
         from rigport.samples import renderware_ifp as ifp_samples
 
         games = ("III", "SA") if small else ("III", "VC", "SA")
-        return [
+        seeds = [
             (f"gen/{g}.ifp", ifp.write(ifp_samples.walk_package(g, animations=2))) for g in games
         ]
+        twins = ifp_samples.walk_package("SA", animations=2, frames=4)
+        twins.animations[1].name_raw = twins.animations[0].name_raw
+        return [*seeds, ("gen/same_names.ifp", ifp.write(twins))]
 
     def rw_anm(small: bool):
         from rigport.io_formats.renderware.chunks import TARGETS
@@ -351,7 +354,11 @@ def targets() -> dict[str, Target]:
     def rw_txd(small: bool):
         from rigport.samples import renderware_txd as txd_samples
 
-        return [("gen/every_layout.txd", txd_samples.every_layout("SA", 8 if small else 16))]
+        twins = txd_samples.dictionary([("tex", "c8888", 4, 4), ("tex", "dxt1", 4, 4)])
+        return [
+            ("gen/every_layout.txd", txd_samples.every_layout("SA", 8 if small else 16)),
+            ("gen/same_names.txd", twins),
+        ]
 
     def sample_archive(version: int):
         """An archive holding what the IMG importer takes: a ped, its texture
