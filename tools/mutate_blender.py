@@ -2,9 +2,10 @@
 (a tool, and a small count in the suite).
 
 ``tools/mutate.py`` damages every format's seed files and runs them through
-the codec path of an import without Blender. This runs the same mutants
-(same seed and index, same bytes) through the whole import, one child Python
-process with bpy per mutant:
+the codec path of an import without Blender. This runs its mutants (of the
+suite's small seeds: a seed and index give the bytes
+``tests/codec/test_mutation.py`` tries) through the whole import, one child
+Python process with bpy per mutant:
 
 1. a factory-empty scene already holding an object with an action and an
    armature with an NLA track, RigPort registered, and for animation formats
@@ -12,7 +13,8 @@ process with bpy per mutant:
 2. the format's import operator on the mutant. A crash (the child's exit
    status), a hang, an error that is not one sentence naming the file (a
    traceback, RigPort's bug sentence) or a refusal that changed the scene
-   (datablock names, NLA tracks, actions, selection) is a failure;
+   (datablock names, NLA tracks, actions, selection) or took over 10 s is a
+   failure;
 3. after an import, the .blend is saved and reopened in a fresh child, which
    must find every image, action and material and every NLA track again.
 
@@ -43,6 +45,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HANG = 120.0  # seconds one child may take (registering, the host model, the import)
+SLOW = 10.0  # seconds a refusal may take (issue 26: none of a file under 1 MB over 10 s)
 
 
 # ------------------------------------------------------------------ formats
@@ -300,6 +303,8 @@ def run_mutant(key: str, spec: Spec, seed: int, index: int, folder: Path) -> Out
         problem = sentence_problem(got["message"], names)
         if problem is None and got["changed"]:
             problem = f"the refusal changed the scene: {json.dumps(got['changed'])[:1500]}"
+        if problem is None and got["seconds"] > SLOW:
+            problem = f"the refusal took {got['seconds']:.1f} s"
         out.failure = problem and f"{problem}: {got['message'][:500]}"
         return out
     back, log = _child("reopen", job, folder)
