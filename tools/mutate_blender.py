@@ -333,8 +333,9 @@ def write_reproducer(out_dir: Path, seed: int, res: Outcome, folder: Path) -> Pa
             target = out_dir / (f"{base}-host{f.suffix}" if f.stem == "host" else base + f.suffix)
             target.write_bytes(f.read_bytes())
             kept = kept or (target if f.stem == stem else None)
+    rerun = f"tools/mutate_blender.py --format {res.key} --seed {seed} --start {res.index}"
     (out_dir / (base + ".reason")).write_text(
-        f"seed file {res.seed_file}\n{res.outcome}: {res.failure}\n"
+        f"seed file {res.seed_file}\n{res.outcome}: {res.failure}\nrerun: {rerun} --count 1\n"
     )
     return kept or out_dir / (base + ".reason")
 
