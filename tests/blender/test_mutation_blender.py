@@ -39,8 +39,6 @@ def _cases():
 
 
 @pytest.mark.parametrize(("key", "index"), list(_cases()))
-def test_mutant_in_blender(key, index, tmp_path, bpy_available):
-    if not bpy_available:
-        pytest.skip("bpy not importable")
+def test_mutant_in_blender(key, index, tmp_path):
     res = mutate_blender.run_mutant(key, SPECS[key], SEED, index, tmp_path)
     assert res.failure is None, f"{res.outcome} ({res.seed_file}): {res.failure}"
