@@ -62,6 +62,8 @@ class Target:
     run: Callable[[bytes], None]
     text: bool = False
     sources: list[tuple[str, bytes]] = field(default_factory=list)
+    #: A file the mutant needs beside it to be imported: (extension, bytes).
+    beside: Callable[[], tuple[str, bytes]] | None = None
 
 
 def _corpus(*patterns: str) -> list[tuple[str, bytes]]:
@@ -89,7 +91,7 @@ def targets() -> dict[str, Target]:
     from rigport.io_formats.bonespro import structure as bp_structure
     from rigport.io_formats.mrtk import convert as mrtk_convert
     from rigport.io_formats.mrtk import recording
-    from rigport.io_formats.renderware import clump_import, dff
+    from rigport.io_formats.renderware import anim_convert, anm, clump_import, dff, ifp, img, txd
     from rigport.io_formats.unigine import anim, anim_file_convert, mesh, mesh_import
     from rigport.io_formats.urho3d import (
         ani,
@@ -106,6 +108,7 @@ def targets() -> dict[str, Target]:
     from rigport.samples import renderware as rw_samples
     from rigport.samples import unigine as ug_samples
     from rigport.samples import urho3d as u_samples
+    from rigport.samples.renderware import ped_skeleton
 
     def codec(key: str, data: bytes):
         fmt = registry.by_key(key)
@@ -164,6 +167,68 @@ def targets() -> dict[str, Target]:
         elif a.mode == bp_anim.MESH_BONES:
             worlds = np.broadcast_to(np.eye(4), (a.frame_count, a.bone_count, 4, 4))
             bp_convert.block_world_positions(a, worlds)
+
+    ped = ped_skeleton(32)
+    ped_bones = [(n, x["rw_bone_id"]) for n, x in zip(ped.names, ped.extras, strict=True)]
+
+    def convert_ifp(f, bones) -> None:
+        """What the IFP importer does with each animation but build the action:
+        the neutral animation on the ped's bones, and the one-animation package
+        kept with the action."""
+        for a in f.animations:
+            anim_convert.ifp_to_animation(a, bones)
+            anim_convert.pack_source(f, a)
+
+    def run_ifp(data: bytes) -> None:
+        convert_ifp(codec("renderware.ifp", data), ped_bones)
+
+    def run_anm(data: bytes) -> None:
+        f = codec("renderware.anm", data)
+        # The importer takes an armature with as many bones as the animation has nodes.
+        bones = [f"bone{i}" for i in range(f.node_count())]
+        anim_convert.anm_to_animation(f, bones, "mutant")
+
+    def decode_txd(f) -> None:
+        """Every raster and every mipmap level, as the TXD importer's Mipmap Levels."""
+        for tex in f.textures():
+            for level in range(len(tex.levels)):
+                txd.decode(tex, level)
+
+    def run_txd(data: bytes) -> None:
+        decode_txd(codec("renderware.txd", data))
+
+    def import_members(archive) -> None:
+        """Every member the IMG importer takes, read and converted by its kind:
+        models (with their clump's bones for the animations), then texture
+        dictionaries, then animation packages."""
+        bones = ped_bones
+        for e in archive.entries:
+            if img.kind_of(e.name) == "model":
+                for clump in clump_import.import_dff(dff.read(archive.read(e.name)), "mutant"):
+                    skeleton = clump.scene.skeleton
+                    if skeleton is not None:
+                        bones = [
+                            (n, x.get("rw_bone_id"))
+                            for n, x in zip(skeleton.names, skeleton.extras, strict=True)
+                        ]
+        for e in archive.entries:
+            if img.kind_of(e.name) == "textures":
+                decode_txd(txd.read(archive.read(e.name)))
+        for e in archive.entries:
+            if img.kind_of(e.name) == "animations":
+                convert_ifp(ifp.read(archive.read(e.name)), bones)
+
+    def run_img(data: bytes) -> None:
+        import_members(codec("renderware.img", data))
+
+    @functools.cache
+    def v1_image() -> tuple[str, bytes]:
+        return ".img", bytes(sample_archive(1).body)
+
+    def run_dir(data: bytes) -> None:
+        """A damaged ``.dir`` beside an intact version 1 ``.img``."""
+        codec("renderware.dir", data)
+        import_members(img.read_v1(data, v1_image()[1]))
 
     def urho_models(small: bool):
         seeds = _corpus("urho3d/*.mdl", "urho3d/*/*.mdl", "rbfx/*.mdl")
@@ -264,16 +329,17 @@ def targets() -> dict[str, Target]:
         return out
 
     def rw_anims(small: bool):
-        from rigport.io_formats.renderware import ifp
         from rigport.samples import renderware_ifp as ifp_samples
 
         games = ("III", "SA") if small else ("III", "VC", "SA")
-        return [
+        seeds = [
             (f"gen/{g}.ifp", ifp.write(ifp_samples.walk_package(g, animations=2))) for g in games
         ]
+        twins = ifp_samples.walk_package("SA", animations=2, frames=4)
+        twins.animations[1].name_raw = twins.animations[0].name_raw
+        return [*seeds, ("gen/same_names.ifp", ifp.write(twins))]
 
     def rw_anm(small: bool):
-        from rigport.io_formats.renderware import anm
         from rigport.io_formats.renderware.chunks import TARGETS
 
         rng = np.random.default_rng(3)
@@ -288,16 +354,29 @@ def targets() -> dict[str, Target]:
     def rw_txd(small: bool):
         from rigport.samples import renderware_txd as txd_samples
 
-        return [("gen/every_layout.txd", txd_samples.every_layout("SA", 8 if small else 16))]
+        twins = txd_samples.dictionary([("tex", "c8888", 4, 4), ("tex", "dxt1", 4, 4)])
+        return [
+            ("gen/every_layout.txd", txd_samples.every_layout("SA", 8 if small else 16)),
+            ("gen/same_names.txd", twins),
+        ]
+
+    def sample_archive(version: int):
+        """An archive holding what the IMG importer takes: a ped, its texture
+        dictionary and an IFP whose objects name the ped's bones."""
+        from rigport.samples import renderware_ifp as ifp_samples
+        from rigport.samples import renderware_txd as txd_samples
+
+        a = img.new_archive(version)
+        a.put("ped.dff", dff.write(rw_samples.skinned_ped(n_bones=4, rings=3, segments=4)))
+        a.put("ped.txd", txd_samples.every_layout("SA", 4))
+        a.put("ped.ifp", ifp.write(ifp_samples.walk_package("SA", ped_skeleton(4), frames=4)))
+        return a
 
     def rw_img(small: bool):
-        from rigport.io_formats.renderware import ifp, img
-        from rigport.samples import renderware_ifp as ifp_samples
+        return [("gen/gta3.img", img.write_image(sample_archive(2)))]
 
-        a = img.new_archive(2)
-        a.put("ped.dff", dff.write(rw_samples.skinned_ped(n_bones=4, rings=3, segments=4)))
-        a.put("ped.ifp", ifp.write(ifp_samples.walk_package("SA", animations=1)))
-        return [("gen/gta3.img", img.write_image(a))]
+    def rw_dir(small: bool):
+        return [("gen/gta3.dir", img.write_directory(sample_archive(1)))]
 
     found = [
         Target("urho3d.mdl", ".mdl", urho_models, run_mdl),
@@ -310,10 +389,11 @@ def targets() -> dict[str, Target]:
         Target("mrtk.input", ".bin", recordings, run_mrtk),
         Target("bonespro.structure", ".txt", structures, run_structure, text=True),
         Target("bonespro.animation", ".txt", bp_anims, run_bp_anim, text=True),
-        Target("renderware.ifp", ".ifp", rw_anims, lambda d: codec("renderware.ifp", d)),
-        Target("renderware.anm", ".anm", rw_anm, lambda d: codec("renderware.anm", d)),
-        Target("renderware.txd", ".txd", rw_txd, lambda d: codec("renderware.txd", d)),
-        Target("renderware.img", ".img", rw_img, lambda d: codec("renderware.img", d)),
+        Target("renderware.ifp", ".ifp", rw_anims, run_ifp),
+        Target("renderware.anm", ".anm", rw_anm, run_anm),
+        Target("renderware.txd", ".txd", rw_txd, run_txd),
+        Target("renderware.img", ".img", rw_img, run_img),
+        Target("renderware.dir", ".dir", rw_dir, run_dir, beside=v1_image),
     ]
     out = {t.key: t for t in found}
     missing = [f.key for f in registry.all_formats() if f.key not in out]
