@@ -18,24 +18,13 @@ from rigport.tools import mutate_blender
 SEED = 20261124
 MUTANTS = 3  # per format: about 1 s of CPU each (one child, two after an import)
 
-#: Mutants that find a bug the importers still have (issue 26), by (format, index).
-KNOWN = {
-    ("renderware.txd", 2): "issue 26 finding 7: a TXD imported on its own keeps no image "
-    "on save (packed images with no user)",
-    ("renderware.dir", 2): "issue 26 finding 7: IMG texture members are lost on save "
-    "(packed images with no user)",
-}
-
 SPECS = mutate_blender.specs()
 
 
 def _cases():
     for key in SPECS:
         for index in range(MUTANTS):
-            marks = ()
-            if (key, index) in KNOWN:
-                marks = (pytest.mark.xfail(reason=KNOWN[key, index], strict=True),)
-            yield pytest.param(key, index, id=f"{key}-{index}", marks=marks)
+            yield pytest.param(key, index, id=f"{key}-{index}")
 
 
 @pytest.mark.parametrize(("key", "index"), list(_cases()))
