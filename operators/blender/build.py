@@ -16,6 +16,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ...io_formats.codec import FormatError
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
@@ -220,7 +221,7 @@ def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
     attr = me.attributes.new(blender_name(a.name), a.type, a.domain)
     prop = ATTR_PROP[a.type]
     dtype = np.int32 if a.type == "INT" else (bool if a.type == "BOOLEAN" else np.float32)
-    data = np.ascontiguousarray(a.data, dtype)
+    data = np.ascontiguousarray(a.dense(len(me.vertices)), dtype)
     if a.domain == "EDGE" and edge_place is not None:
         full = np.full((len(me.edges),) + data.shape[1:], -1, dtype)
         full[edge_place] = data
@@ -330,11 +331,21 @@ def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
     basis = obj.shape_key_add(name="Basis", from_mix=False)
     basis.value = 0.0
     renamed = {}
-    for m in mesh.morphs:
+    n = len(mesh.positions)
+    for i, m in enumerate(mesh.morphs):
         sk = obj.shape_key_add(name=blender_name(m.name), from_mix=False)
+        if len(sk.data) != n:
+            raise FormatError(
+                f"Blender made shape key {i + 1} of {len(mesh.morphs)} ({m.name!r}) with "
+                f"{len(sk.data)} of the mesh's {n} vertices: the model was not imported"
+            )
         if sk.name != m.name:
             renamed[sk.name] = m.name
-        co = (mesh.positions + m.position_offsets).astype(np.float32)
+        co = np.array(mesh.positions, np.float32)
+        if m.vertices is None:
+            co += m.position_offsets
+        else:  # sparse: dense only here, one key at a time
+            co[m.vertices] += np.asarray(m.position_offsets, np.float32)
         co[~np.isfinite(co)] = 0  # the guard counted them (see guard_mesh)
         compat.set_shape_key_coords(sk, co.ravel())
         sk.value = float(m.default_weight) if np.isfinite(m.default_weight) else 0.0
@@ -386,7 +397,9 @@ def build_scene(
     fps: float | None = None,
     reuse_materials: bool = False,
 ) -> Built:
-    """Create the scene's objects in the active collection; all or nothing."""
+    """Create the scene's objects in the active collection; all or nothing (shape
+    keys Blender cannot hold are refused before anything: ``guard.check_shape_keys``)."""
+    guard.check_shape_keys(scene.meshes)
     built = Built()
     try:
         root = context.collection

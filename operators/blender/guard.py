@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...io_formats.codec import FormatError
 from ...io_formats.kept import dumps, loads  # noqa: F401  (guard.dumps/loads)
 from ...io_formats.scene import Attribute, BoneTrack, ColorSet, Mesh, Skeleton, Skin, UVSet
 
@@ -158,6 +159,25 @@ def _patch_non_finite(a: np.ndarray, kept: dict, key: str, counts: dict, what: s
     return out
 
 
+#: The most memory RigPort lets Blender's shape keys of one import take: Blender
+#: stores each key densely (12 bytes per vertex), and an allocation it cannot make
+#: crashes it. A file of many small morphs can ask for far more than it holds.
+SHAPE_KEY_BYTES = 2 << 30
+
+
+def check_shape_keys(meshes: list[Mesh]) -> None:
+    """Refuse, before anything is built, shape keys Blender would need more than
+    :data:`SHAPE_KEY_BYTES` for (every key holds every vertex of its mesh)."""
+    need = sum(12 * len(m.positions) * (len(m.morphs) + 1) for m in meshes if m.morphs)
+    if need > SHAPE_KEY_BYTES:
+        keys = sum(len(m.morphs) for m in meshes)
+        raise FormatError(
+            f"{keys} shape keys would take {need / (1 << 30):.1f} GiB in Blender, which "
+            f"stores every vertex in every key; RigPort builds at most "
+            f"{SHAPE_KEY_BYTES >> 30} GiB of them (the file's morphs were not imported)"
+        )
+
+
 def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | None, str]:
     """``mesh`` made safe for every supported Blender; what was left out (for export,
     or None); a note counting it ("" when nothing was).
@@ -264,7 +284,7 @@ def _faces_kept(
         normals=None if mesh.normals is None else np.asarray(mesh.normals)[keep_corner],
         uv_sets=[UVSet(u.name, np.asarray(u.uv)[keep_corner]) for u in mesh.uv_sets],
         colors=[ColorSet(c.name, np.asarray(c.color)[keep_corner], c.byte) for c in mesh.colors],
-        attributes=[Attribute(a.name, a.domain, a.type, by_domain(a)) for a in mesh.attributes],
+        attributes=[replace(a, data=by_domain(a)) for a in mesh.attributes],
     )
 
 

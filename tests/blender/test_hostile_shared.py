@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 from rigport.io_formats.urho3d import mdl
+from rigport.operators.blender import guard
 from rigport.samples import rbfx as rbfx_samples
+
+from ..codec.test_hostile_urho3d import sparse_morph_model
 
 
 def _f32(bits: int) -> np.float32:
@@ -47,3 +50,51 @@ def test_umd3_weight_nan_edited_is_what_blender_has(blank_blend, tmp_path):
     obj.data.shape_keys.key_blocks[1].value = 0.5
     assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out)) == {"FINISHED"}
     assert mdl.read(out.read_bytes()).morphs[0].weight == 0.5
+
+
+def _scene(bpy) -> tuple:
+    return tuple(
+        sorted(x.name for x in getattr(bpy.data, kind))
+        for kind in ("objects", "meshes", "shape_keys", "actions")
+    )
+
+
+def test_many_sparse_morphs_import_and_export_as_they_were(blank_blend, tmp_path):
+    """Finding 5: one-vertex morphs each become a shape key moving its vertex,
+    and go back to the file as they came (the sparse neutral morphs)."""
+    bpy = blank_blend
+    model = sparse_morph_model(300, n_vertices=400)
+    src, out = tmp_path / "in.mdl", tmp_path / "out.mdl"
+    src.write_bytes(mdl.write(model))
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(src)) == {"FINISHED"}
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    blocks = obj.data.shape_keys.key_blocks
+    assert len(blocks) == 301
+    n = len(obj.data.vertices)
+    base = np.empty(3 * n, np.float32)
+    blocks[0].data.foreach_get("co", base)
+    co = np.empty(3 * n, np.float32)
+    blocks[300].data.foreach_get("co", co)
+    assert np.count_nonzero((co - base).reshape(n, 3).any(axis=1)) == 1
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out)) == {"FINISHED"}
+    back = mdl.read(out.read_bytes())
+    assert [m.name for m in back.morphs] == [m.name for m in model.morphs]
+    for a, b in zip(model.morphs, back.morphs, strict=True):
+        assert [mb.mask for mb in a.buffers] == [mb.mask for mb in b.buffers]
+        assert len(b.buffers[0].data) == 1
+        for name in a.buffers[0].data.dtype.names[1:]:
+            assert np.allclose(a.buffers[0].data[name], b.buffers[0].data[name], atol=1e-5)
+
+
+def test_shape_keys_blender_cannot_hold_are_refused_first(blank_blend, tmp_path, monkeypatch):
+    """Finding 5: shape keys that would need more memory than RigPort lets Blender
+    take are refused with a sentence before anything is built."""
+    bpy = blank_blend
+    bpy.ops.mesh.primitive_cube_add()
+    src = tmp_path / "many.mdl"
+    src.write_bytes(mdl.write(sparse_morph_model(50, n_vertices=400)))
+    monkeypatch.setattr(guard, "SHAPE_KEY_BYTES", 12 * 400 * 10)
+    before = _scene(bpy)
+    with pytest.raises(RuntimeError, match="shape keys would take .* GiB in Blender"):
+        bpy.ops.import_scene.urho3d_mdl(filepath=str(src))
+    assert _scene(bpy) == before
