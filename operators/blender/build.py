@@ -506,6 +506,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     missing = []
     seen: set[str] = set()
     repeated = bad_keys = 0
+    late: list[np.ndarray] = []  # key frames beyond Blender's range
     for track in anim.tracks:
         track, lost = guard.guard_track(track)
         bad_keys += lost
@@ -522,6 +523,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         armature.pose.bones[track.bone].rotation_mode = "QUATERNION"
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
         frames = np.asarray(track.times, np.float64) * fps
+        late.append(frames[np.abs(frames) > LAST_FRAME])
         if k not in linear_runs:
             linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
         for (prop, values), on in zip(
@@ -545,4 +547,27 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))
         if n
     )
-    guard.note(f"action {action.name!r}", note)
+    guard.note(f"action {action.name!r}", ", ".join(filter(None, (note, _late_note(late, fps)))))
+
+
+#: Blender's last frame (MAXFRAME): a scene's range stops there, the timeline
+#: plays no frame beyond it (and none before its negative).
+LAST_FRAME = 1_048_574
+
+
+def _late_note(late: list[np.ndarray], fps: float) -> str:
+    """What the artist loses of keys beyond Blender's frame range ("" when none):
+    they stay on the action but never play, the scene's range stops at the limit,
+    and far out Blender's float frames round their times."""
+    frames = np.concatenate(late) if late else np.zeros(0)
+    if not len(frames):
+        return ""
+    rounded = int(np.count_nonzero(frames.astype(np.float32) != frames))
+    text = (
+        f"{len(frames)} keys beyond frame {LAST_FRAME:,} (up to {np.abs(frames).max() / fps:.6g} s "
+        f"at {fps:g} fps), Blender's last: they are on the action but never play, and the "
+        f"scene's frame range stops at {LAST_FRAME:,}"
+    )
+    if rounded:
+        text += f"; Blender's frames round the times of {rounded} of them"
+    return text

@@ -98,3 +98,29 @@ def test_shape_keys_blender_cannot_hold_are_refused_first(blank_blend, tmp_path,
     with pytest.raises(RuntimeError, match="shape keys would take .* GiB in Blender"):
         bpy.ops.import_scene.urho3d_mdl(filepath=str(src))
     assert _scene(bpy) == before
+
+
+def test_keys_beyond_blenders_last_frame_are_a_warning(blank_blend, tmp_path, capsys):
+    """Finding 11: key times of 1e7 s and more (beyond frame 1,048,574 at any rate)
+    import with a warning saying what is lost, never silently."""
+    from rigport.io_formats.urho3d import ani
+    from rigport.samples import urho3d as u3_samples
+
+    bpy = blank_blend
+    model = u3_samples.skinned_model(n_bones=4, grid=(8, 6), morphs=0)
+    (tmp_path / "m.mdl").write_bytes(mdl.write(model))
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(tmp_path / "m.mdl")) == {"FINISHED"}
+    far = tmp_path / "far.ani"
+    far.write_bytes(ani.write(u3_samples.walk_animation(model, n_keys=3, length=2e7)))
+    near = tmp_path / "near.ani"
+    near.write_bytes(ani.write(u3_samples.walk_animation(model, n_keys=3, length=2.0)))
+    capsys.readouterr()
+    assert bpy.ops.import_anim.urho3d_ani(filepath=str(near)) == {"FINISHED"}
+    assert "beyond frame" not in capsys.readouterr().out
+    assert bpy.ops.import_anim.urho3d_ani(filepath=str(far)) == {"FINISHED"}
+    warned = [line for line in capsys.readouterr().out.splitlines() if "beyond frame" in line]
+    assert len(warned) == 1, warned
+    # both keys past the limit on each of the 4 bones' tracks
+    assert "8 keys beyond frame 1,048,574 (up to 2e+07 s" in warned[0]
+    assert "never play" in warned[0] and "frame range stops at 1,048,574" in warned[0]
+    assert bpy.context.scene.frame_end == 1_048_574
