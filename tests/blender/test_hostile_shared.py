@@ -124,3 +124,65 @@ def test_keys_beyond_blenders_last_frame_are_a_warning(blank_blend, tmp_path, ca
     assert "8 keys beyond frame 1,048,574 (up to 2e+07 s" in warned[0]
     assert "never play" in warned[0] and "frame range stops at 1,048,574" in warned[0]
     assert bpy.context.scene.frame_end == 1_048_574
+
+
+def _counting_keeps(monkeypatch) -> list:
+    """Record each ``keep_actions`` call (owner name, action names)."""
+    from rigport.operators.blender import actions
+
+    calls = []
+    real = actions.keep_actions
+
+    def counted(owner, made, active=None):
+        calls.append((owner.name, [a.name for a in made]))
+        return real(owner, made, active)
+
+    monkeypatch.setattr(actions, "keep_actions", counted)
+    return calls
+
+
+def test_package_animations_are_stashed_once(blank_blend, tmp_path, monkeypatch):
+    """Finding 13: a package's animations are stashed by one ``keep_actions`` call
+    per armature (one scan of its tracks, one dependency graph update), each as a
+    muted track in package order, the last one playing."""
+    from rigport.io_formats.urho3d import ani, package
+    from rigport.samples import urho3d as u3_samples
+
+    bpy = blank_blend
+    model = u3_samples.skinned_model(n_bones=4, grid=(8, 6), morphs=0)
+    pkg = package.new_package()
+    pkg.entries.append(package.Entry("Models/Thing.mdl", mdl.write(model)))
+    names = [f"Anim{i:02d}" for i in range(12)]
+    for name in names:
+        anim = u3_samples.walk_animation(model, n_keys=2, name=name)
+        pkg.entries.append(package.Entry(f"Models/{name}.ani", ani.write(anim)))
+    path = tmp_path / "many.pak"
+    path.write_bytes(package.write(pkg))
+    calls = _counting_keeps(monkeypatch)
+    assert bpy.ops.import_scene.urho3d_package(filepath=str(path)) == {"FINISHED"}
+    assert calls == [("Thing", names)]
+    ad = bpy.data.objects["Thing"].animation_data
+    assert [t.strips[0].action.name for t in ad.nla_tracks] == names
+    assert all(t.mute for t in ad.nla_tracks) and ad.action.name == names[-1]
+
+
+def test_ani_files_are_stashed_once_per_import(blank_blend, tmp_path, monkeypatch):
+    """Finding 13: several .ani files in one import are stashed by one call."""
+    from rigport.io_formats.urho3d import ani
+    from rigport.samples import urho3d as u3_samples
+
+    bpy = blank_blend
+    model = u3_samples.skinned_model(n_bones=4, grid=(8, 6), morphs=0)
+    (tmp_path / "m.mdl").write_bytes(mdl.write(model))
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(tmp_path / "m.mdl")) == {"FINISHED"}
+    names = ["Walk", "Run", "Idle"]
+    for name in names:
+        anim = u3_samples.walk_animation(model, n_keys=2, name=name)
+        (tmp_path / f"{name}.ani").write_bytes(ani.write(anim))
+    calls = _counting_keeps(monkeypatch)
+    files = [{"name": f"{name}.ani"} for name in names]
+    assert bpy.ops.import_anim.urho3d_ani(directory=str(tmp_path), files=files) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    assert calls == [(arm.name, names)]
+    assert [t.strips[0].action.name for t in arm.animation_data.nla_tracks] == names
+    assert arm.animation_data.action.name == "Idle"
