@@ -332,8 +332,9 @@ def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
     basis.value = 0.0
     renamed = {}
     n = len(mesh.positions)
-    for i, m in enumerate(mesh.morphs):
-        sk = obj.shape_key_add(name=blender_name(m.name), from_mix=False)
+    names = guard.unique_names([m.name for m in mesh.morphs], {basis.name})
+    for i, (m, name) in enumerate(zip(mesh.morphs, names, strict=True)):
+        sk = obj.shape_key_add(name=name, from_mix=False)
         if len(sk.data) != n:
             raise FormatError(
                 f"Blender made shape key {i + 1} of {len(mesh.morphs)} ({m.name!r}) with "

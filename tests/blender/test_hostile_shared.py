@@ -186,3 +186,22 @@ def test_ani_files_are_stashed_once_per_import(blank_blend, tmp_path, monkeypatc
     assert calls == [(arm.name, names)]
     assert [t.strips[0].action.name for t in arm.animation_data.nla_tracks] == names
     assert arm.animation_data.action.name == "Idle"
+
+
+def test_morph_names_colliding_once_cut_come_back(blank_blend, tmp_path):
+    """Finding 5: names Blender cuts to the same 63 bytes get Blender's own unique
+    names from RigPort (Blender's search took minutes for thousands), and the
+    file's names come back on export."""
+    bpy = blank_blend
+    model = sparse_morph_model(300, n_vertices=400)
+    for i, m in enumerate(model.morphs):
+        m.name = "x" * 100 + f"{i:03d}"
+    src, out = tmp_path / "in.mdl", tmp_path / "out.mdl"
+    src.write_bytes(mdl.write(model))
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(src)) == {"FINISHED"}
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    got = [kb.name for kb in obj.data.shape_keys.key_blocks[1:]]
+    assert got == guard.unique_names([m.name for m in model.morphs], {"Basis"})
+    assert got[:3] == ["x" * 63, "x" * 59 + ".001", "x" * 59 + ".002"]
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out)) == {"FINISHED"}
+    assert [m.name for m in mdl.read(out.read_bytes()).morphs] == [m.name for m in model.morphs]
