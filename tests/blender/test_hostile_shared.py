@@ -9,8 +9,7 @@ import pytest
 from rigport.io_formats.urho3d import mdl
 from rigport.operators.blender import guard
 from rigport.samples import rbfx as rbfx_samples
-
-from ..codec.test_hostile_urho3d import sparse_morph_model
+from rigport.tests.codec.test_hostile_urho3d import sparse_morph_model
 
 
 def _f32(bits: int) -> np.float32:
