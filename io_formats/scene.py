@@ -61,6 +61,14 @@ class Skeleton:
         return self.world_rest()
 
 
+def _dense(data: np.ndarray, vertices: np.ndarray | None, n: int) -> np.ndarray:
+    if vertices is None:
+        return data
+    out = np.zeros((n,) + np.shape(data)[1:], np.asarray(data).dtype)
+    out[vertices] = data
+    return out
+
+
 @dataclass
 class UVSet:
     name: str
@@ -82,6 +90,14 @@ class Attribute:
     domain: str  # 'POINT', 'CORNER', 'EDGE' or 'FACE'
     type: str  # 'FLOAT', 'INT', 'FLOAT_VECTOR', 'FLOAT_COLOR', 'FLOAT2'
     data: np.ndarray
+    # POINT only: the vertices ``data`` holds rows for (ascending), every other
+    # vertex 0; None: a row per vertex. A file's sparse data stays sparse until
+    # Blender takes it (memory in proportion to what the file holds).
+    vertices: np.ndarray | None = None
+
+    def dense(self, n: int) -> np.ndarray:
+        """``data`` with a row for each of ``n`` vertices."""
+        return _dense(self.data, self.vertices, n)
 
 
 @dataclass
@@ -93,8 +109,15 @@ class Skin:
 @dataclass
 class MorphTarget:
     name: str
-    position_offsets: np.ndarray  # (V, 3) float32
+    position_offsets: np.ndarray  # (V, 3) float32, or (K, 3) for ``vertices``
     default_weight: float = 0.0
+    # the vertices the offsets are for (ascending), every other one unmoved; None:
+    # an offset per vertex. Sparse morphs stay sparse until Blender takes them.
+    vertices: np.ndarray | None = None
+
+    def dense(self, n: int) -> np.ndarray:
+        """The offsets with a row for each of ``n`` vertices."""
+        return _dense(self.position_offsets, self.vertices, n)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_dro
 
 from ..io_formats.codec import FormatError
 from .blender import guard
+from .blender.actions import keep_all
 from .blender.snapshot import SceneState
 from .conventions import select_imported
 from .result import Result, report
@@ -152,6 +153,7 @@ class ImportFiles(ImportHelper):
         one: ImportOne,
         paths: list[str] | None = None,
         timed: Callable[[Result], list] | None = None,
+        keep: bool = False,
     ) -> set[str]:
         """Run ``one(context, path, progress)`` for every file (``paths`` or the
         selection). It returns a :class:`Result`, whose messages are reported after
@@ -160,9 +162,13 @@ class ImportFiles(ImportHelper):
         (:func:`import_failed`); what the guard left out of Blender is one
         warning per file. ``timed``: what of each result the scene's timing
         follows once every file is in (anything with a ``frame_range``, as
-        :func:`actions_of`; ``FrameRateOptions.apply_scene_timing``)."""
+        :func:`actions_of`; ``FrameRateOptions.apply_scene_timing``). ``keep``:
+        ``one`` left its actions unstashed; they are stashed on each result's
+        armature once every file is in (``actions.keep_all``: one stash per
+        armature, not per file)."""
         paths = paths or selected_paths(self)
         made: list = []
+        animated: list[tuple] = []
         state = SceneState(context)
         guard.take_notes()
         with Progress(context, len(paths)) as progress:
@@ -174,11 +180,17 @@ class ImportFiles(ImportHelper):
                     return import_failed(self, state, err, path)
                 if timed is not None:
                     made.extend(timed(done))
+                if keep and done.armature is not None:
+                    animated.append((done.armature, done.actions))
                 notes = guard.take_notes()
                 if notes:
                     done.warn(guard.summary(notes))
                 report(self, done, f"{name}: ", guard.blender_name)
                 progress.update(i + 1)
+        try:
+            keep_all(animated)
+        except Exception as err:
+            return import_failed(self, state, err, paths[-1])
         select_imported(context, state.added_objects())
         if timed is not None:
             self.apply_scene_timing(context, made)

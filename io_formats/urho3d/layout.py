@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mdl import Model
+import numpy as np
+
+from .mdl import Model, Morph
 from .vertex_layout import SEM_BLENDINDICES
+
+#: A morph's key in the layout for the bits of a default weight Blender cannot hold.
+WEIGHT_BITS = "weight_bits"
 
 
 def skin_palette(model: Model) -> int:
@@ -56,13 +61,24 @@ def model_layout(model: Model, convert: bool) -> dict[str, Any]:
             }
             for g in model.geometries
         ],
-        "morphs": [
-            {"name": m.name, "buffers": [[mb.vertex_buffer, mb.mask] for mb in m.buffers]}
-            for m in model.morphs
-        ],
+        "morphs": [_morph(m) for m in model.morphs],
         "skin_palette": skin_palette(model),
         "bbox": [float(v) for v in (*model.bbox_min, *model.bbox_max)],
         "centers": None
         if model.geometry_centers is None
         else [[float(v) for v in c] for c in model.geometry_centers],
     }
+
+
+def _morph(m: Morph) -> dict:
+    """A morph's name and buffers; a default weight Blender cannot hold (NaN,
+    infinite: the shape key gets 0) as its exact float32 bits, to write back."""
+    entry = {"name": m.name, "buffers": [[mb.vertex_buffer, mb.mask] for mb in m.buffers]}
+    if not np.isfinite(m.weight):
+        entry[WEIGHT_BITS] = f"{int(np.asarray(m.weight, np.float32).view(np.uint32)):08x}"
+    return entry
+
+
+def weight_from_bits(bits: str) -> np.float32:
+    """The float32 of :data:`WEIGHT_BITS`, a signalling NaN kept one."""
+    return np.array(int(bits, 16), np.uint32).view(np.float32)[()]

@@ -105,7 +105,7 @@ class _Draw:
 def _attr(mesh: Mesh, name: str, domain: str = "POINT") -> np.ndarray | None:
     for a in mesh.attributes:
         if a.name == name and a.domain == domain:
-            return a.data
+            return a.dense(len(mesh.positions))
     return None
 
 
@@ -438,7 +438,7 @@ def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[i
         file_index = {i: names.index(m.name) for i, m in enumerate(mesh.morphs) if m.name in names}
     rows = {}
     for i, m in enumerate(mesh.morphs):
-        pos = axes.vectors(m.position_offsets[rep_vert], opts.convert_axes)
+        pos = axes.vectors(m.dense(len(mesh.positions))[rep_vert], opts.convert_axes)
         j = file_index.get(i, -1)
         nor = _attr(mesh, MORPH_NORMAL.format(j))
         tan = _attr(mesh, MORPH_TANGENT.format(j))

@@ -331,36 +331,53 @@ def _global_joints(model: Model, draws, local_lists, joints) -> np.ndarray:
 def _morphs(
     model: Model, used: np.ndarray, base: np.ndarray, convert: bool, attributes: list
 ) -> list[MorphTarget]:
-    """Shape key offsets; normal and tangent offsets and the listed vertices as attributes."""
+    """Shape key offsets; normal and tangent offsets and the listed vertices as
+    attributes. All sparse (the vertices each morph lists): a file of many small
+    morphs costs memory in proportion to its data, not morphs x vertices. A
+    vertex listed twice takes the later value, as the engine's does; normal and
+    tangent attributes only for morphs that carry them."""
     out = []
     n = len(used)
     for i, m in enumerate(model.morphs):
-        pos = np.zeros((n, 3), np.float32)
-        nor = np.zeros((n, 3), np.float32)
-        tan = np.zeros((n, 3), np.float32)
-        listed = np.zeros(n, np.int32)  # 1 + the vertex's place in the file's list, 0: unlisted
+        listed: list[tuple[np.ndarray, np.ndarray]] = []
+        fields: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {
+            "position": [],
+            "normal": [],
+            "tangent": [],
+        }
         rank = 0
         for mb in m.buffers:
             gid = mb.data["index"].astype(np.int64) + base[mb.vertex_buffer]
             where = np.searchsorted(used, gid)
             ok = (where < n) & (used[np.minimum(where, n - 1)] == gid) if n else np.zeros(0, bool)
             where = where[ok]
-            listed[where] = rank + 1 + np.flatnonzero(ok)
+            listed.append((where, (rank + 1 + np.flatnonzero(ok)).astype(np.int32)))
             rank += len(ok)
-            names = mb.data.dtype.names
-            if "position" in names:
-                pos[where] = axes.vectors(mb.data["position"][ok], convert)
-            if "normal" in names:
-                nor[where] = axes.vectors(mb.data["normal"][ok], convert)
-            if "tangent" in names:
-                tan[where] = axes.vectors(mb.data["tangent"][ok], convert)
-        out.append(MorphTarget(m.name, pos, float(m.weight)))
-        attributes += [
-            Attribute(MORPH_LISTED.format(i), "POINT", "INT", listed),
-            Attribute(MORPH_NORMAL.format(i), "POINT", "FLOAT_VECTOR", nor),
-            Attribute(MORPH_TANGENT.format(i), "POINT", "FLOAT_VECTOR", tan),
-        ]
+            for name, rows in fields.items():
+                if name in mb.data.dtype.names:
+                    rows.append((where, axes.vectors(mb.data[name][ok], convert)))
+        verts, pos = _last_wins(fields["position"], (0, 3), np.float32)
+        out.append(MorphTarget(m.name, pos, float(m.weight), verts))
+        verts, places = _last_wins(listed, (0,), np.int32)
+        attributes.append(Attribute(MORPH_LISTED.format(i), "POINT", "INT", places, verts))
+        for name, key in (("normal", MORPH_NORMAL), ("tangent", MORPH_TANGENT)):
+            if fields[name]:
+                verts, rows = _last_wins(fields[name], (0, 3), np.float32)
+                attributes.append(Attribute(key.format(i), "POINT", "FLOAT_VECTOR", rows, verts))
     return out
+
+
+def _last_wins(
+    parts: list[tuple[np.ndarray, np.ndarray]], empty: tuple, dtype
+) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices ascending, their values) of (vertices, values) writes in order,
+    the last write of a vertex winning (as assigning them into a dense array)."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(empty, dtype)
+    where = np.concatenate([w for w, _ in parts]).astype(np.int64)
+    values = np.concatenate([np.asarray(v, dtype) for _, v in parts])
+    verts, last = np.unique(where[::-1], return_index=True)
+    return verts, values[::-1][last]
 
 
 def import_model(model: Model, name: str, all_lods: bool = False, convert: bool = True) -> Scene:

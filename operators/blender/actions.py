@@ -11,7 +11,7 @@ editor lists them, and the Action editor picks any of them as the active action.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import bpy
 
@@ -19,12 +19,11 @@ from . import compat
 from .snapshot import AnimationState
 
 
-def _tracks_of(ad) -> list:
-    return list(ad.nla_tracks) if ad is not None else []
-
-
-def _stashed(ad, action) -> bool:
-    return any(s.action == action for t in _tracks_of(ad) for s in t.strips)
+def _stashed(ad) -> set[int]:
+    """The actions (by pointer) the strips of ``ad``'s NLA tracks play: one scan."""
+    if ad is None:
+        return set()
+    return {s.action.as_pointer() for t in ad.nla_tracks for s in t.strips if s.action is not None}
 
 
 def _stash(ad, action: bpy.types.Action, slot=None) -> None:
@@ -48,10 +47,15 @@ def keep_actions(
 
     Returns the take-back: the owner's animation as it was before (the tracks
     this call added go, its previous action and slot play again:
-    ``snapshot.AnimationState``), and ``actions`` removed from the file."""
+    ``snapshot.AnimationState``), and ``actions`` removed from the file.
+
+    Linear in the owner's tracks plus ``actions``: one scan of the tracks and at
+    most one dependency graph update per call, so an import of many animations
+    calls it once (:func:`keep_all`)."""
     actions = [a for a in actions if a is not None]
     state = AnimationState(owner)
     ad = owner.animation_data or owner.animation_data_create()
+    stashed = _stashed(ad)
     previous = state.action
     previous_slot = state.slot
     # Strips are made while the owner plays no action, as Blender's own stash does.
@@ -63,11 +67,12 @@ def keep_actions(
         and previous not in actions
         and not previous.use_fake_user
         and previous.users == 0
-        and not _stashed(ad, previous)
+        and previous.as_pointer() not in stashed
     ):
         _stash(ad, previous, previous_slot)
     for action in actions:
-        if not _stashed(ad, action):
+        if action.as_pointer() not in stashed:
+            stashed.add(action.as_pointer())
             _stash(ad, action)
     if actions:
         chosen = active if active is not None else actions[-1]
@@ -86,3 +91,15 @@ def keep_actions(
                 pass
 
     return take_back
+
+
+def keep_all(
+    made: Iterable[tuple[bpy.types.ID, Sequence[bpy.types.Action]]],
+) -> list[Callable[[], None]]:
+    """:func:`keep_actions` once per owner of ``made`` (owner, actions) pairs, with
+    every action given for it in order (the last one active): an import of many
+    files or members stashes once. Returns the take-backs."""
+    by_owner: dict[int, tuple[bpy.types.ID, list]] = {}
+    for owner, actions in made:
+        by_owner.setdefault(owner.as_pointer(), (owner, []))[1].extend(actions)
+    return [keep_actions(owner, actions) for owner, actions in by_owner.values()]

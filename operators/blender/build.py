@@ -16,6 +16,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ...io_formats.codec import FormatError
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
@@ -220,7 +221,7 @@ def _add_attribute(me: bpy.types.Mesh, a: Attribute, edge_place=None) -> None:
     attr = me.attributes.new(blender_name(a.name), a.type, a.domain)
     prop = ATTR_PROP[a.type]
     dtype = np.int32 if a.type == "INT" else (bool if a.type == "BOOLEAN" else np.float32)
-    data = np.ascontiguousarray(a.data, dtype)
+    data = np.ascontiguousarray(a.dense(len(me.vertices)), dtype)
     if a.domain == "EDGE" and edge_place is not None:
         full = np.full((len(me.edges),) + data.shape[1:], -1, dtype)
         full[edge_place] = data
@@ -330,11 +331,22 @@ def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
     basis = obj.shape_key_add(name="Basis", from_mix=False)
     basis.value = 0.0
     renamed = {}
-    for m in mesh.morphs:
-        sk = obj.shape_key_add(name=blender_name(m.name), from_mix=False)
+    n = len(mesh.positions)
+    names = guard.unique_names([m.name for m in mesh.morphs], {basis.name})
+    for i, (m, name) in enumerate(zip(mesh.morphs, names, strict=True)):
+        sk = obj.shape_key_add(name=name, from_mix=False)
+        if len(sk.data) != n:
+            raise FormatError(
+                f"Blender made shape key {i + 1} of {len(mesh.morphs)} ({m.name!r}) with "
+                f"{len(sk.data)} of the mesh's {n} vertices: the model was not imported"
+            )
         if sk.name != m.name:
             renamed[sk.name] = m.name
-        co = (mesh.positions + m.position_offsets).astype(np.float32)
+        co = np.array(mesh.positions, np.float32)
+        if m.vertices is None:
+            co += m.position_offsets
+        else:  # sparse: dense only here, one key at a time
+            co[m.vertices] += np.asarray(m.position_offsets, np.float32)
         co[~np.isfinite(co)] = 0  # the guard counted them (see guard_mesh)
         compat.set_shape_key_coords(sk, co.ravel())
         sk.value = float(m.default_weight) if np.isfinite(m.default_weight) else 0.0
@@ -386,7 +398,9 @@ def build_scene(
     fps: float | None = None,
     reuse_materials: bool = False,
 ) -> Built:
-    """Create the scene's objects in the active collection; all or nothing."""
+    """Create the scene's objects in the active collection; all or nothing (shape
+    keys Blender cannot hold are refused before anything: ``guard.check_shape_keys``)."""
+    guard.check_shape_keys(scene.meshes)
     built = Built()
     try:
         root = context.collection
@@ -493,6 +507,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     missing = []
     seen: set[str] = set()
     repeated = bad_keys = 0
+    late: list[np.ndarray] = []  # key frames beyond Blender's range
     for track in anim.tracks:
         track, lost = guard.guard_track(track)
         bad_keys += lost
@@ -509,6 +524,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         armature.pose.bones[track.bone].rotation_mode = "QUATERNION"
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
         frames = np.asarray(track.times, np.float64) * fps
+        late.append(frames[np.abs(frames) > LAST_FRAME])
         if k not in linear_runs:
             linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
         for (prop, values), on in zip(
@@ -532,4 +548,27 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))
         if n
     )
-    guard.note(f"action {action.name!r}", note)
+    guard.note(f"action {action.name!r}", ", ".join(filter(None, (note, _late_note(late, fps)))))
+
+
+#: Blender's last frame (MAXFRAME): a scene's range stops there, the timeline
+#: plays no frame beyond it (and none before its negative).
+LAST_FRAME = 1_048_574
+
+
+def _late_note(late: list[np.ndarray], fps: float) -> str:
+    """What the artist loses of keys beyond Blender's frame range ("" when none):
+    they stay on the action but never play, the scene's range stops at the limit,
+    and far out Blender's float frames round their times."""
+    frames = np.concatenate(late) if late else np.zeros(0)
+    if not len(frames):
+        return ""
+    rounded = int(np.count_nonzero(frames.astype(np.float32) != frames))
+    text = (
+        f"{len(frames)} keys beyond frame {LAST_FRAME:,} (up to {np.abs(frames).max() / fps:.6g} s "
+        f"at {fps:g} fps), Blender's last: they are on the action but never play, and the "
+        f"scene's frame range stops at {LAST_FRAME:,}"
+    )
+    if rounded:
+        text += f"; Blender's frames round the times of {rounded} of them"
+    return text

@@ -13,10 +13,12 @@ again is returned as a plain dict (stored on the mesh datablock by
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
 
+from ...io_formats.codec import FormatError
 from ...io_formats.kept import dumps, loads  # noqa: F401  (guard.dumps/loads)
 from ...io_formats.scene import Attribute, BoneTrack, ColorSet, Mesh, Skeleton, Skin, UVSet
 
@@ -46,6 +48,44 @@ def blender_name(name: str) -> str:
     except UnicodeEncodeError:
         name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return name.replace("\0", "\\x00")
+
+
+#: The longest name (in UTF-8 bytes) Blender holds for a data-block or shape key.
+NAME_BYTES = 63
+
+
+def _fit(name: str, size: int) -> str:
+    """``name`` cut to at most ``size`` UTF-8 bytes, on a character boundary."""
+    return name.encode("utf-8")[:size].decode("utf-8", "ignore")
+
+
+def unique_names(names: list[str], taken: set[str], empty: str = "Key") -> list[str]:
+    """Blender's names for ``names`` (``blender_name``, cut to its length, ``empty``
+    for ""), each made unique against ``taken`` and the earlier ones as Blender
+    does: a taken "Key.007" tries "Key.008", "Key.009"... Given these, Blender
+    renames nothing: its own search scans every key per try, so a file of
+    thousands of names that collide once cut took minutes (issue 26). Here each
+    search resumes where the last one for the same name stopped: linear."""
+    taken = set(taken)
+    resume: dict[tuple[str, int], int] = {}
+    out = []
+    for name in names:
+        name = _fit(blender_name(name), NAME_BYTES) or empty
+        if name in taken:
+            found = re.fullmatch(r"(.*)\.([0-9]+)", name, re.DOTALL)
+            left, number = (found[1], int(found[2])) if found else (name, 0)
+            k = resume.get((left, number), number)
+            while True:
+                k += 1
+                suffix = f".{k:03d}"
+                candidate = _fit(left, NAME_BYTES - len(suffix)) + suffix
+                if candidate not in taken:
+                    break
+            resume[(left, number)] = k
+            name = candidate
+        taken.add(name)
+        out.append(name)
+    return out
 
 
 #: Notes of what the guard left out, since the last :func:`take_notes`.
@@ -158,6 +198,25 @@ def _patch_non_finite(a: np.ndarray, kept: dict, key: str, counts: dict, what: s
     return out
 
 
+#: The most memory RigPort lets Blender's shape keys of one import take: Blender
+#: stores each key densely (12 bytes per vertex), and an allocation it cannot make
+#: crashes it. A file of many small morphs can ask for far more than it holds.
+SHAPE_KEY_BYTES = 2 << 30
+
+
+def check_shape_keys(meshes: list[Mesh]) -> None:
+    """Refuse, before anything is built, shape keys Blender would need more than
+    :data:`SHAPE_KEY_BYTES` for (every key holds every vertex of its mesh)."""
+    need = sum(12 * len(m.positions) * (len(m.morphs) + 1) for m in meshes if m.morphs)
+    if need > SHAPE_KEY_BYTES:
+        keys = sum(len(m.morphs) for m in meshes)
+        raise FormatError(
+            f"{keys} shape keys would take {need / (1 << 30):.1f} GiB in Blender, which "
+            f"stores every vertex in every key; RigPort builds at most "
+            f"{SHAPE_KEY_BYTES >> 30} GiB of them (the file's morphs were not imported)"
+        )
+
+
 def guard_mesh(mesh: Mesh, n_bones: int | None = None) -> tuple[Mesh, dict | None, str]:
     """``mesh`` made safe for every supported Blender; what was left out (for export,
     or None); a note counting it ("" when nothing was).
@@ -264,7 +323,7 @@ def _faces_kept(
         normals=None if mesh.normals is None else np.asarray(mesh.normals)[keep_corner],
         uv_sets=[UVSet(u.name, np.asarray(u.uv)[keep_corner]) for u in mesh.uv_sets],
         colors=[ColorSet(c.name, np.asarray(c.color)[keep_corner], c.byte) for c in mesh.colors],
-        attributes=[Attribute(a.name, a.domain, a.type, by_domain(a)) for a in mesh.attributes],
+        attributes=[replace(a, data=by_domain(a)) for a in mesh.attributes],
     )
 
 

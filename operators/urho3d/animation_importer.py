@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
+import bpy
 import numpy as np
 
 from ...io_formats.global_transform import bake_animation, is_identity
@@ -35,9 +37,12 @@ class AnimationImportOptions:
     transform: TransformOptions | None = None
 
 
-def import_ani(context, path: str, options: AnimationImportOptions, armature=None) -> Result:
-    """Import one .ani file onto ``armature`` (else the armature that fits)."""
-    return build_animation(context, parse_file(path, ani.read), path, options, armature)
+def import_ani(
+    context, path: str, options: AnimationImportOptions, armature=None, keep: bool = True
+) -> Result:
+    """Import one .ani file onto ``armature`` (else the armature that fits);
+    ``keep``: as :func:`build_animation`."""
+    return build_animation(context, parse_file(path, ani.read), path, options, armature, keep=keep)
 
 
 def build_animation(
@@ -47,6 +52,7 @@ def build_animation(
     options: AnimationImportOptions,
     armature=None,
     how: str = "",
+    keep: bool = True,
 ) -> Result:
     """One animation as an action on ``armature`` (else the armature that fits),
     kept through a save (:func:`keep_actions`); refused when it fits no bone.
@@ -56,14 +62,18 @@ def build_animation(
     the animated bones the armature lacks and the instant steps kept on the
     action. The options' transform (in the armature's space) is baked into the
     keys and recorded on the action, so an export "As Imported" takes it back
-    out; the identity leaves the keys the file's."""
+    out; the identity leaves the keys the file's.
+
+    ``keep=False`` leaves the stash to the caller, which imports many animations
+    and stashes them once (``keep_all`` with the result's armature and
+    actions); the undo then only removes the action."""
     with in_file(path):
         neutral = import_animation(anim, options.convert)
     armature, fit_how, warnings = fit_armature(
         context, path, [t.bone for t in neutral.tracks], armature
     )
     action = _action(context, armature, neutral, options)
-    undo = keep_actions(armature, [action])
+    undo = keep_actions(armature, [action]) if keep else partial(bpy.data.actions.remove, action)
     summary = f"{action.name} on {armature.name} ({how or fit_how})"
     result = Result(summary=summary, armature=armature, actions=[action], undo=[undo])
     result.info(f"{action.name} applied to {armature.name} ({how or fit_how})")

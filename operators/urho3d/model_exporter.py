@@ -15,6 +15,7 @@ from ...io_formats.codec import FormatError
 from ...io_formats.merge import merge_meshes
 from ...io_formats.scene import Mesh, Skeleton
 from ...io_formats.urho3d import engine_rules, mdl
+from ...io_formats.urho3d.layout import WEIGHT_BITS, weight_from_bits
 from ...io_formats.urho3d.model_export import (
     ExportOptions,
     export_model,
@@ -188,8 +189,10 @@ def _write(state: _ModelExport, path: str) -> None:
 
 def _rbfx_model_fields(model: mdl.Model, objects: list, layout: dict | None) -> None:
     """UMD3: the version (as imported, else the newest) and each morph's default
-    weight, which is the shape key's value in Blender."""
+    weight, which is the shape key's value in Blender; a weight Blender could not
+    hold (NaN: the key got 0) goes back with its exact bits while the key is 0."""
     model.version = int((layout or {}).get("version", mdl.UMD3_VERSIONS[-1]))
+    kept = {m["name"]: m[WEIGHT_BITS] for m in (layout or {}).get("morphs", ()) if WEIGHT_BITS in m}
     values: dict[str, float] = {}
     for obj in objects:
         keys = obj.data.shape_keys
@@ -197,6 +200,8 @@ def _rbfx_model_fields(model: mdl.Model, objects: list, layout: dict | None) -> 
             values.setdefault(kb.name, float(kb.value))
     for m in model.morphs:
         m.weight = values.get(m.name, 0.0)
+        if m.name in kept and m.weight == 0.0:
+            m.weight = weight_from_bits(kept[m.name])
 
 
 def _top(obj):

@@ -196,7 +196,10 @@ class IMPORT_ANIM_OT_urho3d_ani(
     def execute(self, context):
         options = from_operator(AnimationImportOptions, self, transform=transform(self))
         return self.import_files(
-            context, lambda c, path, _: import_ani(c, path, options), timed=actions_of
+            context,
+            lambda c, path, _: import_ani(c, path, options, keep=False),
+            timed=actions_of,
+            keep=True,
         )
 
 

@@ -17,6 +17,7 @@ from ...io_formats.containers import Importable, Member, container
 from ...io_formats.urho3d import ani, mdl
 from ...io_formats.urho3d.formats import member_kind, member_summary
 from ..archive import ArchiveImporter, batch_import, import_members
+from ..blender.actions import keep_all
 from ..blender.armatures import by_bone_names, choose_armature
 from ..common import BatchFormat, FileKind, Progress, file_handlers, file_type, menus
 from ..conventions import (
@@ -107,6 +108,7 @@ def import_package(
     model_options = ModelImportOptions(lods=lods, reuse_materials=reuse_materials, convert=convert)
     rate = {"frame_rate": "CUSTOM", "fps": fps} if fps else {}
     anim_options = AnimationImportOptions(convert=convert, **rate)
+    animated: list[tuple] = []  # (armature, actions): stashed once, after every member
 
     def build(context, archive, member: Member, so_far: Result) -> Result:
         where = member.where
@@ -125,14 +127,23 @@ def import_package(
                 refuse=False,
             ),
         )
-        imported = build_animation(context, member.parsed, where, anim_options, target, how)
+        imported = build_animation(
+            context, member.parsed, where, anim_options, target, how, keep=False
+        )
+        animated.append((imported.armature, imported.actions))
         imported.messages = [
             Message(m.level, imported.summary) if m.level is Level.INFO else m
             for m in imported.messages
         ]
         return _located(where, imported)
 
-    return import_members(context, ARCHIVE, path, members, build, progress)
+    done = import_members(context, ARCHIVE, path, members, build, progress)
+    try:
+        done.undo.extend(keep_all(animated))
+    except Exception:
+        done.take_back()
+        raise
+    return done
 
 
 class RIGPORT_PG_package_file(bpy.types.PropertyGroup):

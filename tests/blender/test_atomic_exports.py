@@ -214,9 +214,7 @@ def test_writer_bug_is_a_sentence_naming_the_file(blank_blend, tmp_path, monkeyp
 def test_interrupted_export_keeps_the_old_file(blank_blend, tmp_path, monkeypatch):
     """Ctrl+C while the file is written: the interrupt is not swallowed as an error
     sentence, and the old file stays whole."""
-    op, module_path, _, out_dir, target = _case_target(
-        blank_blend, tmp_path, "urho3d_mdl", b"old"
-    )
+    op, module_path, _, out_dir, target = _case_target(blank_blend, tmp_path, "urho3d_mdl", b"old")
     _failing(monkeypatch, module_path, KeyboardInterrupt())
     with pytest.raises((RuntimeError, KeyboardInterrupt)) as raised:
         op(filepath=str(target))
