@@ -44,6 +44,12 @@ from ..io_formats.transforms import compose_trs, world_from_local
 UNKNOWN_PLUGIN = 0x0253F2F0  # a vendor ID no reader here knows
 
 
+#: The rest transform of a turned atomic frame: (x, y, z) -> (y, z, x), 0.5 m up.
+TURNED_FRAME = np.array(
+    [[0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.5], [0.0, 0.0, 0.0, 1.0]]
+)
+
+
 def _axis_quat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
     half = 0.5 * angle[..., None]
@@ -143,22 +149,40 @@ def skinned_ped(
     unknown: bool = False,
     parts: int = 1,
     root_frame: bool = True,
+    turned_frame: bool = False,
 ) -> DffFile:
     """A skinned clump: frame 0 (the ped) holds the atomics, frames 1.. are the bones.
 
     ``parts`` > 1 cuts the body into that many atomics (of ``rings`` rings each)
     sharing the skeleton: a geometry holds at most 65535 vertices. Without
     ``root_frame`` the frames are the bones only and the atomics hang from the
-    root bone (whose transform is then the identity).
+    root bone (whose transform is then the identity). ``turned_frame`` turns and
+    lifts the atomics' frame by :data:`TURNED_FRAME` (frame 0, or without
+    ``root_frame`` the root bone, as stock GTA SA peds have): the ped stands
+    turned by it, skinned as librw skins (``boneWorld @ inverseBind``), so
+    without ``root_frame`` the vertices and inverse bind matrices are turned with
+    the bones (they are relative to the clump, not to the atomic's frame).
     """
     skeleton = ped_skeleton(n_bones, identity_root=not root_frame)
     meshes = [
         ped_mesh(skeleton, rings, segments, uv_sets, prelit, morphs, (k / parts, (k + 1) / parts))
         for k in range(parts)
     ]
+    if turned_frame and not root_frame:
+        turn = TURNED_FRAME
+        skeleton.inverse_bind = np.linalg.inv(turn @ skeleton.world_rest())
+        for m in meshes:
+            m.positions = (m.positions @ turn[:3, :3].T + turn[:3, 3]).astype(np.float32)
+            m.normals = (m.normals @ turn[:3, :3].T).astype(np.float32)
+            for morph in m.morphs:
+                morph.position_offsets = (morph.position_offsets @ turn[:3, :3].T).astype(
+                    np.float32
+                )
     first = 1 if root_frame else 0
     frames = [FrameNode("ped", -1, np.eye(4))] if root_frame else []
     local = compose_trs(skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale)
+    if turned_frame and root_frame:
+        frames[0].matrix = TURNED_FRAME.copy()
     for i, name in enumerate(skeleton.names):
         p = int(skeleton.parents[i])
         parent = (0 if root_frame else -1) if p < 0 else p + first
@@ -168,6 +192,8 @@ def skinned_ped(
         MaterialInfo("cloth", (40, 60, 200, 255), None),
     ]
     data = ExportClump(frames, [ExportMesh(m, 0, materials) for m in meshes], skeleton)
+    if turned_frame and not root_frame:
+        data.skeleton_offset = TURNED_FRAME.copy()
     dff, _ = export_clump(data, target, "ALL")
     geo = dff.clump.geometries()[0]
     if split:
