@@ -150,6 +150,7 @@ def skinned_ped(
     parts: int = 1,
     root_frame: bool = True,
     turned_frame: bool = False,
+    breadth_first: bool = False,
 ) -> DffFile:
     """A skinned clump: frame 0 (the ped) holds the atomics, frames 1.. are the bones.
 
@@ -162,6 +163,9 @@ def skinned_ped(
     turned by it, skinned as librw skins (``boneWorld @ inverseBind``), so
     without ``root_frame`` the vertices and inverse bind matrices are turned with
     the bones (they are relative to the clump, not to the atomic's frame).
+    ``breadth_first`` lists the bone frames level by level (as the frames of GTA's
+    peds are not in HAnim node order): the HAnim hierarchy keeps its depth-first
+    node order, so a .anm's keys (node order) no longer follow the frames.
     """
     skeleton = ped_skeleton(n_bones, identity_root=not root_frame)
     meshes = [
@@ -183,10 +187,17 @@ def skinned_ped(
     local = compose_trs(skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale)
     if turned_frame and root_frame:
         frames[0].matrix = TURNED_FRAME.copy()
-    for i, name in enumerate(skeleton.names):
+    order = list(range(len(skeleton)))
+    if breadth_first:
+        depth = np.zeros(len(skeleton), np.int64)
+        for i, p in enumerate(skeleton.parents.tolist()):  # parents come first
+            depth[i] = depth[p] + 1 if p >= 0 else 0
+        order = np.lexsort((np.arange(len(skeleton)), depth)).tolist()
+    place = {b: k + first for k, b in enumerate(order)}
+    for i in order:
         p = int(skeleton.parents[i])
-        parent = (0 if root_frame else -1) if p < 0 else p + first
-        frames.append(FrameNode(name, parent, local[i], bone=i))
+        parent = (0 if root_frame else -1) if p < 0 else place[p]
+        frames.append(FrameNode(skeleton.names[i], parent, local[i], bone=i))
     materials = [
         MaterialInfo("skin", (255, 220, 200, 255), "ped_skin"),
         MaterialInfo("cloth", (40, 60, 200, 255), None),
