@@ -15,7 +15,7 @@ from rigport.io_formats.renderware.frames import frame_matrices, hanim_parents
 from rigport.io_formats.transforms import compose_trs, world_from_local
 from rigport.samples import renderware as samples
 from rigport.samples import renderware_ifp as ifp_samples
-from rigport.tests.clients import dragonff_import
+from rigport.tests.clients import dragonff_import, run_rwanim
 
 #: The agreement the issue asks for (metres).
 TOLERANCE = 1e-3
@@ -166,6 +166,44 @@ def test_turned_ped_posed_by_an_ifp_is_where_librw_skins_it(blank_blend, tmp_pat
         scene.frame_set(int(frame))
         ours = _blender_world(bpy)
         assert _distance(ours, _librw_posed(f, package, key)) < TOLERANCE, key
+
+
+def _librw_anm_pose(dff_path, anm_path, time: float) -> np.ndarray:
+    """librw's hierarchy matrices after playing the .anm for ``time`` seconds."""
+    rows = [
+        r.split()
+        for r in run_rwanim("pose", dff_path, anm_path, f"{time:.9g}").splitlines()
+        if r.startswith("node ")
+    ]
+    out = np.tile(np.eye(4), (len(rows), 1, 1))
+    for i, row in enumerate(rows):
+        out[i, :3, :] = np.array(row[3:], np.float64).reshape(4, 3).T  # right, up, at, pos
+    return out
+
+
+@pytest.mark.parametrize("name", list(PEDS))
+def test_turned_ped_posed_by_our_anm_in_librw_is_where_blender_shows_it(
+    blank_blend, tmp_path, name
+):
+    """The IFP's walk exported as .anm and played by librw itself skins the ped
+    where Blender shows it."""
+    bpy = blank_blend
+    f, dff_path = _import(bpy, tmp_path, name)
+    n_bones = f.clump.atomic_geometry(f.clump.atomics[0]).skin.num_bones
+    skeleton = samples.ped_skeleton(n_bones, identity_root=name != "atomic_on_turned_clump_frame")
+    path = tmp_path / "ped.ifp"
+    path.write_bytes(ifp.write(ifp_samples.walk_package("SA", skeleton)))
+    assert bpy.ops.import_anim.gta_ifp(filepath=str(path)) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = arm
+    anm_path = tmp_path / "walk.anm"
+    assert bpy.ops.export_anim.rw_anm(filepath=str(anm_path)) == {"FINISHED"}
+    scene = bpy.context.scene
+    fps = scene.render.fps / scene.render.fps_base
+    for key in (10, 20):
+        scene.frame_set(int(key * fps / 30.0))
+        librw = _librw_skin(f, _librw_anm_pose(dff_path, anm_path, key / 30.0))
+        assert _distance(_blender_world(bpy), librw) < TOLERANCE, key
 
 
 @pytest.mark.parametrize("name", list(PEDS))
