@@ -8,8 +8,9 @@ per-vertex loops):
   (HAnim push/pop flags), 4 weights per vertex sorted and normalised, in the
   skin layout of the chosen version (old for GTA III, new for VC/SA), with
   optional non-zero split data, several UV sets, prelit colours, morph
-  targets, triangle strips in the Bin Mesh PLG and unknown plugin chunks in
-  every extension.
+  targets, triangle strips in the Bin Mesh PLG, unknown plugin chunks in
+  every extension, a turned frame for the atomic (as stock GTA SA peds have)
+  and bone frames listed otherwise than the HAnim nodes.
 - :func:`static_clump`: several atomics on a frame hierarchy, no skin.
 - :func:`gta_ped` and :func:`gta_map_prop`: what real GTA files have and the
   generic builders do not: a skinned atomic on a bone frame (not the clump's
