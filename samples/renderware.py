@@ -8,8 +8,9 @@ per-vertex loops):
   (HAnim push/pop flags), 4 weights per vertex sorted and normalised, in the
   skin layout of the chosen version (old for GTA III, new for VC/SA), with
   optional non-zero split data, several UV sets, prelit colours, morph
-  targets, triangle strips in the Bin Mesh PLG and unknown plugin chunks in
-  every extension.
+  targets, triangle strips in the Bin Mesh PLG, unknown plugin chunks in
+  every extension, a turned frame for the atomic (as stock GTA SA peds have)
+  and bone frames listed otherwise than the HAnim nodes.
 - :func:`static_clump`: several atomics on a frame hierarchy, no skin.
 - :func:`gta_ped` and :func:`gta_map_prop`: what real GTA files have and the
   generic builders do not: a skinned atomic on a bone frame (not the clump's
@@ -42,6 +43,12 @@ from ..io_formats.scene import ColorSet, Mesh, MorphTarget, Skeleton, Skin, UVSe
 from ..io_formats.transforms import compose_trs, world_from_local
 
 UNKNOWN_PLUGIN = 0x0253F2F0  # a vendor ID no reader here knows
+
+
+#: The rest transform of a turned atomic frame: (x, y, z) -> (y, z, x), 0.5 m up.
+TURNED_FRAME = np.array(
+    [[0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.5], [0.0, 0.0, 0.0, 1.0]]
+)
 
 
 def _axis_quat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
@@ -143,31 +150,62 @@ def skinned_ped(
     unknown: bool = False,
     parts: int = 1,
     root_frame: bool = True,
+    turned_frame: bool = False,
+    breadth_first: bool = False,
 ) -> DffFile:
     """A skinned clump: frame 0 (the ped) holds the atomics, frames 1.. are the bones.
 
     ``parts`` > 1 cuts the body into that many atomics (of ``rings`` rings each)
     sharing the skeleton: a geometry holds at most 65535 vertices. Without
     ``root_frame`` the frames are the bones only and the atomics hang from the
-    root bone (whose transform is then the identity).
+    root bone (whose transform is then the identity). ``turned_frame`` turns and
+    lifts the atomics' frame by :data:`TURNED_FRAME` (frame 0, or without
+    ``root_frame`` the root bone, as stock GTA SA peds have): the ped stands
+    turned by it, skinned as librw skins (``boneWorld @ inverseBind``), so
+    without ``root_frame`` the vertices and inverse bind matrices are turned with
+    the bones (they are relative to the clump, not to the atomic's frame).
+    ``breadth_first`` lists the bone frames level by level (as the frames of GTA's
+    peds are not in HAnim node order): the HAnim hierarchy keeps its depth-first
+    node order, so a .anm's keys (node order) no longer follow the frames.
     """
     skeleton = ped_skeleton(n_bones, identity_root=not root_frame)
     meshes = [
         ped_mesh(skeleton, rings, segments, uv_sets, prelit, morphs, (k / parts, (k + 1) / parts))
         for k in range(parts)
     ]
+    if turned_frame and not root_frame:
+        turn = TURNED_FRAME
+        skeleton.inverse_bind = np.linalg.inv(turn @ skeleton.world_rest())
+        for m in meshes:
+            m.positions = (m.positions @ turn[:3, :3].T + turn[:3, 3]).astype(np.float32)
+            m.normals = (m.normals @ turn[:3, :3].T).astype(np.float32)
+            for morph in m.morphs:
+                morph.position_offsets = (morph.position_offsets @ turn[:3, :3].T).astype(
+                    np.float32
+                )
     first = 1 if root_frame else 0
     frames = [FrameNode("ped", -1, np.eye(4))] if root_frame else []
     local = compose_trs(skeleton.local_translation, skeleton.local_rotation, skeleton.local_scale)
-    for i, name in enumerate(skeleton.names):
+    if turned_frame and root_frame:
+        frames[0].matrix = TURNED_FRAME.copy()
+    order = list(range(len(skeleton)))
+    if breadth_first:
+        depth = np.zeros(len(skeleton), np.int64)
+        for i, p in enumerate(skeleton.parents.tolist()):  # parents come first
+            depth[i] = depth[p] + 1 if p >= 0 else 0
+        order = np.lexsort((np.arange(len(skeleton)), depth)).tolist()
+    place = {b: k + first for k, b in enumerate(order)}
+    for i in order:
         p = int(skeleton.parents[i])
-        parent = (0 if root_frame else -1) if p < 0 else p + first
-        frames.append(FrameNode(name, parent, local[i], bone=i))
+        parent = (0 if root_frame else -1) if p < 0 else place[p]
+        frames.append(FrameNode(skeleton.names[i], parent, local[i], bone=i))
     materials = [
         MaterialInfo("skin", (255, 220, 200, 255), "ped_skin"),
         MaterialInfo("cloth", (40, 60, 200, 255), None),
     ]
     data = ExportClump(frames, [ExportMesh(m, 0, materials) for m in meshes], skeleton)
+    if turned_frame and not root_frame:
+        data.skeleton_offset = TURNED_FRAME.copy()
     dff, _ = export_clump(data, target, "ALL")
     geo = dff.clump.geometries()[0]
     if split:

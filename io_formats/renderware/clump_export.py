@@ -64,6 +64,10 @@ class ExportMesh:
     frame: int
     materials: list[MaterialInfo] = field(default_factory=list)
     welded: tuple | None = None  # weld(mesh), once it has been computed
+    #: A skinned mesh not in the skeleton's space: where its space sits in the
+    #: skeleton's (ImportedClump.skin_space); the inverse bind matrices are written
+    #: relative to it.
+    skin_space: np.ndarray | None = None
 
 
 @dataclass
@@ -310,7 +314,7 @@ def _fit(em: ExportMesh, warnings: list[str], limit: int = MAX_VERTICES) -> list
         f"{em.mesh.name}: more vertices than a geometry holds ({limit}); "
         f"written as {len(done)} atomics"
     )
-    return [ExportMesh(m, em.frame, em.materials) for m in done]
+    return [ExportMesh(m, em.frame, em.materials, skin_space=em.skin_space) for m in done]
 
 
 def _face_range(mesh: Mesh, f0: int, f1: int) -> Mesh:
@@ -635,6 +639,8 @@ def _skin(g: _GeometryPass) -> Skin:
     inv = skeleton.inverse_bind
     if inv is None:
         inv = np.linalg.inv(skeleton.world_rest())
+    if g.em.skin_space is not None:
+        inv = np.asarray(inv, np.float64) @ g.em.skin_space
     mats = np.transpose(inv, (0, 2, 1)).astype(np.float32)
     stored = mesh.extras.get("rw_skin") or {}
     w = stored.get("matrix_w")
@@ -772,7 +778,7 @@ def _text(stamp: int, text: str, raw: str | None) -> Text:
 def from_imported(imp: ImportedClump) -> ExportClump:
     """What an import gives, ready for export again (the round trip without Blender)."""
     meshes = [
-        ExportMesh(m, f, mats)
+        ExportMesh(m, f, mats, skin_space=imp.skin_space if m.skin is not None else None)
         for m, f, mats in zip(imp.scene.meshes, imp.mesh_frames, imp.materials, strict=True)
     ]
     return ExportClump(

@@ -62,7 +62,10 @@ class ImportedClump:
     frames: list[FrameNode]
     mesh_frames: list[int]  # frame of each mesh (atomic)
     materials: list[list[MaterialInfo]]  # per mesh, per slot
-    skin_frame: int = -1  # the frame whose space the skeleton and skins live in
+    skin_frame: int = -1  # the frame whose space the skeleton lives in (-1: the world)
+    #: Where the skinned atomics' frame sits in the skeleton's space, when the skeleton
+    #: cannot live there (see :func:`_skeleton_space`); their vertices stay in it.
+    skin_space: np.ndarray | None = None
     warnings: list[str] = field(default_factory=list)
 
 
@@ -165,7 +168,6 @@ def _import_clump(clump: Clump, name: str) -> ImportedClump:
     _clump_extras(clump, result)
     skinned = [a for a in clump.atomics if clump.atomic_geometry(a).skin is not None]
     if skinned:
-        result.skin_frame = skinned[0].frame
         _skeleton(clump, result, world, skinned)
     for k, atomic in enumerate(clump.atomics):
         _mesh(clump, atomic, k, result)
@@ -240,13 +242,17 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
     bone_names = [
         f"bone {i} ({result.frames[f].name}, frame {f})" for i, f in enumerate(bone_frames)
     ]
-    space = _inv(world[result.skin_frame], f"frame {result.skin_frame} (the skinned atomic's)")
+    inv_bind = _file_inverse_binds(skin)
+    bind = _inv(inv_bind, f"geometry {geometry}: Skin PLG inverse bind matrix", bone_names)
+    _skeleton_space(result, world, skinned[0].frame, root, bone_frames, bind)
+    frame = result.skin_frame
+    space = np.eye(4) if frame < 0 else _inv(world[frame], f"frame {frame} (the skeleton's)")
     bworld = space @ world[bone_frames]
     pworld = np.where(
         (bone_parents >= 0)[:, None, None], bworld[np.maximum(bone_parents, 0)], np.eye(4)
     )
     t, q, s = decompose_trs(_inv(pworld, "the parent frame", bone_names) @ bworld)
-    inv_bind = _inverse_binds(result, skin, geometry, bworld, bone_names)
+    inv_bind = _inverse_binds(result, inv_bind, bind, bworld)
     result.frames[root].extras["rw_hanim_root"] = True
     extras = []
     for i, f in enumerate(bone_frames):
@@ -265,6 +271,37 @@ def _skeleton(clump: Clump, result: ImportedClump, world: np.ndarray, skinned: l
         "key_frame_size": int(h.key_frame_size),
         "root_frame": int(root),
     }
+
+
+def _skeleton_space(
+    result: ImportedClump,
+    world: np.ndarray,
+    atomic: int,
+    root: int,
+    bone_frames: list[int],
+    bind: np.ndarray,
+) -> None:
+    """The frame the skeleton lives in, and the skinned atomics' place in it.
+
+    librw skins by ``boneWorld @ inverseBind`` (the atomic's own frame cancels)
+    and poses the root bones in the space of the frame above the HAnim hierarchy.
+    When the skinned atomic hangs elsewhere (from a bone, turned or moved), the
+    skeleton lives in that frame above, not in the atomic's. The inverse bind
+    matrices are then either relative to that frame (the atomic's frame plays no
+    part) or, when that is how they agree with the frames, relative to the
+    atomic's frame: its transform is then composed into the bind pose
+    (``skin_space``) and its vertices stay where they are. ``bind``: the file's
+    bind matrices (the inverses of its inverse bind matrices)."""
+    up = result.frames[root].parent
+    above = world[up] if up >= 0 else np.eye(4)
+    offset = _inv(above, f"frame {up} (above the HAnim hierarchy)") @ world[atomic]
+    if np.allclose(offset, np.eye(4), atol=1e-9):
+        result.skin_frame = atomic
+        return
+    result.skin_frame = up
+    frames = np.linalg.inv(above) @ world[bone_frames]
+    if np.abs(offset @ bind - frames).max() < np.abs(bind - frames).max():
+        result.skin_space = offset
 
 
 def _hanim_root(clump: Clump, skin: SkinPLG, geometry: int) -> int:
@@ -320,18 +357,22 @@ def _check_hierarchy(result: ImportedClump, bone_frames: list[int], bone_parents
         )
 
 
-def _inverse_binds(
-    result: ImportedClump,
-    skin: SkinPLG,
-    geometry: int,
-    bworld: np.ndarray,
-    bone_names: list[str],
-) -> np.ndarray:
-    """The Skin PLG's inverse bind matrices; a warning where they disagree with the frames."""
-    stored = skin.matrices.astype(np.float64)
-    inv_bind = np.transpose(stored, (0, 2, 1)).copy()
+def _file_inverse_binds(skin: SkinPLG) -> np.ndarray:
+    """The Skin PLG's inverse bind matrices (column vectors), relative to the
+    skinned atomic's frame or the frame above the hierarchy (see _skeleton_space)."""
+    inv_bind = np.transpose(skin.matrices.astype(np.float64), (0, 2, 1)).copy()
     inv_bind[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
-    bind = _inv(inv_bind, f"geometry {geometry}: Skin PLG inverse bind matrix", bone_names)
+    return inv_bind
+
+
+def _inverse_binds(
+    result: ImportedClump, inv_bind: np.ndarray, bind: np.ndarray, bworld: np.ndarray
+) -> np.ndarray:
+    """The inverse bind matrices in the skeleton's space; a warning where they
+    disagree with the frames."""
+    if result.skin_space is not None:
+        inv_bind = inv_bind @ np.linalg.inv(result.skin_space)
+        bind = result.skin_space @ bind
     off = np.abs(bind - bworld).max(axis=(1, 2))
     bad = np.nonzero(off > BIND_TOLERANCE * np.maximum(1.0, np.abs(bworld).max(axis=(1, 2))))[0]
     if len(bad):

@@ -70,6 +70,9 @@ def bake_clump(data: ExportClump, matrix: np.ndarray) -> None:
             offset = rigid @ (np.eye(4) if offset is None else offset)
         data.skeleton_offset = offset
     for em in data.meshes:
+        if em.skin_space is not None:
+            em.skin_space = np.array(em.skin_space, np.float64)
+            em.skin_space[:3, 3] *= s
         mesh = em.mesh
         mesh.positions = (np.asarray(mesh.positions, np.float64) * s).astype(np.float32)
         for morph in mesh.morphs:

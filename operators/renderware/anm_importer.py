@@ -1,9 +1,9 @@
 """RenderWare animation (.anm) import: one animation as an action on an HAnim armature.
 
-An .anm names no bones: its nodes are the HAnim hierarchy's, in hierarchy
-order, which is the order of the frames the DFF import recorded on the bones
-(``rw_frame_index``). Import needs the armature to have as many bones as the
-animation has nodes. Callable without an operator: :func:`import_anm_file`
+An .anm names no bones: its nodes are the HAnim hierarchy's, in node order
+(depth first, as the hierarchy is written; not the order of the frames).
+Import needs the armature to have as many bones as the animation has nodes.
+Callable without an operator: :func:`import_anm_file`
 takes the context, the path and one :class:`AnmImportOptions`, and returns a
 :class:`~operators.result.Result`.
 """
@@ -13,9 +13,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...io_formats.codec import read_file
 from ...io_formats.renderware import anim_convert, anm
-from ..blender import kept_keys
+from ...io_formats.transforms import parent_first_order
 from ..blender.actions import keep_actions
 from ..blender.armatures import Count, choose_armature
 from ..blender.build import build_action
@@ -39,16 +41,14 @@ class AnmImportOptions:
 
 
 def hanim_bones(armature) -> list[str]:
-    """The armature's bones in HAnim hierarchy order."""
+    """The armature's bones in HAnim node order (the order the .dff export writes
+    the hierarchy in, depth first), which is the order of an .anm's nodes: librw
+    applies the animation's node ``i`` to the hierarchy's node ``i``, whatever the
+    order of the frames."""
     bones = list(armature.data.bones)
-    big = 1 << 30
-    return [
-        b.name
-        for _, b in sorted(
-            enumerate(bones),
-            key=lambda ib: (int(kept_keys.get(ib[1], "rw_frame_index", big)), ib[0]),
-        )
-    ]
+    index = {b.name: i for i, b in enumerate(bones)}
+    parents = np.array([index[b.parent.name] if b.parent else -1 for b in bones], np.int32)
+    return [bones[i].name for i in parent_first_order(parents)]
 
 
 #: The sentence when no single armature has the animation's node count.

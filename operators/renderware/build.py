@@ -2,9 +2,11 @@
 
 Frames outside the HAnim hierarchy become empties (parented as the frames
 are); HAnim frames become the bones of one armature, which sits on the frame
-the skinned atomics hang from. Every atomic is a mesh object: skinned ones are
-children of the armature, the others children of their frame's empty. All of
-it is recorded in a :class:`Built`, so a failure leaves nothing behind.
+the skinned atomics hang from, or on the frame above the hierarchy when they
+hang elsewhere (a turned bone): the skinned meshes then sit where their frame
+is. Every atomic is a mesh object: skinned ones are children of the armature,
+the others children of their frame's empty. All of it is recorded in a
+:class:`Built`, so a failure leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ PROP_COLOR = "rw_color"
 PROP_TEXTURE = "rw_texture_name"
 PROP_FRAME = "_rw_atomic_frame"
 PROP_ATOMIC = "_rw_atomic_index"
+#: The skinned atomic's frame in the armature's space as the file has it (float64,
+#: which the object's matrix cannot hold), while the object stays there.
+PROP_SKIN_SPACE = "_rw_skin_space"
 
 
 def _set(holder, key: str, value) -> None:
@@ -194,6 +199,8 @@ def _armature(state: _ClumpBuild) -> None:
     state.armature = built.armature = armature
     for key, value in scene.extras.items():
         _set(armature, key, value)
+    if imp.skin_frame < 0:  # the HAnim hierarchy has no frame above it
+        return
     holder = state.empties.get(imp.skin_frame)
     if holder is not None:
         armature.parent = holder
@@ -255,6 +262,9 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
     obj[PROP_ATOMIC] = k
     if skinned:
         obj.parent = armature
+        if imp.skin_space is not None:  # the atomic's frame, composed into the bind pose
+            obj.matrix_basis = Matrix(imp.skin_space.tolist())
+            obj[PROP_SKIN_SPACE] = [float(v) for v in imp.skin_space.ravel()]
         obj.modifiers.new("Armature", "ARMATURE").object = armature
         names = state.built.bone_names
         assign_vertex_groups(state.context, obj, mesh.skin.joints, mesh.skin.weights, names)

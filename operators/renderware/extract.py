@@ -26,7 +26,7 @@ from ..blender.armatures import mesh_armature, one_armature
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
 from ..conventions import IMPORT_TRANSFORM
-from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_TEXTURE
+from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_SKIN_SPACE, PROP_TEXTURE
 
 LOD_NAME = re.compile(r"[_.\- ]lod_?(\d+)$", re.IGNORECASE)
 SCENE_KEYS = (
@@ -165,7 +165,8 @@ class _Clump:
     #: The frame the armature sits on, and where it sits on it (when not exactly there).
     arm_key: FrameKey | None = None
     skeleton_offset: np.ndarray | None = None
-    #: (mesh in its frame's space, frame key, materials) per atomic, in atomic order.
+    #: (mesh in its frame's space, frame key, materials, skin space) per atomic, in
+    #: atomic order.
     atomics: list = field(default_factory=list)
 
     def frame_above(self, obj) -> FrameKey | None:
@@ -189,8 +190,8 @@ def extract_clump(context, objects: list) -> tuple[ExportClump, list[str], str |
     _add_atomics(clump)
     nodes, position = _ordered_frames(clump)
     export_meshes = [
-        ExportMesh(mesh, position[key] if key is not None else 0, materials)
-        for mesh, key, materials in clump.atomics
+        ExportMesh(mesh, position[key] if key is not None else 0, materials, skin_space=space)
+        for mesh, key, materials, space in clump.atomics
     ]
     stamp = clump.scene_extras.get("rw_stamp")
     default = int(stamp) if isinstance(stamp, int) and stamp else "SA"
@@ -295,10 +296,13 @@ def _add_atomics(clump: _Clump) -> None:
             continue
         mesh.skin = skins.get(obj.name)
         key, space = _atomic_frame(clump, obj)
+        skin_space = _skin_space(clump, obj) if mesh.skin is not None else None
+        if skin_space is not None:
+            space = _world_of(obj)
         _to_space(mesh, np.linalg.inv(space) @ _world_of(obj))
         _drop_unstored(mesh)
         materials = [material_info(s.material, j) for j, s in enumerate(obj.material_slots)]
-        clump.atomics.append((mesh, key, materials))
+        clump.atomics.append((mesh, key, materials, skin_space))
     if not clump.atomics:
         raise FormatError(
             f"nothing to write: no triangles in {', '.join(o.name for o in ordered[:5])}"
@@ -308,12 +312,12 @@ def _add_atomics(clump: _Clump) -> None:
 
 def _atomic_frame(clump: _Clump, obj) -> tuple[FrameKey | None, np.ndarray]:
     """The frame the mesh ``obj`` hangs from, and the world matrix of the space its
-    vertices go in: a skinned mesh on the bone frame it hung from, else the
+    vertices go in: a skinned mesh on the frame it hung from, else the
     armature's frame (in the armature's space); another on the frame above it, or
     on a frame of its own when it is not exactly there (one is added)."""
     armature = clump.armature
     if armature is not None and mesh_armature(obj) is armature:
-        key = _bone_frame(clump.entries, kept_keys.get(obj, PROP_FRAME)) or clump.arm_key
+        key = _recorded_frame(clump.entries, kept_keys.get(obj, PROP_FRAME)) or clump.arm_key
         if key is None:  # no frame above the armature: the root bone's
             parents = np.asarray(clump.skeleton.parents)
             key = ("bone", clump.skeleton.names[int(np.nonzero(parents < 0)[0][0])])
@@ -329,6 +333,26 @@ def _atomic_frame(clump: _Clump, obj) -> tuple[FrameKey | None, np.ndarray]:
         clump.entries[("mesh", obj.name)] = ((UNRECORDED + 1, obj.name), node, key, _world_of(obj))
         key = ("mesh", obj.name)
     return key, clump.entries[key][3] if key is not None else np.eye(4)
+
+
+def _skin_space(clump: _Clump, obj) -> np.ndarray | None:
+    """Where a skinned mesh sits in its armature's space when the import put it
+    there (its atomic hung from another frame than the armature's: a turned bone):
+    its vertices stay in its own space and the inverse bind matrices are written
+    relative to it. None for a mesh in the armature's space."""
+    recorded = kept_keys.get(obj, PROP_FRAME)
+    offset = np.linalg.inv(_world_of(clump.armature)) @ _world_of(obj)
+    if recorded is None or np.allclose(offset, np.eye(4), atol=1e-9):
+        return None
+    above = clump.entries[clump.arm_key][1] if clump.arm_key in clump.entries else None
+    if above is not None and above.extras.get("rw_frame_index") == int(recorded):
+        return None
+    kept = kept_keys.get(obj, PROP_SKIN_SPACE)
+    if kept is not None and len(kept) == 16:
+        kept = np.array(kept, np.float64).reshape(4, 4)
+        if np.allclose(kept, offset, atol=1e-6):  # not moved: the file's exact values
+            return kept
+    return offset
 
 
 def _ordered_frames(clump: _Clump) -> tuple[list[FrameNode], dict]:
@@ -362,11 +386,11 @@ def clump_root(objects: list):
     return next((o for o in ordered if IMPORT_TRANSFORM in o), ordered[0] if ordered else None)
 
 
-def _bone_frame(entries: dict, frame_index) -> tuple | None:
-    """The bone frame a skinned atomic hung from (by its imported frame index)."""
+def _recorded_frame(entries: dict, frame_index) -> tuple | None:
+    """The bone or empty frame a skinned atomic hung from (by its imported frame index)."""
     if frame_index is None:
         return None
     for key, (_, node, _, _) in entries.items():
-        if key[0] == "bone" and node.extras.get("rw_frame_index") == int(frame_index):
+        if key[0] in ("bone", "empty") and node.extras.get("rw_frame_index") == int(frame_index):
             return key
     return None

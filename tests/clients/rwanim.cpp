@@ -4,7 +4,11 @@
 // with librw's Animation::streamWrite. "txd IN OUTDIR" reads a texture
 // dictionary with TexDictionary::streamRead and writes each texture's level 0,
 // as librw's Raster::toImage gives it in 32 bits, to OUTDIR/NAME.rgba.
+// "pose DFF ANM TIME" reads a clump and an animation, plays the animation on
+// the clump's HAnim hierarchy for TIME seconds (AnimInterpolator::addTime) and
+// prints each node's matrix from HAnimHierarchy::updateMatrices.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <rw.h>
 
@@ -29,6 +33,33 @@ static int anm(const char *in, const char *out){
 		if(!o.open(out, "wb")){ fprintf(stderr, "cannot write %s\n", out); return 1; }
 		a->streamWrite(&o);
 		o.close();
+	}
+	return 0;
+}
+
+static int pose(const char *dff, const char *in, float t){
+	StreamFile s;
+	if(!s.open(dff, "rb")){ fprintf(stderr, "cannot open %s\n", dff); return 1; }
+	if(!findChunk(&s, ID_CLUMP, nil, nil)){ fprintf(stderr, "%s: no clump\n", dff); return 1; }
+	Clump *c = Clump::streamRead(&s);
+	s.close();
+	if(c == nil){ fprintf(stderr, "%s: Clump::streamRead failed\n", dff); return 1; }
+	HAnimHierarchy *h = HAnimHierarchy::get(c);
+	if(h == nil){ fprintf(stderr, "%s: no HAnim hierarchy\n", dff); return 1; }
+	h->attach();
+	if(!s.open(in, "rb")){ fprintf(stderr, "cannot open %s\n", in); return 1; }
+	if(!findChunk(&s, ID_ANIMANIMATION, nil, nil)){ fprintf(stderr, "%s: no animation chunk\n", in); return 1; }
+	Animation *a = Animation::streamRead(&s);
+	s.close();
+	if(a == nil){ fprintf(stderr, "%s: Animation::streamRead failed\n", in); return 1; }
+	h->interpolator->setCurrentAnim(a);
+	h->interpolator->addTime(t);
+	h->updateMatrices();
+	for(int32 i = 0; i < h->numNodes; i++){
+		Matrix *m = &h->matrices[i];
+		printf("node %d %d %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", i, h->nodeInfo[i].id,
+		       m->right.x, m->right.y, m->right.z, m->up.x, m->up.y, m->up.z,
+		       m->at.x, m->at.y, m->at.z, m->pos.x, m->pos.y, m->pos.z);
 	}
 	return 0;
 }
@@ -64,8 +95,9 @@ static int txd(const char *in, const char *outdir){
 }
 
 int main(int argc, char **argv){
-	if(argc < 3 || (strcmp(argv[1], "anm") != 0 && strcmp(argv[1], "txd") != 0)){
-		fprintf(stderr, "usage: %s anm IN.anm [OUT.anm] | txd IN.txd OUTDIR\n", argv[0]);
+	if(argc < 3 || (strcmp(argv[1], "anm") != 0 && strcmp(argv[1], "txd") != 0 &&
+	                strcmp(argv[1], "pose") != 0)){
+		fprintf(stderr, "usage: %s anm IN.anm [OUT.anm] | txd IN.txd OUTDIR | pose IN.dff IN.anm TIME\n", argv[0]);
 		return 2;
 	}
 	Engine::init();
@@ -74,5 +106,7 @@ int main(int argc, char **argv){
 	Engine::start();
 	if(strcmp(argv[1], "txd") == 0)
 		return argc > 3 ? txd(argv[2], argv[3]) : 2;
+	if(strcmp(argv[1], "pose") == 0)
+		return argc > 4 ? pose(argv[2], argv[3], (float)atof(argv[4])) : 2;
 	return anm(argv[2], argc > 3 ? argv[3] : nullptr);
 }
