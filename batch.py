@@ -649,8 +649,10 @@ def _dispatch(args) -> int:
         return _pack(args)
     if cmd == "import":
         return _import(args)
-    if cmd == "convert" and _bridged(args):
-        return _convert_scene(args)
+    if cmd == "convert":
+        _check_convert_extensions(args)
+        if _bridged(args):
+            return _convert_scene(args)
     return _per_file(args)
 
 
@@ -771,6 +773,21 @@ def _bridged(args) -> bool:
     return any(bridge_of(p) for p in [*args.inputs, args.output, *(args.to or [])])
 
 
+def _check_convert_extensions(args) -> None:
+    """A usage error that lists every extension convert knows (RigPort's and
+    Blender's glTF, FBX and USD) for a named input or output file it does not."""
+    known = {*io_formats.registry.extensions(), *cli.bridges.extensions()}
+    out_folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
+    named = [p for p in args.inputs if not os.path.isdir(p)]
+    for path in [*named, *([] if out_folder else [args.output])]:
+        ext = cli.members.ext(path)
+        if ext not in known:
+            raise UsageError(
+                f"{path}: unknown extension {ext or '(none)'!r} "
+                f"(expected {', '.join(sorted(known))}, or a folder)"
+            )
+
+
 def _safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "action"
 
@@ -792,7 +809,7 @@ def _convert_scene(args) -> int:
         return 1 if bridges.bridge_of(task.item) else order[cli.outputs.kind_of(task.item)]
 
     tasks.sort(key=rank)
-    stem = os.path.splitext(cli.members.file_name(tasks[0].item))[0] if tasks else "scene"
+    stem = os.path.splitext(os.path.basename(cli.members.file_name(tasks[0].item)))[0]
     folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
     if folder:
         inputs.check_output_folder(args.output)

@@ -103,7 +103,8 @@ def import_file(path: str, state: dict, options: dict) -> str:
     before_objects, before_actions = set(bpy.data.objects), set(bpy.data.actions)
     path = os.path.abspath(path)
     if bridge.key == "gltf":
-        _run(bpy, "import_scene.gltf", filepath=path)
+        # no icosphere made to draw the bones: it would be exported as a mesh
+        _run(bpy, "import_scene.gltf", filepath=path, disable_bone_shape=True)
     elif bridge.key == "fbx":
         scale = options.get("scale") or 1.0
         if _has_operator(bpy, "wm.fbx_import"):
