@@ -9,6 +9,10 @@ Commands (FILE may be a folder: its files with a known extension, sorted):
     inspect FILE...                codec only: JSON summary on stdout
     roundtrip IN... OUT [--model M]            import, export in the same format
     convert IN... OUT [--to EXT...] [--model M]  import, export as OUT's (or --to's) format
+                                   with .glb .gltf .fbx .usd .usda .usdc on a side:
+                                   one scene, through Blender's own add-ons
+                                   [--axis-forward A] [--axis-up A] [--scale S]
+                                   [--action NAME] (cli/bridges.py)
     import FILE... [--save OUT.blend] [--all-lods]   one scene: models, then animations
     pack DIR OUT.pak [--lz4] [--rbfx]          codec only: a package of DIR's files
 
