@@ -17,7 +17,9 @@ timeline, so one action only. FBX is read by the C++ importer (``wm.fbx_import``
 
 from __future__ import annotations
 
+import json
 import os
+import struct
 from dataclasses import dataclass
 
 from . import UsageError, members
@@ -116,6 +118,8 @@ def import_file(path: str, state: dict, options: dict) -> str:
         _run(bpy, "wm.usd_import", filepath=path)
     new = [o for o in bpy.data.objects if o not in before_objects]
     actions = [a for a in bpy.data.actions if a not in before_actions]
+    if bridge.key == "gltf":
+        _name_after_animations(actions, _gltf_animation_names(path))
     state.setdefault("objects", []).extend(new)
     armatures = [o for o in new if o.type == "ARMATURE"]
     if armatures and state.get("armature") is None:
@@ -129,6 +133,32 @@ def import_file(path: str, state: dict, options: dict) -> str:
         f"{bridge.label}: {_count(meshes, 'mesh', 'meshes')}, {_count(bones, 'bone')}, "
         f"{_count(len(actions), 'action')}"
     )
+
+
+def _gltf_animation_names(path: str) -> list[str]:
+    """The names of the animations in a .glb or .gltf file (its JSON)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] == b"glTF":  # header, then the first chunk: length, b"JSON", the JSON
+        length = struct.unpack_from("<I", data, 12)[0]
+        data = data[20 : 20 + length]
+    doc = json.loads(data)
+    return [a.get("name", "") for a in doc.get("animations", [])]
+
+
+def _name_after_animations(actions: list, names: list[str]) -> None:
+    """Give each action the name of the glTF animation it came from: the glTF
+    importer of 4.2 calls it ``ANIMATION_OBJECT`` (later versions ``ANIMATION``),
+    and RigPort's animation files are named after their actions."""
+    for action in actions:
+        for name in names:
+            if name and action.name.startswith(name + "_") and not _taken(actions, name):
+                action.name = name
+                break
+
+
+def _taken(actions: list, name: str) -> bool:
+    return any(a.name == name for a in actions)
 
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:
