@@ -781,9 +781,10 @@ def _check_convert_extensions(args) -> None:
     """A usage error that lists every extension convert knows (RigPort's and
     Blender's glTF, FBX and USD) for a named input or output file it does not."""
     known = {*io_formats.registry.extensions(), *cli.bridges.extensions()}
-    out_folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
+    # an OUT without an extension, or with --to, is a folder: the planner checks it
+    out_file = not args.to and cli.members.ext(args.output) and not os.path.isdir(args.output)
     named = [p for p in args.inputs if not os.path.isdir(p)]
-    for path in [*named, *([] if out_folder else [args.output])]:
+    for path in [*named, *([args.output] if out_file else [])]:
         ext = cli.members.ext(path)
         if ext not in known:
             raise UsageError(
