@@ -58,9 +58,10 @@ def bridge_of(path: str) -> Bridge | None:
 def check_options(options: dict, paths: list[str]) -> None:
     """A usage error for an axis or scale flag that none of ``paths`` can use:
     glTF is +Y up in metres by definition; USD and FBX take axes, FBX a scale."""
-    axes = options.get("axis_forward") or options.get("axis_up")
-    if options.get("axis_forward") and options.get("axis_forward") == options.get("axis_up"):
-        raise UsageError("--axis-forward and --axis-up must differ")
+    forward, up = options.get("axis_forward"), options.get("axis_up")
+    axes = forward or up
+    if forward and up and forward[-1] == up[-1]:
+        raise UsageError(f"--axis-forward {forward} and --axis-up {up}: the same axis")
     keys = {b.key for p in paths if (b := bridge_of(p)) is not None}
     if axes and not keys & {"fbx", "usd"}:
         raise UsageError("--axis-forward and --axis-up apply to .fbx and .usd (glTF is +Y up)")

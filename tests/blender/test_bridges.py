@@ -208,11 +208,26 @@ def test_fbx_and_usd_back_into_urho3d(jack, tmp_path):
         assert len(mdl.read(out.read_bytes()).bones) == bones
 
 
+def test_axis_and_scale_flags(jack, tmp_path):
+    bones = len(mdl.read(jack[0].read_bytes()).bones)
+    fbx = tmp_path / "jack.fbx"
+    convert(*jack, fbx, "--axis-forward", "Y", "--axis-up", "Z", "--scale", "0.5")
+    usd = tmp_path / "jack.usda"
+    convert(*jack, usd, "--axis-forward", "Y", "--axis-up", "Z")
+    assert read_usd(usd)["skeletons"] == [bones]
+    out = tmp_path / "back.mdl"
+    convert(fbx, out, "--scale", "2")
+    assert len(mdl.read(out.read_bytes()).bones) == bones
+
+
 def test_usage(jack, tmp_path):
     proc = run_batch("convert", jack[0], tmp_path / "jack.obj")
     assert proc.returncode == 2
     assert all(ext in proc.stderr for ext in (".glb", ".gltf", ".fbx", ".usd", ".mdl"))
     proc = run_batch("convert", jack[0], tmp_path / "jack.glb", "--scale", "2")
     assert proc.returncode == 2 and "--scale applies to .fbx" in proc.stderr
+    # a negative axis is given with "=": argparse takes "-Y" alone for an option
+    proc = run_batch("convert", jack[0], tmp_path / "j.fbx", "--axis-up=Y", "--axis-forward=-Y")
+    assert proc.returncode == 2 and "the same axis" in proc.stderr
     proc = run_batch("convert", *jack, tmp_path / "jack.glb", "--action", "Run")
     assert proc.returncode == 2 and "no such action" in proc.stderr
