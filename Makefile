@@ -40,12 +40,12 @@ help:
 	@echo "make demo      every format through import, export and check, on bpy 5.0"
 	@echo "make bench     every format's benchmark into BENCHMARKS.md"
 	@echo "make package   validate and build the extension zips into dist/"
-	@echo "make venv      create .venv/bpy42, bpy45, bpy50, bpy52 and .venv/lint"
+	@echo "make venv      create .venv/bpy42, bpy45, bpy50, bpy52, .venv/lint and .venv/node"
 	@echo "make clean     remove dist/ and caches;  make distclean: also .venv/"
 	@echo "Python: PYTHON311=... PYTHON313=... (found: $(or $(PYTHON311),none) and $(or $(PYTHON313),none))"
 	@echo "Extra pytest arguments: make test PYTEST_ARGS='-q -k mdl'"
 
-venv: $(foreach v,$(VERSIONS),$(VENV)/bpy$(v)/.stamp) $(VENV)/lint/.stamp
+venv: $(foreach v,$(VERSIONS),$(VENV)/bpy$(v)/.stamp) $(VENV)/lint/.stamp $(VENV)/node/.stamp
 
 # The interpreter each environment needs, checked before use.
 python_for = $(if $(filter 52,$(1)),$(PYTHON313),$(PYTHON311))
@@ -72,6 +72,17 @@ $(VENV)/lint/.stamp: requirements/lint.txt
 	$(VENV)/lint/bin/python $(PIP_INSTALL) -r requirements/lint.txt
 	mkdir -p $(VENV)/bin && ln -sf ../lint/bin/ruff $(VENV)/bin/ruff
 	touch $@
+
+# Node packages (the glTF-Validator) from requirements/npm.txt into .venv/node.
+# Without npm the tests that need them are skipped, so this only warns.
+$(VENV)/node/.stamp: requirements/npm.txt
+	@if command -v npm >/dev/null 2>&1; then \
+	  echo "== installing requirements/npm.txt into $(VENV)/node"; \
+	  npm install --prefix $(VENV)/node --no-audit --no-fund --no-save \
+	    $$(grep -v '^#' requirements/npm.txt) && touch $@; \
+	else \
+	  echo "warning: npm is missing: the glTF-Validator tests will be skipped" >&2; \
+	fi
 
 lint: $(VENV)/lint/.stamp
 	$(RUFF) check .

@@ -9,6 +9,10 @@ Commands (FILE may be a folder: its files with a known extension, sorted):
     inspect FILE...                codec only: JSON summary on stdout
     roundtrip IN... OUT [--model M]            import, export in the same format
     convert IN... OUT [--to EXT...] [--model M]  import, export as OUT's (or --to's) format
+                                   with .glb .gltf .fbx .usd .usda .usdc on a side:
+                                   one scene, through Blender's own add-ons
+                                   [--axis-forward A] [--axis-up A] [--scale S]
+                                   [--action NAME] (cli/bridges.py)
     import FILE... [--save OUT.blend] [--all-lods]   one scene: models, then animations
     pack DIR OUT.pak [--lz4] [--rbfx]          codec only: a package of DIR's files
 
@@ -75,6 +79,7 @@ def submodule(name: str) -> types.ModuleType:
 
 
 for _name in (
+    "cli.bridges",
     "cli.inputs",
     "cli.journal",
     "cli.members",
@@ -426,6 +431,7 @@ def _parser() -> argparse.ArgumentParser:
                 help="output extension(s) when OUT is a folder, e.g. --to .dff "
                 "(one per kind: --to .mdl --to .ani)",
             )
+            _bridge_options(s)
     s = add("import", "import files into one scene (models first, then animations)")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.add_argument("--save", metavar="OUT.blend", help="save the result as a .blend file")
@@ -436,6 +442,39 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--lz4", action="store_true", help="LZ4-compress (ULZ4, or RLZ4 with --rbfx)")
     s.add_argument("--rbfx", action="store_true", help="rbfx layout (RPAK/RLZ4)")
     return p
+
+
+def _bridge_options(p: argparse.ArgumentParser) -> None:
+    """The flags of a conversion to or from glTF, FBX or USD (``cli/bridges.py``)."""
+    axes = cli.bridges.AXES
+    p.add_argument(
+        "--axis-forward",
+        dest="bridge_forward",
+        choices=axes,
+        metavar="AXIS",
+        help="FBX and USD: the file's forward axis (FBX default -Z, USD default -Z)",
+    )
+    p.add_argument(
+        "--axis-up",
+        dest="bridge_up",
+        choices=axes,
+        metavar="AXIS",
+        help="FBX and USD: the file's up axis (default Y)",
+    )
+    p.add_argument(
+        "--scale",
+        dest="bridge_scale",
+        type=float,
+        metavar="S",
+        help="FBX: scale applied on import and export (default 1.0)",
+    )
+    p.add_argument(
+        "--action",
+        dest="bridge_actions",
+        action="append",
+        metavar="NAME",
+        help="export only this action (repeat for several; default: every action)",
+    )
 
 
 def _global_options(p: argparse.ArgumentParser) -> None:
@@ -614,6 +653,10 @@ def _dispatch(args) -> int:
         return _pack(args)
     if cmd == "import":
         return _import(args)
+    if cmd == "convert":
+        _check_convert_extensions(args)
+        if _bridged(args):
+            return _convert_scene(args)
     return _per_file(args)
 
 
@@ -726,6 +769,164 @@ def _import(args) -> int:
         bl.bpy.ops.wm.save_as_mainfile(filepath=path)
         print(f"saved {args.save}", file=prog.stream, flush=True)
     return _finish(args, prog)
+
+
+def _bridged(args) -> bool:
+    """Whether a conversion has glTF, FBX or USD on one side (``cli/bridges.py``)."""
+    bridge_of = cli.bridges.bridge_of
+    return any(bridge_of(p) for p in [*args.inputs, args.output, *(args.to or [])])
+
+
+def _check_convert_extensions(args) -> None:
+    """A usage error that lists every extension convert knows (RigPort's and
+    Blender's glTF, FBX and USD) for a named input or output file it does not."""
+    known = {*io_formats.registry.extensions(), *cli.bridges.extensions()}
+    # an OUT without an extension, or with --to, is a folder: the planner checks it
+    out_file = not args.to and cli.members.ext(args.output) and not os.path.isdir(args.output)
+    named = [p for p in args.inputs if not os.path.isdir(p)]
+    for path in [*named, *([args.output] if out_file else [])]:
+        ext = cli.members.ext(path)
+        if ext not in known:
+            raise UsageError(
+                f"{path}: unknown extension {ext or '(none)'!r} "
+                f"(expected {', '.join(sorted(known))}, or a folder)"
+            )
+
+
+def _safe_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "action"
+
+
+def _convert_scene(args) -> int:
+    """``convert`` with glTF, FBX or USD on one side: every input imported into one
+    scene (models first, then animations), then each output written from it. OUT
+    is a file, or a folder with ``--to`` (an animation extension writes one file
+    per action, ``STEM_ACTION.ani``)."""
+    inputs, progress, bridges = cli.inputs, cli.progress, cli.bridges
+    if args.shard or args.resume:
+        raise UsageError("--shard and --resume do not apply to a glTF, FBX or USD conversion")
+    if args.model:
+        raise UsageError("--model does not apply to a glTF, FBX or USD conversion: name the model")
+    tasks = inputs.expand(args.inputs, args.recursive, extra=bridges.extensions())
+    order = {"package": 0, "model": 1, "animation": 2, "other": 3}
+
+    def rank(task) -> int:
+        return 1 if bridges.bridge_of(task.item) else order[cli.outputs.kind_of(task.item)]
+
+    tasks.sort(key=rank)
+    stem = os.path.splitext(os.path.basename(cli.members.file_name(tasks[0].item)))[0]
+    folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
+    if folder:
+        inputs.check_output_folder(args.output)
+        if not args.to:
+            raise UsageError(
+                f"{args.output}: converting into a folder needs --to EXT (e.g. --to .glb)"
+            )
+        known = [*io_formats.registry.extensions(), *bridges.extensions()]
+        outs = []
+        for ext in args.to:
+            ext = (ext if ext.startswith(".") else "." + ext).lower()
+            if ext not in known:
+                raise UsageError(
+                    f"--to {ext}: unknown extension (expected {', '.join(sorted(known))})"
+                )
+            outs.append(os.path.join(args.output, stem + ext))
+    else:
+        inputs.check_output_file(args.output)
+        outs = [args.output]
+    for out in outs:
+        if not bridges.bridge_of(out):
+            _kind_for_export(out)  # a usage error for an unknown extension
+    options = {
+        "axis_forward": args.bridge_forward,
+        "axis_up": args.bridge_up,
+        "scale": args.bridge_scale,
+        "action": args.bridge_actions,
+    }
+    bridges.check_options(options, [t.item for t in tasks] + outs)
+    bl = blender()
+    bl.reset()
+    state: dict = {"actions": []}
+    rigport_options = {**vars(args), "all_lods": True}
+
+    def load(task) -> str:
+        if bridges.bridge_of(task.item):
+            return bridges.import_file(task.item, state, options)
+        line = bl.import_file(task.item, state, rigport_options)
+        if state.get("action") is not None and state["action"] not in state["actions"]:
+            state["actions"].append(state["action"])
+        return line
+
+    def work(task):
+        if task.skip:
+            return progress.Result(task.item, progress.SKIPPED, detail=task.skip)
+        return _attempt(task.item, lambda: progress.Result.ok(task.item, load(task)))
+
+    prog = progress.Progress(len(tasks) + len(outs))
+    out_tasks = [inputs.Task(out) for out in outs]
+
+    def step(task):
+        if task in out_tasks:
+            if prog.count(progress.FAILED):
+                return progress.Result(task.item, progress.NOT_RUN, detail="after a failure")
+            return _attempt(
+                task.item,
+                lambda: progress.Result.ok(
+                    task.item, _write_scene(bl, task.item, state, options, folder, stem)
+                ),
+                task.item,
+            )
+        return work(task)
+
+    _run_list(args, [*tasks, *out_tasks], step, prog)
+    return _finish(args, prog)
+
+
+def _kind_for_export(path: str) -> str:
+    """The kind (model or animation) RigPort writes at ``path``."""
+    kind = cli.outputs.kind_of(path)
+    if kind not in ("model", "animation"):
+        known = [*io_formats.registry.extensions(), *cli.bridges.extensions()]
+        raise UsageError(
+            f"{path}: unknown extension {cli.members.ext(path) or '(none)'!r} "
+            f"(expected {', '.join(sorted(known))})"
+        )
+    return kind
+
+
+def _write_scene(bl, out: str, state: dict, options: dict, folder: bool, stem: str) -> str:
+    """Write the scene ``state`` holds to ``out``: glTF, FBX or USD through Blender,
+    else RigPort's exporter (one file per action for an animation into a folder)."""
+    bridges = cli.bridges
+    if bridges.bridge_of(out):
+        return bridges.export_file(out, state, options)
+    if _kind_for_export(out) == "model":
+        return f"wrote {out}{bl.export_file(out, state, {}, 'model')}"
+    actions = bridges.chosen_actions(state, options["action"])
+    if not actions:
+        raise UsageError(f"{out}: the inputs have no animation to write")
+    compat = submodule("operators.blender.compat")
+    armature = state.get("armature")
+    written, notes = [], []
+    chosen = actions if folder else actions[:1]
+    for action in chosen:
+        path = out
+        if folder:
+            base = os.path.join(os.path.dirname(out), f"{stem}_{_safe_name(action.name)}")
+            path = base + cli.members.ext(out)
+        if armature is not None:
+            compat.assign_action(armature, action)
+        state["action"] = action
+        notes.append(bl.export_file(path, state, {}, "animation"))
+        written.append(path)
+    left = [a.name for a in actions[len(chosen) :]]
+    warning = ""
+    if left:
+        warning = (
+            f"; warning: one animation per file: {', '.join(left)} not written "
+            "(choose with --action, or convert into a folder with --to)"
+        )
+    return f"wrote {', '.join(written)}{''.join(notes)}{warning}"
 
 
 def _resumed(args, tasks: list, stream) -> dict:

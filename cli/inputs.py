@@ -74,12 +74,18 @@ def walk(folder: str, recursive: bool) -> list[Task]:
     return tasks
 
 
-def expand(paths: list[str], recursive: bool = False, open_containers: bool = False) -> list[Task]:
+def expand(
+    paths: list[str],
+    recursive: bool = False,
+    open_containers: bool = False,
+    extra: list[str] | None = None,
+) -> list[Task]:
     """Tasks for the command line's paths, in order: a folder is walked (into its
     subfolders with ``recursive``); with ``open_containers`` a container is
     followed by the files in it that RigPort reads. A named file with an unknown
-    extension is a usage error."""
-    known = set(registry.extensions())
+    extension is a usage error; ``extra`` extensions (Blender's glTF, FBX, USD)
+    are accepted for named files."""
+    known = set(registry.extensions()) | set(extra or [])
     tasks: list[Task] = []
     for path in paths:
         if members.split_member(path)[1] is None and os.path.isdir(path):
