@@ -101,17 +101,36 @@ def _choose_armature_and_lods(state: _ModelExport) -> None:
 
 
 def _check_topology(state: _ModelExport) -> None:
-    """The objects whose faces, corners or vertex count differ from the import's:
-    their kept layout and per-vertex data no longer describe them (one INFO line)."""
-    state.rebuilt = sorted(
-        o.name for o in state.objects if fingerprint.topology_changed(o, FINGERPRINT)
+    """The objects whose kept layout and per-vertex data no longer describe them
+    (one INFO line each kind): their faces, corners or vertex count differ from
+    the import's, or they hold ``urho:*`` data without the layout it belongs to
+    (kept data forgotten, or an imported mesh joined into a new one)."""
+    changed, orphaned = [], []
+    for obj in state.objects:
+        if fingerprint.topology_changed(obj, FINGERPRINT):
+            changed.append(obj.name)
+        elif _orphaned(obj):
+            orphaned.append(obj.name)
+    state.rebuilt = sorted(changed + orphaned)
+    for names, why in (
+        (changed, "the mesh's topology changed since import"),
+        (orphaned, "its Urho3D vertex data no longer has the layout it came with"),
+    ):
+        if names:
+            listed = ", ".join(sorted(names)[:3]) + (" ..." if len(names) > 3 else "")
+            state.result.info(
+                f"the vertex layout was rebuilt from Blender because {why} ({listed})"
+            )
+
+
+def _orphaned(obj) -> bool:
+    """``obj`` holds the file's per-vertex data but neither the fingerprint nor the
+    layout that say which mesh it describes."""
+    if fingerprint.stored(obj, FINGERPRINT) is not None or read_prop(obj, "urho_layout"):
+        return False
+    return any(
+        a.name.startswith("urho:") and a.domain in ("POINT", "CORNER") for a in obj.data.attributes
     )
-    if state.rebuilt:
-        names = ", ".join(state.rebuilt[:3]) + (" ..." if len(state.rebuilt) > 3 else "")
-        state.result.info(
-            f"the vertex layout was rebuilt from Blender because the mesh's topology "
-            f"changed since import ({names})"
-        )
 
 
 def _without_kept(mesh: Mesh) -> None:

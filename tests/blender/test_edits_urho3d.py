@@ -164,7 +164,7 @@ def _bm_edit(bpy, obj, edit) -> None:
 def _subdivide(bpy, arm, body):
     mod = body.modifiers.new("Subdivision", "SUBSURF")
     mod.levels = 1
-    return False  # its shape keys cannot be carried through a changed vertex count
+    return body, False  # its shape keys cannot be carried through a changed vertex count
 
 
 def _extrude(bpy, arm, body):
@@ -177,7 +177,7 @@ def _extrude(bpy, arm, body):
         bmesh.ops.translate(bm, vec=(0.0, 0.0, 0.05), verts=verts)
 
     _bm_edit(bpy, body, edit)
-    return True
+    return body, True
 
 
 def _dissolve(bpy, arm, body):
@@ -191,7 +191,7 @@ def _dissolve(bpy, arm, body):
         assert max(len(f.verts) for f in bm.faces) > 4  # an n-gon
 
     _bm_edit(bpy, body, edit)
-    return True
+    return body, True
 
 
 def _cut_edges(bpy, arm, body):
@@ -202,7 +202,7 @@ def _cut_edges(bpy, arm, body):
         bmesh.ops.subdivide_edges(bm, edges=edges, cuts=1, use_grid_fill=True)
 
     _bm_edit(bpy, body, edit)
-    return True
+    return body, True
 
 
 def _delete_faces(bpy, arm, body):
@@ -212,10 +212,11 @@ def _delete_faces(bpy, arm, body):
         bmesh.ops.delete(bm, geom=list(bm.faces[: len(bm.faces) // 10]), context="FACES")
 
     _bm_edit(bpy, body, edit)
-    return True
+    return body, True
 
 
-def _join_cube(bpy, arm, body):
+def _cube(bpy, arm, body):
+    """A new cube above ``body``, parented to ``arm`` and weighted to its first bone."""
     import bmesh
     from mathutils import Vector
 
@@ -232,11 +233,28 @@ def _join_cube(bpy, arm, body):
         cube.matrix_parent_inverse = arm.matrix_world.inverted()
         group = cube.vertex_groups.new(name=arm.data.bones[0].name)
         group.add(list(range(len(me.vertices))), 1.0, "REPLACE")
+        cube.modifiers.new("Armature", "ARMATURE").object = arm
+    return cube
+
+
+def _join(bpy, into, other) -> None:
     for o in bpy.context.view_layer.objects:
-        o.select_set(o in (cube, body))
-    bpy.context.view_layer.objects.active = body
+        o.select_set(o in (into, other))
+    bpy.context.view_layer.objects.active = into
     assert bpy.ops.object.join() == {"FINISHED"}
-    return True
+
+
+def _join_cube(bpy, arm, body):
+    _join(bpy, body, _cube(bpy, arm, body))
+    return body, True
+
+
+def _join_into_new(bpy, arm, body):
+    """The imported mesh joined into a new one: its ``urho:*`` data comes along
+    without the layout and fingerprint, which stay on the imported object."""
+    cube = _cube(bpy, arm, body)
+    _join(bpy, cube, body)
+    return cube, False
 
 
 EDITS = {
@@ -246,6 +264,7 @@ EDITS = {
     "cut-edges": _cut_edges,
     "delete-faces": _delete_faces,
     "join-cube": _join_cube,
+    "join-into-new": _join_into_new,
 }
 
 
@@ -255,7 +274,7 @@ def test_edit_exports_the_edited_mesh(blank_blend, tmp_path, source, edit):
     src = tmp_path / "in.mdl"
     src.write_bytes(source)
     arm, body = _import(bpy, src)
-    keeps_keys = EDITS[edit](bpy, arm, body)
+    body, keeps_keys = EDITS[edit](bpy, arm, body)
     expected = _evaluated(bpy, body)
     offsets = _offsets(body) if keeps_keys else {}
     out = tmp_path / "out.mdl"
@@ -277,7 +296,7 @@ def test_rebuilt_layout_is_said(blank_blend, tmp_path):
     src = tmp_path / "in.mdl"
     src.write_bytes(mdl.write(samples.skinned_model(**SAMPLE)))
     arm, body = _import(bpy, src)
-    _extrude(bpy, arm, body)
+    body, _ = _extrude(bpy, arm, body)
     result = export_mdl(bpy.context, str(tmp_path / "o.mdl"), [body], ModelExportOptions())
     assert any("topology changed" in m.text for m in result.messages)
     assert not result.warnings
