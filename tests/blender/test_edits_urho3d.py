@@ -88,6 +88,24 @@ def _surface(obj, me) -> tuple[np.ndarray, np.ndarray]:
     return world, tris.reshape(-1, 3)
 
 
+def _assert_tangent_frames(model: mdl.Model, orthogonal: bool = False) -> None:
+    """Every written tangent is a unit vector with a bitangent sign of +-1;
+    ``orthogonal``: at right angles to its normal too (a mesh with usable UVs
+    everywhere and no vertex merged across corners: not Jack's degenerate UVs)."""
+    for vb in model.vertex_buffers:
+        names = vb.data.dtype.names
+        normal = next((n for n in names if n.lower().startswith("normal")), None)
+        tangent = next((n for n in names if n.lower().startswith("tangent")), None)
+        if normal is None or tangent is None:
+            continue
+        t = vb.data[tangent].astype(np.float64)
+        n = vb.data[normal].astype(np.float64)
+        assert np.allclose(np.linalg.norm(t[:, :3], axis=1), 1.0, atol=1e-3)
+        if orthogonal:
+            assert np.abs(np.einsum("ij,ij->i", t[:, :3], n)).max() < 1e-2
+        assert np.allclose(np.abs(t[:, 3]), 1.0)
+
+
 def _area(world: np.ndarray, tris: np.ndarray) -> float:
     a, b, c = (world[tris[:, k]] for k in range(3))
     return float(0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1).sum())
@@ -279,7 +297,9 @@ def test_edit_exports_the_edited_mesh(blank_blend, tmp_path, source, edit):
     offsets = _offsets(body) if keeps_keys else {}
     out = tmp_path / "out.mdl"
     _export(bpy, out, [o for o in (arm, body) if o is not None])
-    assert engine_rules.check(mdl.read(out.read_bytes())) == []
+    written = mdl.read(out.read_bytes())
+    assert engine_rules.check(written) == []
+    _assert_tangent_frames(written)
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     _, again = _import(bpy, out)
@@ -324,6 +344,7 @@ def test_unedited_model_is_byte_identical(blank_blend, tmp_path, corpus_dir_or_n
 
 @pytest.mark.parametrize("target", ["urho3d_mdl", "unigine_mesh"])
 def test_fresh_cylinder_with_ngon_caps(blank_blend, tmp_path, target):
+    """n-gon caps: tangents computed on their triangles."""
     bpy = blank_blend
     bpy.ops.mesh.primitive_cylinder_add(vertices=12, radius=0.5, depth=2.0)
     cyl = bpy.context.active_object
@@ -333,7 +354,10 @@ def test_fresh_cylinder_with_ngon_caps(blank_blend, tmp_path, target):
     out = tmp_path / f"cylinder{ext}"
     _export(bpy, out, [cyl], target)
     if target == "urho3d_mdl":
-        assert engine_rules.check(mdl.read(out.read_bytes())) == []
+        written = mdl.read(out.read_bytes())
+        assert engine_rules.check(written) == []
+        _assert_tangent_frames(written, orthogonal=True)
+        assert any("tangent" in n.lower() for n in written.vertex_buffers[0].data.dtype.names)
     else:
         unigine_mesh.read(out.read_bytes())
     bpy.ops.wm.read_factory_settings(use_empty=True)
