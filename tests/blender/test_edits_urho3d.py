@@ -365,3 +365,24 @@ def test_fresh_cylinder_with_ngon_caps(blank_blend, tmp_path, target):
     assert importer(filepath=str(out)) == {"FINISHED"}
     again = next(o for o in bpy.data.objects if o.type == "MESH")
     _assert_same_surface(expected, _surface(again, again.data))
+
+
+def test_fingerprint_names_what_changed(blank_blend, tmp_path):
+    """The import's fingerprint: nothing changed, then positions alone (moving a
+    vertex), then the topology (extruding); a fresh mesh has none."""
+    from rigport.operators.blender import fingerprint
+    from rigport.operators.urho3d.kept import FINGERPRINT
+
+    bpy = blank_blend
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(samples.skinned_model(**SAMPLE)))
+    arm, body = _import(bpy, src)
+    assert fingerprint.changed(body, FINGERPRINT) == set()
+    body.data.vertices[0].co.x += 0.5
+    assert fingerprint.changed(body, FINGERPRINT) == {fingerprint.POSITIONS}
+    assert not fingerprint.topology_changed(body, FINGERPRINT)
+    _extrude(bpy, arm, body)
+    assert fingerprint.topology_changed(body, FINGERPRINT)
+    assert fingerprint.TOPOLOGY in fingerprint.changed(body, FINGERPRINT)
+    bpy.ops.mesh.primitive_cube_add()
+    assert fingerprint.changed(bpy.context.active_object, FINGERPRINT) is None
