@@ -361,6 +361,18 @@ def triangle_tangents(obj: bpy.types.Object) -> np.ndarray:
 
 
 def _tangents(me, nl: int) -> np.ndarray:
+    """Blender's tangents (xyz, bitangent sign) per corner, from the first UV map.
+    Blender computes them for triangles and quads only: a mesh with n-gons is
+    triangulated first (:func:`_triangulated_tangents`)."""
+    nf = len(me.polygons)
+    totals = np.empty(nf, np.int32)
+    me.polygons.foreach_get("loop_total", totals)
+    if nf and int(totals.max()) > 4:
+        return _triangulated_tangents(me, nl)
+    return _calc_tangents(me, nl)
+
+
+def _calc_tangents(me, nl: int) -> np.ndarray:
     me.calc_tangents(uvmap=me.uv_layers[0].name)
     tan = np.empty(nl * 3, np.float32)
     me.loops.foreach_get("tangent", tan)
@@ -368,6 +380,42 @@ def _tangents(me, nl: int) -> np.ndarray:
     me.loops.foreach_get("bitangent_sign", sign)
     me.free_tangents()
     return np.concatenate([tan.reshape(nl, 3), sign[:, None]], axis=1)
+
+
+def _triangulated_tangents(me, nl: int) -> np.ndarray:
+    """Tangents per corner of a mesh with n-gons: computed on a temporary mesh of
+    its triangles (Blender's triangulation, the same positions, first UV map and
+    corner normals), each corner taking the tangent of a triangle corner it
+    became (the triangles of a flat face share their tangent frame)."""
+    nv = len(me.vertices)
+    tri_loops, _ = triangle_corners(me)
+    nc = len(tri_loops)
+    pos = np.empty(nv * 3, np.float32)
+    me.attributes["position"].data.foreach_get("vector", pos)
+    corner_vert = _int_attribute(me, ".corner_vert", nl)
+    uv = np.empty(nl * 2, np.float32)
+    me.uv_layers[0].uv.foreach_get("vector", uv)
+    normals = np.empty(nl * 3, np.float32)
+    compat.get_corner_normals(me, normals)
+    tm = bpy.data.meshes.new("rigport-tangents")
+    try:
+        tm.vertices.add(nv)
+        tm.vertices.foreach_set("co", pos)
+        tm.loops.add(nc)
+        tm.loops.foreach_set("vertex_index", corner_vert[tri_loops])
+        tm.polygons.add(nc // 3)
+        tm.polygons.foreach_set("loop_start", np.arange(0, nc, 3, dtype=np.int32))
+        tm.update(calc_edges=True)
+        layer = tm.uv_layers.new(name=me.uv_layers[0].name)
+        layer.uv.foreach_set("vector", uv.reshape(nl, 2)[tri_loops].ravel())
+        tm.polygons.foreach_set("use_smooth", np.ones(nc // 3, bool))
+        compat.set_corner_normals(tm, normals.reshape(nl, 3)[tri_loops])
+        per_triangle_corner = _calc_tangents(tm, nc)
+    finally:
+        bpy.data.meshes.remove(tm)
+    out = np.zeros((nl, 4), np.float32)
+    out[tri_loops] = per_triangle_corner
+    return out
 
 
 def read_skin(

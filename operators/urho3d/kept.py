@@ -20,5 +20,10 @@ ALWAYS_HIDDEN = frozenset(
     {
         "_urho_tracks",
         "_urho_steps",
+        "_urho_fingerprint",
     }
 )
+
+#: Where an imported mesh object keeps the fingerprint of the mesh its kept layout
+#: and ``urho:*`` attributes describe (``operators.blender.fingerprint``).
+FINGERPRINT = "_urho_fingerprint"

@@ -24,12 +24,14 @@ from ...io_formats.urho3d.model_export import (
 )
 from ...io_formats.urho3d.model_import import GEOMETRY_ATTRIBUTE, TANGENT_ATTRIBUTE
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
+from ..blender import fingerprint
 from ..blender.armatures import one_armature
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop
 from ..blender.weights import reader_groups_kept
 from ..conventions import ExportTransform, file_matrix
 from ..result import Result
 from .axes import export_axes, export_convert
+from .kept import FINGERPRINT
 from .output import default_entry, package_path, write_output
 
 
@@ -63,6 +65,8 @@ class _ModelExport:
     by_lod: dict[int, list] = field(default_factory=dict)
     matrix: np.ndarray = field(default_factory=lambda: np.eye(4))
     lods: list[tuple[int, Mesh]] = field(default_factory=list)
+    rebuilt: list[str] = field(default_factory=list)  # objects whose topology changed
+    recorded: dict = field(default_factory=dict)
     layout: dict | None = None
     codec: ExportOptions | None = None
     model: mdl.Model | None = None
@@ -76,6 +80,7 @@ def export_mdl(context, path: str, objects: list, options: ModelExportOptions) -
     space, others in world space."""
     state = _ModelExport(objects, options)
     _choose_armature_and_lods(state)
+    _check_topology(state)
     _find_transform(state)
     _read_lods(state)
     _choose_layout(state)
@@ -94,6 +99,49 @@ def _choose_armature_and_lods(state: _ModelExport) -> None:
         state.skeleton = file_order(extract_skeleton(state.armature))
     for obj in state.objects:
         state.by_lod.setdefault(int(obj.get("urho_lod", 0)), []).append(obj)
+
+
+def _check_topology(state: _ModelExport) -> None:
+    """The objects whose kept layout and per-vertex data no longer describe them
+    (one INFO line each kind): their faces, corners or vertex count differ from
+    the import's, or they hold ``urho:*`` data without the layout it belongs to
+    (kept data forgotten, or an imported mesh joined into a new one)."""
+    changed, orphaned = [], []
+    for obj in state.objects:
+        if fingerprint.topology_changed(obj, FINGERPRINT):
+            changed.append(obj.name)
+        elif _orphaned(obj):
+            orphaned.append(obj.name)
+    state.rebuilt = sorted(changed + orphaned)
+    for names, why in (
+        (changed, "the mesh's topology changed since import"),
+        (orphaned, "its Urho3D vertex data no longer has the layout it came with"),
+    ):
+        if names:
+            listed = ", ".join(sorted(names)[:3]) + (" ..." if len(names) > 3 else "")
+            state.result.info(
+                f"the vertex layout was rebuilt from Blender because {why} ({listed})"
+            )
+
+
+def _orphaned(obj) -> bool:
+    """``obj`` holds the file's per-vertex data but neither the fingerprint nor the
+    layout that say which mesh it describes."""
+    if fingerprint.stored(obj, FINGERPRINT) is not None or read_prop(obj, "urho_layout"):
+        return False
+    return any(
+        a.name.startswith("urho:") and a.domain in ("POINT", "CORNER") for a in obj.data.attributes
+    )
+
+
+def _without_kept(mesh: Mesh) -> None:
+    """Drop the file's per-vertex and per-corner data (``urho:*`` point and corner
+    attributes: vertex order, normals, tangents, UVs, morph data, raw elements)."""
+    mesh.attributes = [
+        a
+        for a in mesh.attributes
+        if not (a.name.startswith("urho:") and a.domain in ("POINT", "CORNER"))
+    ]
 
 
 def _find_transform(state: _ModelExport) -> None:
@@ -120,12 +168,16 @@ def _read_lods(state: _ModelExport) -> None:
         # Blender's tangents only when the file's own are not all kept (they win on export)
         need = options.tangents and (
             options.recompute_tangents
-            or any(TANGENT_ATTRIBUTE not in o.data.attributes for o in objs)
+            or any(
+                TANGENT_ATTRIBUTE not in o.data.attributes or o.name in state.rebuilt for o in objs
+            )
         )
         meshes = []
         with reader_groups_kept():  # one weight-reading node group for every object
             for obj in sorted(objs, key=lambda o: o.name):
                 mesh = extract_mesh(obj, names, tangents=need)
+                if obj.name in state.rebuilt:
+                    _without_kept(mesh)
                 _apply_object_transform(mesh, obj, state.armature)
                 meshes.append(mesh)
         bake_meshes(meshes, state.matrix)
@@ -136,12 +188,14 @@ def _read_lods(state: _ModelExport) -> None:
 
 def _choose_layout(state: _ModelExport) -> None:
     """The codec's options: the imported layout while the model is one object per
-    level, the format, bone limit and axes as imported unless the options say."""
+    level and no object's topology changed, the format, bone limit and axes as
+    imported unless the options say."""
     options = state.options
     recorded = read_prop(state.by_lod[min(state.by_lod)][0], "urho_layout")
     recorded = recorded if isinstance(recorded, dict) else {}
+    state.recorded = recorded
     single = all(len(v) == 1 for v in state.by_lod.values())
-    state.layout = recorded if single and recorded else None
+    state.layout = recorded if single and recorded and not state.rebuilt else None
     magic = recorded.get("magic", "UMD2") if options.file_format == "AUTO" else options.file_format
     bone_limit = options.bone_limit
     if bone_limit == "AUTO":
@@ -166,7 +220,8 @@ def _encode(state: _ModelExport) -> None:
         for v in engine_rules.check(model, state.codec.bone_limit)
     )
     if model.magic == b"UMD3":
-        _rbfx_model_fields(model, state.objects, state.layout)
+        version_from = state.recorded if state.rebuilt else state.layout
+        _rbfx_model_fields(model, state.objects, version_from)
     state.model = model
 
 

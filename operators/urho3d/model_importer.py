@@ -10,12 +10,13 @@ import numpy as np
 from ...io_formats.urho3d import mdl
 from ...io_formats.urho3d.model_export import unheld_normals
 from ...io_formats.urho3d.model_import import NORMAL_ATTRIBUTE, import_model
-from ..blender import compat
+from ..blender import compat, fingerprint
 from ..blender.build import build_scene
 from ..common import in_file, parse_file
 from ..conventions import option_matrix, place_roots
 from ..result import Result
 from .axes import TransformOptions
+from .kept import FINGERPRINT
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,10 @@ def build_model(context, model: mdl.Model, path: str, options: ModelImportOption
         scene = import_model(model, name, all_lods=options.lods == "ALL", convert=options.convert)
     built = build_scene(context, scene, reuse_materials=options.reuse_materials)
     for obj in built.objects:
-        if obj.type == "MESH" and int(obj.get("urho_lod", 0)) > 0:
+        if obj.type != "MESH":
+            continue
+        fingerprint.store(obj, FINGERPRINT)  # what the kept layout describes
+        if int(obj.get("urho_lod", 0)) > 0:
             obj.hide_set(True)
     if options.transform is not None:
         place_roots(built.objects, option_matrix(options.transform))
