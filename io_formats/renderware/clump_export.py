@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..codec import FormatError, Reader
+from ..passes import run_passes
 from ..scene import Attribute, ColorSet, Mesh, Skeleton, UVSet
 from ..scene import MorphTarget as NeutralMorph
 from ..scene import Skin as SkinSet
@@ -428,14 +429,14 @@ class _GeometryPass:
 
 def _geometry(em: ExportMesh, ctx: _ClumpContext) -> Geometry:
     state = _GeometryPass(em, ctx)
-    for step in (
+    run_passes(
+        state,
         _welded_faces,
         _vertex_data,
         _geometry_flags,
         _morph_targets,
         _geometry_extension,
-    ):
-        step(state)
+    )
     return _assembled_geometry(state)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..codec import FormatError
+from ..passes import run_passes
 from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
 from ..transforms import decompose_trs, world_from_local
 from .chunks import RawChunk, version_of
@@ -453,7 +454,8 @@ class _MeshPass:
 def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
     """One mesh for the atomic; what Blender has no place for in its extras."""
     state = _MeshPass(clump, atomic, k, result)
-    for step in (
+    run_passes(
+        state,
         _mesh_faces,
         _mesh_normals,
         _mesh_uvs_and_colors,
@@ -461,8 +463,7 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
         _mesh_morphs,
         _mesh_extras,
         _mesh_extensions,
-    ):
-        step(state)
+    )
     result.materials.append([_material(m, result.scene.name, j) for j, m in enumerate(state.slots)])
     state.mesh.materials = [m.name for m in result.materials[-1]]
     result.mesh_frames.append(atomic.frame)

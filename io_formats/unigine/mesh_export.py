@@ -18,6 +18,7 @@ import numpy as np
 
 from ..codec import FormatError
 from ..codec.quantize import normalize_weights_to_sum
+from ..passes import run_passes
 from ..scene import Animation, Mesh, MorphTarget, Scene, Skeleton, Skin
 from ..transforms import matrix_to_quat
 from . import mesh as native
@@ -247,15 +248,15 @@ def build_surfaces(
     mesh: Mesh, n_bones: int, opts: ExportOptions, warnings: list[str]
 ) -> list[native.Surface]:
     state = _SurfacesPass(mesh, n_bones, opts, warnings)
-    for step in (
+    run_passes(
+        state,
         _slots,
         _corner_fields,
         _surface_vertices,
         _coordinate_vertices,
         _morph_quaternions,
         _surfaces,
-    ):
-        step(state)
+    )
     return state.surfaces
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codec import FormatError
+from ..passes import run_passes
 from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
 from ..transforms import parent_first_order
 from . import mesh as native
@@ -111,15 +112,15 @@ class _SurfacesPass:
 
 def mesh_from_file(m: native.Mesh, name: str) -> Mesh:
     state = _SurfacesPass(m.surfaces, name)
-    for step in (
+    run_passes(
+        state,
         _topology,
         _normals_and_tangents,
         _uvs_and_colors,
         _skin,
         _morphs,
         _surface_record,
-    ):
-        step(state)
+    )
     return state.out
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..codec import FormatError
+from ..passes import run_passes
 from ..scene import Mesh, Skeleton
 from . import axes
 from .engine_rules import SKIN_MATRICES_EVERYWHERE, SKIN_MATRICES_GL3_D3D11
@@ -522,15 +523,15 @@ def export_model(
 ) -> tuple[Model, list[str]]:
     """Build a model from the meshes of each LOD level (level, mesh)."""
     state = _ModelPass(lods, skeleton, opts)
-    for step in (
+    run_passes(
+        state,
         _plan_draws,
         _choose_layout,
         _vertex_elements,
         _mappings_and_candidates,
         _assemble_buffers,
         _assemble_model,
-    ):
-        step(state)
+    )
     return state.model, state.warnings
 
 

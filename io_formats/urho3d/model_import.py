@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codec import FormatError
+from ..passes import run_passes
 from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
 from ..transforms import parent_first_order
 from . import axes
@@ -129,7 +130,8 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
     """One Blender-ready mesh for LOD level ``lod``: the vertices its draws use,
     in buffer order, one Blender vertex per engine vertex."""
     state = _LodPass(model, name, lod, convert)
-    for step in (
+    run_passes(
+        state,
         _draw_indices,
         _used_vertices,
         _topology,
@@ -137,8 +139,7 @@ def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
         _corner_fields,
         _point_attributes,
         _skin_and_morphs,
-    ):
-        step(state)
+    )
     return state.mesh
 
 
