@@ -4,8 +4,13 @@ means for the asset (``ui/report.py`` gathers every format's ``describe``)."""
 from __future__ import annotations
 
 from ...ui.report import Report, n, plural
-from ..blender import kept_keys
+from ..blender import fingerprint, kept_keys
 from ..blender.extract import read_prop
+from .kept import FINGERPRINT
+
+#: Above this many vertices draw() does not hash the mesh (about 0.3 s at a million
+#: vertices, on every redraw): the panel says so instead of guessing.
+FULL_COMPARE_LIMIT = 100_000
 
 
 def describe(obj, r: Report) -> None:
@@ -31,6 +36,8 @@ def describe(obj, r: Report) -> None:
         )
         if obj.type == "MESH" and lod == 0 and len(obj.data.vertices) != total:
             r.changes.append("vertex order and buffers will be rebuilt")
+        if obj.type == "MESH":
+            _fingerprint(obj, r)
         if layout.get("morphs"):
             r.kept.append(
                 f"which vertices each of {plural(len(layout['morphs']), 'shape key')} moves "
@@ -43,3 +50,26 @@ def describe(obj, r: Report) -> None:
         )
     if obj.type == "ARMATURE" and any(kept_keys.has(b, "urho_index") for b in obj.data.bones):
         r.kept.append("the file's bone order (Urho3D)")
+
+
+def _fingerprint(obj, r: Report) -> None:
+    """Whether the layout kept at import still describes the mesh, from the
+    fingerprint stored then (what the exporter itself compares)."""
+    if fingerprint.stored(obj, FINGERPRINT) is None:
+        return
+    if len(obj.data.vertices) > FULL_COMPARE_LIMIT:
+        r.kept.append(
+            f"edits not checked while drawing (over {n(FULL_COMPARE_LIMIT)} vertices): "
+            "export compares the mesh with the import"
+        )
+        return
+    changed = fingerprint.changed(obj, FINGERPRINT) or set()
+    if fingerprint.TOPOLOGY in changed:
+        r.changes.append(
+            "the mesh's faces changed: the next export rebuilds the vertex buffers "
+            "from Blender's mesh"
+        )
+    elif fingerprint.POSITIONS in changed:
+        r.changes.append("vertices moved: bounds are recomputed, the layout is kept")
+    else:
+        r.kept.append("the kept layout still matches the mesh")
