@@ -8,8 +8,10 @@ from __future__ import annotations
 from rigport.io_formats.urho3d import mdl
 from rigport.samples import urho3d as usamples
 
-MATCHES = "Kept: the kept layout still matches the mesh"
-MOVED = "Export: vertices moved: bounds are recomputed, the layout is kept"
+MATCHES = "Kept: the kept layout still matches the mesh's faces and positions"
+MOVED = (
+    "Export: vertices moved: the layout is kept, the bounding box recomputed if a vertex left it"
+)
 REBUILT = (
     "Export: the mesh's faces changed: the next export rebuilds the vertex buffers "
     "from Blender's mesh"
