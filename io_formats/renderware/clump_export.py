@@ -31,6 +31,7 @@ from .clump_import import (
     ImportedClump,
     MaterialInfo,
     geometry_fingerprint,
+    kept_uvs,
     zero_area,
 )
 from .dff import ATOMIC_COLLISION_TEST, ATOMIC_RENDER, Atomic, Clump, DffFile
@@ -463,10 +464,10 @@ def _vertex_data(g: _GeometryPass) -> None:
     g.positions = mesh.positions[g.src].astype(np.float32)
     if mesh.normals is not None:
         g.normals = np.where(has_face[:, None], mesh.normals[fc], 0).astype(np.float32)
-    for uv in mesh.uv_sets[:8]:
+    for i, uv in enumerate(mesh.uv_sets[:8]):
         v = np.where(has_face[:, None], uv.uv[fc], 0).astype(np.float32)
         v[:, 1] = 1.0 - v[:, 1]
-        g.uvs.append(v)
+        g.uvs.append(kept_uvs(mesh, i, v, has_face, fc))
     if len(mesh.uv_sets) > 8:
         warnings.append(f"{mesh.name}: only the first 8 of {len(mesh.uv_sets)} UV maps written")
     prelit = [c for c in mesh.colors if c.name != NIGHT_ATTRIBUTE]

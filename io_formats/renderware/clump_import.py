@@ -30,6 +30,7 @@ from .skin import Skin as SkinPLG
 
 #: A point attribute with the normals as the file has them.
 NORMAL_ATTRIBUTE = "rw:normal"
+UV_ATTRIBUTE = "rw:uv:{}"  # the file's UVs (as x, y) where flipping V twice rounds
 #: A point attribute with the Skin PLG's four bone indices per vertex as stored
 #: (byte k = slot k): the slot order of equal weights and the bones named in
 #: zero-weight slots, which Blender's vertex groups cannot hold.
@@ -528,13 +529,39 @@ def _mesh_normals(p: _MeshPass) -> None:
         )
 
 
+def kept_uvs(
+    mesh: Mesh, index: int, uv: np.ndarray, has_face: np.ndarray, fc: np.ndarray
+) -> np.ndarray:
+    """A UV set's values as written (``uv``, V flipped back from Blender's), with the
+    file's own values where the import kept them and Blender's are still unedited.
+
+    ``fc`` is each written vertex's corner, ``has_face`` whether it has one."""
+    name = UV_ATTRIBUTE.format(index)
+    kept = next((a for a in mesh.attributes if a.name == name and a.domain == "CORNER"), None)
+    if kept is None:
+        return uv
+    file = np.asarray(kept.data, np.float32)[fc, :2]
+    held = mesh.uv_sets[index].uv[fc].astype(np.float32)
+    same = has_face & (file[:, 0] == held[:, 0]) & (np.float32(1.0) - file[:, 1] == held[:, 1])
+    return np.where(same[:, None], file, uv)
+
+
 def _mesh_uvs_and_colors(p: _MeshPass) -> None:
     """UV sets, prelit colours, and GTA's night colours as a second colour attribute."""
     geo, corners, mesh = p.geo, p.corners, p.mesh
     for i, uv in enumerate(geo.uvs):
-        c = uv[corners].astype(np.float32)
-        c[:, 1] = 1.0 - c[:, 1]
-        mesh.uv_sets.append(UVSet("UVMap" if i == 0 else f"UVMap{i}", c))
+        raw = uv.astype(np.float32)
+        flipped = raw.copy()  # flip per vertex, then expand
+        flipped[:, 1] = 1.0 - flipped[:, 1]
+        mesh.uv_sets.append(UVSet("UVMap" if i == 0 else f"UVMap{i}", flipped[corners]))
+        if np.any(np.float32(1.0) - flipped[:, 1] != raw[:, 1]):
+            # 1 - (1 - v) rounds for some v in float32: keep the file's values, per
+            # corner, since one Blender vertex may hold several of the file's vertices;
+            # as vectors, because Blender takes every FLOAT2 corner attribute for a UV map.
+            held = np.zeros((len(corners), 3), np.float32)
+            held[:, :2] = raw[corners]
+            kept = Attribute(UV_ATTRIBUTE.format(i), "CORNER", "FLOAT_VECTOR", held)
+            mesh.attributes.append(kept)
     if geo.colors is not None:
         mesh.colors.append(ColorSet("prelit", geo.colors[corners].astype(np.float32) / 255.0))
     p.geo_items = list(geo.extension.items)
