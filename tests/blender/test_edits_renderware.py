@@ -58,3 +58,69 @@ def test_moved_vertex_grows_the_bounding_sphere(blank_blend, tmp_path, name):
         assert radius > float(before[3])
 
 
+def _ped_with_duplicate() -> dff.DffFile:
+    """The sample ped with triangle 0 once more, the other way round (two-sided)."""
+    src = samples.gta_ped()
+    geo = src.clump.geometries()[0]
+    twin = geo.triangles[:1, [0, 2, 1]]
+    geo.triangles = np.concatenate([geo.triangles, twin]).astype(geo.triangles.dtype)
+    geo.tri_materials = np.concatenate([geo.tri_materials, geo.tri_materials[:1]])
+    mat, ix = next((m, ix) for m, ix in geo.bin_mesh.meshes if np.isin(twin, ix).all())
+    meshes = geo.bin_mesh.meshes
+    k = next(k for k, (m, _) in enumerate(meshes) if m == mat)
+    meshes[k] = (mat, np.concatenate([ix, twin.ravel()]).astype(ix.dtype))
+    return src
+
+
+def _delete_faces(bpy, obj, faces: list[int]) -> None:
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    bmesh.ops.delete(bm, geom=[bm.faces[i] for i in faces], context="FACES_ONLY")
+    bm.to_mesh(obj.data)
+    bm.free()
+    obj.data.update()
+
+
+def _face_materials(me) -> np.ndarray:
+    mi = np.empty(len(me.polygons), np.int32)
+    me.polygons.foreach_get("material_index", mi)
+    return mi
+
+
+def test_topology_edit_keeps_duplicates_and_blender_materials(blank_blend, tmp_path):
+    """Faces deleted: the file's two-sided duplicate triangle is still written, and
+    each triangle's material ID is its Blender material index (the Bin Mesh agrees)."""
+    bpy = blank_blend
+    src = _ped_with_duplicate()
+    original = _import(bpy, tmp_path, src)
+    assert _export(bpy, tmp_path) == original
+    obj = _mesh(bpy)
+    _delete_faces(bpy, obj, [5, 40])
+    mats = _face_materials(obj.data)
+    assert len(set(mats.tolist())) == 2
+
+    geo = dff.read(_export(bpy, tmp_path)).clump.geometries()[0]
+    assert len(geo.triangles) == len(obj.data.polygons) + 1
+    np.testing.assert_array_equal(geo.tri_materials[: len(mats)], mats)
+    rows = [tuple(np.sort(t)) for t in geo.triangles.tolist()]
+    assert rows.count(tuple(np.sort(geo.triangles[0]))) == 2
+    from_bin = {tuple(np.sort(t)): m for m, ix in geo.bin_mesh.meshes for t in ix.reshape(-1, 3)}
+    assert [from_bin[r] for r in rows] == geo.tri_materials.tolist()
+
+
+def test_duplicate_of_a_deleted_triangle_goes_with_a_warning(blank_blend, tmp_path):
+    from rigport.operators.renderware.clump_exporter import ClumpExportOptions, export_clump_file
+
+    bpy = blank_blend
+    src = _ped_with_duplicate()
+    _import(bpy, tmp_path, src)
+    obj = _mesh(bpy)
+    _delete_faces(bpy, obj, [0])
+    out = tmp_path / "out.dff"
+    result = export_clump_file(bpy.context, str(out), ClumpExportOptions(), [obj])
+    assert any("1 duplicate or repeated-vertex triangle" in w for w in result.warnings)
+    geo = dff.read(out.read_bytes()).clump.geometries()[0]
+    assert len(geo.triangles) == len(obj.data.polygons)
