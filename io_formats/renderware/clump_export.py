@@ -50,6 +50,7 @@ from .geometry import (
     GeometryList,
     MorphTarget,
     bin_mesh_lists,
+    positions_fingerprint,
     read_bin_mesh,
 )
 from .gta import NIGHT_ATTRIBUTE, NIGHT_COLORS, NOT_PER_VERTEX, night_colors_payload
@@ -507,7 +508,8 @@ def _morph_targets(g: _GeometryPass) -> None:
         offsets = m.position_offsets[g.src]
         g.targets.append(MorphTarget(_sphere(positions), positions + offsets, None))
     spheres = g.stored.get("spheres")
-    if g.same and spheres and len(spheres) == len(g.targets):
+    moved = g.stored.get("positions") != positions_fingerprint([t.positions for t in g.targets])
+    if g.same and not moved and spheres and len(spheres) == len(g.targets):
         for t, s in zip(g.targets, spheres, strict=True):
             t.sphere = np.array(s, np.float32)
     else:

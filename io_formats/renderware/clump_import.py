@@ -23,7 +23,7 @@ from .chunks import RawChunk, version_of
 from .dff import Atomic, Clump, DffFile
 from .extension import Extension
 from .frames import FrameName, HAnimPLG, frame_matrices, hanim_parents
-from .geometry import BinMesh, Geometry, bin_mesh_lists, strip_triangles
+from .geometry import BinMesh, Geometry, bin_mesh_lists, positions_fingerprint, strip_triangles
 from .gta import NIGHT_ATTRIBUTE, NIGHT_COLORS, read_night_colors
 from .materials import Material, Text
 from .skin import Skin as SkinPLG
@@ -622,6 +622,7 @@ def _mesh_extras(p: _MeshPass) -> None:
         "flags": int(geo.flags),
         "surface": None if geo.surface is None else [float(v) for v in geo.surface],
         "spheres": [mt.sphere.tolist() for mt in geo.morph_targets],
+        "positions": positions_fingerprint([mt.positions for mt in geo.morph_targets]),
         "fingerprint": geometry_fingerprint(geo.num_vertices, tris, mats),
         "bin_mesh_flags": None if geo.bin_mesh is None else geo.bin_mesh.flags,
         "faces_from": source,

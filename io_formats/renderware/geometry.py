@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -106,6 +107,15 @@ def strip_triangles(strip: np.ndarray) -> np.ndarray:
     tri[odd] = tri[odd][:, [1, 0, 2]]
     keep = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
     return tri[keep]
+
+
+def positions_fingerprint(targets: list[np.ndarray | None]) -> str:
+    """A hash of every morph target's positions: while it holds, the file's bounding
+    spheres still describe the mesh and are written back exactly."""
+    h = hashlib.sha1()
+    for p in targets:
+        h.update(b"-" if p is None else np.ascontiguousarray(p, "<f4").tobytes())
+    return h.hexdigest()
 
 
 @dataclass

@@ -11,7 +11,7 @@ of its own gets one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,8 +20,8 @@ from ...io_formats.codec import FormatError
 from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
 from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
-from ...io_formats.scene import Mesh, Skeleton
-from ..blender import compat, kept_keys
+from ...io_formats.scene import ColorSet, Mesh, Skeleton, UVSet
+from ..blender import compat, guard, kept_keys
 from ..blender.armatures import mesh_armature, one_armature
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
@@ -138,6 +138,85 @@ def _triangles_only(obj, mesh: Mesh, warnings: list[str]) -> bool:
         warnings.append(f"{obj.name}: no triangles, left out")
         return False
     return True
+
+
+def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
+    """The file's duplicate and repeated-vertex triangles after an edit.
+
+    Blender cannot hold them, so the import keeps them aside (``guard``) and the
+    extraction puts them back while the mesh is unedited. After an edit that kept
+    the vertices (their indices still name the same ones) they are appended: a
+    duplicate while a triangle on its vertices is still there, a repeated-vertex one
+    always; their corners take the file's values, else another corner's of the
+    vertex. Otherwise they are left out with a warning."""
+    me = obj.data
+    kept = me.get(guard.KEPT)
+    kept = guard.loads(kept) if isinstance(kept, str) else {}
+    faces = kept.get("faces")
+    counts = kept.get("counts", {})
+    edited = counts != {
+        "vertices": len(me.vertices),
+        "faces": len(me.polygons),
+        "corners": len(me.loops),
+    }
+    if faces is None or not edited:
+        return
+    sizes = np.asarray(faces["sizes"], np.int64)
+    verts = np.asarray(faces["verts"], np.int64)
+    first = np.cumsum(sizes) - sizes
+    fans = sizes - 2
+    owner = np.repeat(np.arange(len(sizes)), fans)
+    step = np.arange(len(owner)) - np.repeat(np.cumsum(fans) - fans, fans)
+    kc = np.stack([first[owner], first[owner] + step + 1, first[owner] + step + 2], axis=1)
+    nv = len(mesh.positions)
+    if counts.get("vertices") != nv or (len(verts) and verts.max() >= nv):
+        keep = np.zeros(len(kc), bool)
+    else:
+        tv = np.sort(verts[kc], axis=1)
+        repeated = (tv[:, 0] == tv[:, 1]) | (tv[:, 1] == tv[:, 2])
+        have = np.sort(np.asarray(mesh.corner_verts, np.int64).reshape(-1, 3), axis=1)
+        keep = repeated | np.isin(_tri_keys(tv, nv), _tri_keys(have, nv))
+    if not keep.all():
+        warnings.append(
+            f"{obj.name}: {int((~keep).sum())} duplicate or repeated-vertex triangle(s) of the "
+            "file left out (their vertices or the triangles they repeat were edited away)"
+        )
+    kc = kc[keep].ravel()
+    if not len(kc):
+        return
+    _append_corners(mesh, faces, kc, verts[kc], owner[keep])
+
+
+def _tri_keys(tv: np.ndarray, nv: int) -> np.ndarray:
+    return (tv[:, 0] * nv + tv[:, 1]) * nv + tv[:, 2]
+
+
+def _append_corners(mesh: Mesh, faces: dict, kc: np.ndarray, cv: np.ndarray, owner) -> None:
+    """Triangles on vertices ``cv`` with the kept corners ``kc``'s values appended."""
+    kept_corners = faces["corners"]
+    at = np.full(len(mesh.positions), 0, np.int64)
+    at[np.asarray(mesh.corner_verts)[::-1]] = np.arange(len(mesh.corner_verts) - 1, -1, -1)
+
+    def more(key: str, a: np.ndarray) -> np.ndarray:
+        extra = kept_corners.get(key)
+        extra = a[at[cv]] if extra is None else np.asarray(extra)[kc]
+        return np.concatenate([a, np.asarray(extra, a.dtype).reshape((-1,) + a.shape[1:])])
+
+    if mesh.normals is not None:
+        mesh.normals = more("normals", mesh.normals)
+    mesh.uv_sets = [UVSet(u.name, more(f"uv:{k}", u.uv)) for k, u in enumerate(mesh.uv_sets)]
+    mesh.colors = [
+        ColorSet(c.name, more(f"color:{k}", c.color), c.byte) for k, c in enumerate(mesh.colors)
+    ]
+    mesh.attributes = [
+        replace(a, data=more(f"attr:{a.name}", np.asarray(a.data))) if a.domain == "CORNER" else a
+        for a in mesh.attributes
+    ]
+    mats = faces.get("materials")
+    mats = np.zeros(len(owner), np.int32) if mats is None else np.asarray(mats)[owner]
+    mesh.corner_verts = np.concatenate([mesh.corner_verts, cv]).astype(np.int32)
+    mesh.face_starts = np.arange(0, len(mesh.corner_verts), 3, dtype=np.int32)
+    mesh.face_materials = np.concatenate([mesh.face_materials, mats]).astype(np.int32)
 
 
 #: Sort key of frames the import did not record (after every recorded one).
@@ -294,6 +373,7 @@ def _add_atomics(clump: _Clump) -> None:
         mesh = extract_mesh(obj, None)
         if not _triangles_only(obj, mesh, clump.warnings):
             continue
+        _file_triangles_back(obj, mesh, clump.warnings)
         mesh.skin = skins.get(obj.name)
         key, space = _atomic_frame(clump, obj)
         skin_space = _skin_space(clump, obj) if mesh.skin is not None else None
