@@ -13,12 +13,12 @@ so a million-vertex mesh costs a fraction of a second, not a Python loop per ver
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import bpy
 import numpy as np
 
+from ...io_formats.fingerprint import digest
 from . import compat
 
 #: The parts of a fingerprint; :data:`TOPOLOGY` is the one every kept layout needs.
@@ -29,15 +29,6 @@ SHAPE_KEYS = "shape_keys"
 PARTS = (TOPOLOGY, POSITIONS, UVS, SHAPE_KEYS)
 
 
-def _digest(*arrays: np.ndarray) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(str((a.dtype.str, a.shape)).encode("ascii"))
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
 def _topology(me: bpy.types.Mesh) -> str:
     nv, nl, nf = len(me.vertices), len(me.loops), len(me.polygons)
     corner_vert = np.zeros(nl, np.int32)
@@ -45,14 +36,14 @@ def _topology(me: bpy.types.Mesh) -> str:
         me.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
     starts = np.empty(nf, np.int32)  # with the corner count, they give every face's size
     me.polygons.foreach_get("loop_start", starts)
-    return _digest(np.array([nv, nl, nf], np.int64), corner_vert, starts)
+    return digest(np.array([nv, nl, nf], np.int64), corner_vert, starts)
 
 
 def _positions(me: bpy.types.Mesh) -> str:
     pos = np.empty(len(me.vertices) * 3, np.float32)
     if len(pos):
         me.attributes["position"].data.foreach_get("vector", pos)
-    return _digest(pos)
+    return digest(pos)
 
 
 def _uvs(me: bpy.types.Mesh) -> str:
@@ -61,18 +52,18 @@ def _uvs(me: bpy.types.Mesh) -> str:
         uv = np.empty(len(me.loops) * 2, np.float32)
         layer.uv.foreach_get("vector", uv)
         arrays.append(uv)
-    return _digest(np.array([len(arrays)], np.int64), *arrays)
+    return digest(np.array([len(arrays)], np.int64), *arrays)
 
 
 def _shape_keys(me: bpy.types.Mesh) -> str:
     keys = me.shape_keys
     blocks = list(keys.key_blocks) if keys is not None else []
-    arrays = [np.frombuffer("\0".join(k.name for k in blocks).encode("utf-8"), np.uint8)]
+    arrays = []
     for kb in blocks:
         co = np.empty(len(me.vertices) * 3, np.float32)
         compat.get_shape_key_coords(kb, co)
         arrays.append(co)
-    return _digest(*arrays)
+    return digest(*arrays, names=[k.name for k in blocks])
 
 
 _READERS = {TOPOLOGY: _topology, POSITIONS: _positions, UVS: _uvs, SHAPE_KEYS: _shape_keys}
