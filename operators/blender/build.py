@@ -20,7 +20,7 @@ from ...io_formats.codec import FormatError
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
-from . import compat, guard, kept_keys
+from . import compat, exact_keys, guard, kept_keys
 from .actions import keep_actions
 from .guard import blender_name
 from .weights import assign_vertex_groups
@@ -543,6 +543,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
                 fc.update()
     if missing:
         action["rigport_missing_bones"] = missing
+    exact_keys.keep(action, armature, anim, rels, set(missing))
     note = ", ".join(
         f"{n} {what}"
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))

@@ -23,7 +23,8 @@ from ...io_formats.scene import (
     UVSet,
 )
 from ...io_formats.transforms import decompose_trs
-from . import compat, guard, kept_keys
+from ..result import Result
+from . import compat, exact_keys, guard, kept_keys
 from .build import (
     ATTR_PROP,
     BIND_SCALE,
@@ -502,6 +503,7 @@ def extract_animation(
     fps: float | None = None,
     use_recorded_fps: bool = True,
     rest: dict | None = None,
+    result: Result | None = None,
 ) -> Animation:
     """Engine-local tracks at the action's keyframes, one per keyed bone. Key
     times convert at the rate the action was imported with (so they come back
@@ -510,7 +512,11 @@ def extract_animation(
 
     ``rest`` is :func:`rest_relative` of the armature: an exporter that writes many
     actions of one armature computes it once (each bone's matrix inverted per action
-    otherwise)."""
+    otherwise).
+
+    Unedited tracks come back as the imported file had them, bit for bit, and the
+    tracks of bones the armature lacks are carried through, all in the file's
+    order (:func:`exact_keys.restore`; ``result`` gets a line on what it did)."""
     recorded = action.get("rigport_fps") if use_recorded_fps else None
     fps = float(recorded if recorded is not None else (fps or 24.0))
     rels = rest_relative(armature.data) if rest is None else rest
@@ -559,6 +565,7 @@ def extract_animation(
                 ls if "scale" in chans else None,
             )
         )
+    tracks = exact_keys.restore(action, tracks, result)
     stored = float(kept_keys.get(action, LENGTH, 0.0))
     length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
     return Animation(

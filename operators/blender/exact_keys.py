@@ -1,0 +1,72 @@
+"""Exact animation keys on an action (the Blender side of ``io_formats/exact_keys.py``).
+
+:func:`keep` runs right after ``build.build_action`` has keyed an action: it
+reads the action back with the export's own ``extract.extract_animation`` (the
+same rest and frame rate an export uses) and keeps, in one hidden property,
+what differs from the file's tracks, plus the whole tracks of bones the
+armature lacks. ``extract_animation`` calls :func:`restore`, so every
+animation exporter writes the file's keys for unedited tracks, Blender's for
+edited ones, and the carried tracks in the file's order.
+"""
+
+from __future__ import annotations
+
+import bpy
+
+from ...io_formats import exact_keys
+from ...io_formats.scene import Animation, BoneTrack
+from ..result import Result
+
+#: Hidden action property: the encoded :class:`~io_formats.exact_keys.KeptTrack` list.
+PROP = "_rigport_exact_keys"
+
+
+def keep(
+    action: bpy.types.Action,
+    armature: bpy.types.Object,
+    anim: Animation,
+    rest: dict,
+    missing: set[str],
+) -> None:
+    """Keep on ``action`` what its export needs to give back ``anim``'s tracks
+    exactly (the tracks of the ``missing`` bones whole)."""
+    from .extract import extract_animation  # extract imports build, which calls this
+
+    rebuilt = {t.bone: t for t in extract_animation(armature, action, rest=rest).tracks}
+    kept: list[exact_keys.KeptTrack] = []
+    seen: set[str] = set()
+    for track in anim.tracks:
+        if track.bone in seen:  # a repeated bone: build_action keys the first only
+            continue
+        seen.add(track.bone)
+        if track.bone in missing:
+            kept.append(exact_keys.KeptTrack(track.bone, whole=track))
+        elif track.bone in rebuilt:
+            kept.append(exact_keys.residue(track, rebuilt[track.bone]))
+    if kept:
+        action[PROP] = exact_keys.encode(kept)
+
+
+def restore(
+    action: bpy.types.Action, tracks: list[BoneTrack], result: Result | None = None
+) -> list[BoneTrack]:
+    """``tracks`` (read from ``action``'s F-curves) with the file's exact keys for
+    the unedited ones and the kept tracks of bones the armature lacks, in the
+    file's order; ``result`` gets a line on the carried tracks and edited ones."""
+    text = action.get(PROP)
+    if not isinstance(text, str):
+        return tracks
+    kept = exact_keys.decode(text, f"the kept keys of action {action.name!r} ({PROP})")
+    done = exact_keys.restore(tracks, kept)
+    if result is not None:
+        if done.carried:
+            result.info(
+                f"{action.name}: carried {len(done.carried)} track(s) of bones the armature "
+                f"lacks through from the imported file ({', '.join(done.carried)})"
+            )
+        if done.edited:
+            result.info(
+                f"{action.name}: {done.edited} edited track(s) written from Blender's keys, "
+                f"{done.exact} unedited ones as the file had them"
+            )
+    return done.tracks

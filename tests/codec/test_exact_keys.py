@@ -1,0 +1,145 @@
+"""Exact animation keys (io_formats/exact_keys.py): residue, restore, encoding, size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigport.io_formats import exact_keys
+from rigport.io_formats.codec import FormatError, read_file
+from rigport.io_formats.scene import BoneTrack
+from rigport.io_formats.urho3d import ani, animation_convert
+
+
+def _bits(a) -> np.ndarray:
+    return np.ascontiguousarray(a, np.float64).view(np.uint64)
+
+
+def _same(a: BoneTrack, b: BoneTrack) -> bool:
+    for name in exact_keys.CHANNELS:
+        x, y = getattr(a, name), getattr(b, name)
+        if (x is None) != (y is None):
+            return False
+        if x is not None and not np.array_equal(_bits(x), _bits(y)):
+            return False
+    return a.bone == b.bone
+
+
+def _blender_trip(track: BoneTrack, fps: float = 30.0) -> BoneTrack:
+    """What an import and export do to a track: times through float32 frames,
+    values rounded by a pose-space conversion, a zero's sign lost, one
+    quaternion negated."""
+    times = (track.times * fps).astype(np.float32).astype(np.float64) / fps
+    out = BoneTrack(track.bone, times)
+    if track.translation is not None:
+        t = track.translation * (1 + 1e-7) + 0.0  # -0.0 + 0.0 is +0.0
+        out.translation = t
+    if track.rotation is not None:
+        q = track.rotation * (1 - 3e-8)
+        q[len(q) // 2] *= -1
+        out.rotation = q
+    if track.scale is not None:
+        out.scale = track.scale.copy()
+    return out
+
+
+def _sample_track(bone: str = "Hip", k: int = 20) -> BoneTrack:
+    rng = np.random.default_rng(7)
+    t = rng.normal(size=(k, 3)).astype(np.float32).astype(np.float64)
+    t[min(3, k - 1), 1] = -0.0
+    q = rng.normal(size=(k, 4)).astype(np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    times = (np.arange(k) / 30.0).astype(np.float32).astype(np.float64)
+    return BoneTrack(bone, times, t, q.astype(np.float64), np.ones((k, 3)))
+
+
+def test_unedited_track_comes_back_bit_for_bit():
+    original = _sample_track()
+    rebuilt = _blender_trip(original)
+    kept = exact_keys.residue(original, rebuilt)
+    assert set(kept.xor) == {"times", "translation", "rotation"}  # scale agreed: nothing kept
+    assert kept.xor["translation"].dtype == np.uint32  # the file's values are float32 values
+    assert kept.xor["rotation"][10].min() >= 0x80000000  # the negated key: the sign bit
+    assert kept.xor["translation"][3, 1] & 0x80000000  # -0.0 made +0.0
+    back = exact_keys.restore([rebuilt], exact_keys.decode(exact_keys.encode([kept])))
+    assert back.exact == 1 and back.edited == 0
+    assert _same(back.tracks[0], original)
+
+
+def test_float64_values_keep_float64_bits():
+    original = _sample_track()
+    original.translation = original.translation + 1e-12  # not float32 values
+    rebuilt = _blender_trip(original)
+    kept = exact_keys.residue(original, rebuilt)
+    assert kept.xor["translation"].dtype == np.uint64
+    back = exact_keys.restore([rebuilt], [kept])
+    assert _same(back.tracks[0], original)
+
+
+def test_an_edited_track_is_written_from_blender_the_others_exact():
+    a, b = _sample_track("Hip"), _sample_track("Knee")
+    ra, rb = _blender_trip(a), _blender_trip(b)
+    kept = [exact_keys.residue(a, ra), exact_keys.residue(b, rb)]
+    rb.translation = rb.translation.copy()
+    rb.translation[5, 0] += 0.25  # one key edited
+    back = exact_keys.restore([ra, rb], exact_keys.decode(exact_keys.encode(kept)))
+    assert back.exact == 1 and back.edited == 1
+    assert _same(back.tracks[0], a)
+    assert back.tracks[1] is rb
+
+
+def test_missing_bones_are_carried_whole_in_file_order():
+    a, gone, b = _sample_track("Hip"), _sample_track("Hand_Target", 5), _sample_track("Knee")
+    gone.scale = None
+    ra, rb = _blender_trip(a), _blender_trip(b)
+    kept = [
+        exact_keys.residue(a, ra),
+        exact_keys.KeptTrack(gone.bone, whole=gone),
+        exact_keys.residue(b, rb),
+    ]
+    new = _sample_track("Tail", 3)  # keyed in Blender only: after the file's tracks
+    back = exact_keys.restore([rb, new, ra], exact_keys.decode(exact_keys.encode(kept)))
+    assert [t.bone for t in back.tracks] == ["Hip", "Hand_Target", "Knee", "Tail"]
+    assert back.carried == ["Hand_Target"]
+    assert _same(back.tracks[1], gone) and back.tracks[1].scale is None
+    assert _same(back.tracks[0], a) and _same(back.tracks[2], b)
+
+
+def test_a_track_blender_cannot_hold_key_for_key_is_kept_whole():
+    original = _sample_track()
+    rebuilt = _blender_trip(original)
+    rebuilt.times, rebuilt.translation = rebuilt.times[1:], rebuilt.translation[1:]
+    rebuilt.rotation, rebuilt.scale = rebuilt.rotation[1:], rebuilt.scale[1:]
+    kept = exact_keys.residue(original, rebuilt)
+    assert kept.whole is original and kept.digest is not None
+    back = exact_keys.restore([rebuilt], exact_keys.decode(exact_keys.encode([kept])))
+    assert _same(back.tracks[0], original)
+
+
+def test_removed_keys_drop_the_track():
+    a = _sample_track()
+    kept = [exact_keys.residue(a, _blender_trip(a))]
+    assert exact_keys.restore([], kept).tracks == []
+
+
+@pytest.mark.parametrize(
+    "text", ["", "not base64!", "eJwDAAAAAAE=", exact_keys.encode([])[:-4] + "AAAA"]
+)
+def test_damaged_records_are_refused_with_a_sentence(text):
+    with pytest.raises(FormatError, match="kept keys of Walk are damaged"):
+        exact_keys.decode(text, "the kept keys of Walk")
+
+
+def test_corpus_walk_residue_size(corpus_dir):
+    """Jack_Walk: every value rounded by the trip; the record stays a few bytes per key."""
+    anim = animation_convert.import_animation(
+        ani.read(read_file(str(corpus_dir / "urho3d" / "Jack_Walk.ani"), "animation"))
+    )
+    rebuilt = [_blender_trip(t) for t in anim.tracks]
+    kept = [exact_keys.residue(t, r) for t, r in zip(anim.tracks, rebuilt, strict=True)]
+    text = exact_keys.encode(kept)
+    keys = sum(len(t.times) for t in anim.tracks)
+    assert len(text) / keys < 12  # the file spends 44 bytes per key
+    back = exact_keys.restore(rebuilt, exact_keys.decode(text))
+    assert back.exact == len(anim.tracks)
+    assert all(_same(a, b) for a, b in zip(back.tracks, anim.tracks, strict=True))
