@@ -47,7 +47,13 @@ _SHARED = {
     ),
     # keys that were always hidden (guard data, the import's counts and transform)
     "ALWAYS_HIDDEN": frozenset(
-        {"_rigport_guard", "_rigport_name", "_rigport_counts", "_rigport_import_transform"}
+        {
+            "_rigport_guard",
+            "_rigport_name",
+            "_rigport_counts",
+            "_rigport_import_transform",
+            "_rigport_exact_keys",  # an action's exact keys: blender/exact_keys.py
+        }
     ),
     # kept keys that identify what an item is rather than keep file data (the
     # file's own name of a renamed item): "Forget Kept Data" leaves them, so

@@ -52,7 +52,10 @@ def export_anm_file(context, path: str, options: AnmExportOptions, armature, act
     if action is None:
         raise FormatError(f"{armature.name} has no action to export", None, path)
     fps = custom_fps(options)
-    neutral = extract_animation(armature, action, fps or scene_fps(context), fps is None)
+    result = Result()
+    neutral = extract_animation(
+        armature, action, fps or scene_fps(context), fps is None, result=result
+    )
     scale_translations(neutral, export_scale(options, action))
     rest = {}
     for b in armature.data.bones:
@@ -61,7 +64,7 @@ def export_anm_file(context, path: str, options: AnmExportOptions, armature, act
     stamp = int(action.get(PROP_STAMP, TARGETS["SA"][2]))
     out = anim_convert.animation_to_anm(neutral, hanim_bones(armature), rest, stamp)
     write_atomic(path, lambda: anm.write(out), "animation")
-    return Result()
+    return result
 
 
 def export_anm_files(context, path: str, options: AnmExportOptions, armature=None) -> Result:

@@ -97,7 +97,7 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     for i, a in enumerate(target.animations):
         places.setdefault(a.name.lower(), []).append(i)
     for (name, action), source in zip(pairs, sources, strict=True):
-        neutral = extract_animation(armature, action, rate, fps is None, rest=rest)
+        neutral = extract_animation(armature, action, rate, fps is None, rest=rest, result=result)
         neutral.name = name if name != action.name else neutral.name
         scale_translations(neutral, export_scale(options, action))
         src = source.animations[0] if source is not None and source.animations else None

@@ -62,12 +62,16 @@ def export_animations(context, path: str, armature, options: AnimationExportOpti
     chosen = chosen_files(armature, options.export_animations, path, options.use_action_names)
     entries = _package_entries(path, [p for p, _, _ in chosen], options)
     warnings: list[str] = []
+    infos: list[str] = []  # the actions' own lines name them
     for (file, name, action), entry in zip(chosen, entries, strict=True):
         done = export_ani(context, file, armature, action, replace(options, package_entry=entry))
         warnings += [f"{name}: {w}" for w in done.warnings] if len(chosen) > 1 else done.warnings
+        infos += done.infos
     where = f" into {options.package_file}" if options.package_file else ""
     result = Result().info(f"wrote {len(chosen)} animation file(s){where} from {armature.name}")
     result.info(written_message(armature, [(name, action) for _, name, action in chosen]))
+    for text in infos:
+        result.info(text)
     return result.warn_all(warnings)
 
 
@@ -93,7 +97,10 @@ def export_ani(context, path: str, armature, action, options: AnimationExportOpt
     if action is None:
         raise FormatError(f"armature {armature.name!r} has no action to export")
     fps = options.fps if options.frame_rate == "CUSTOM" else None
-    neutral = extract_animation(armature, action, fps or scene_fps(context), fps is None)
+    result = Result()
+    neutral = extract_animation(
+        armature, action, fps or scene_fps(context), fps is None, result=result
+    )
     convert = export_convert(options.transform)
     if options.transform is not None:
         space = np.array(armature.matrix_world, np.float64)
@@ -113,4 +120,4 @@ def export_ani(context, path: str, armature, action, options: AnimationExportOpt
         apply_rbfx_extras(anim, extras if extras is not None else {"version": 3})
     into = package_path(options.package_file)
     write_output(path, lambda: ani.write(anim), into, options.package_entry or default_entry(path))
-    return Result().warn_all(warnings)
+    return result.warn_all(warnings)

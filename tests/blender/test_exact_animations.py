@@ -1,0 +1,268 @@
+"""Exact animation keys through Blender (operators/blender/exact_keys.py): every
+animation format's unedited round trip gives back the file's bytes; an edited
+key is written from Blender and the other tracks stay exact; tracks of bones
+the armature lacks are carried through."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigport.io_formats.renderware import anm, ifp
+from rigport.io_formats.renderware import dff as dff_codec
+from rigport.io_formats.renderware.chunks import TARGETS
+from rigport.io_formats.unigine import anim as unigine_anim
+from rigport.io_formats.unigine import mesh as unigine_mesh
+from rigport.io_formats.urho3d import ani, mdl
+from rigport.samples import rbfx as rbfx_samples
+from rigport.samples import renderware as rw_samples
+from rigport.samples import renderware_ifp as ifp_samples
+from rigport.samples import unigine as unigine_samples
+
+
+def _armature(bpy):
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = arm
+    return arm
+
+
+def _urho_model(bpy, tmp_path, data: bytes):
+    (tmp_path / "m.mdl").write_bytes(data)
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(tmp_path / "m.mdl")) == {"FINISHED"}
+    return _armature(bpy)
+
+
+def _urho_trip(bpy, tmp_path, data: bytes, name: str = "a.ani") -> bytes:
+    (tmp_path / name).write_bytes(data)
+    assert bpy.ops.import_anim.urho3d_ani(filepath=str(tmp_path / name)) == {"FINISHED"}
+    out = tmp_path / ("out_" + name)
+    assert bpy.ops.export_anim.urho3d_ani(filepath=str(out)) == {"FINISHED"}
+    return out.read_bytes()
+
+
+def _edit_one_key(action, bone: str, prop: str = "location", index: int = 0, key: int = 2):
+    from rigport.operators.blender import compat
+
+    path = f'pose.bones["{bone}"].{prop}'
+    fc = next(f for f in compat.fcurves(action) if f.data_path == path and f.array_index == index)
+    fc.keyframe_points[key].co[1] += 0.25
+    fc.update()
+
+
+@pytest.mark.parametrize("name", ["Jack_Walk.ani", "reattiva/Tube_Wave.ani"])
+def test_urho3d_corpus_animation_byte_for_byte(blank_blend, tmp_path, corpus_dir, name):
+    bpy = blank_blend
+    src = corpus_dir / "urho3d" / name
+    model = src.parent / ("Jack.mdl" if "Jack" in name else "Tube.mdl")
+    _urho_model(bpy, tmp_path, model.read_bytes())
+    data = src.read_bytes()
+    assert _urho_trip(bpy, tmp_path, data) == data
+
+
+def test_urho3d_edited_key_written_from_blender_others_exact(blank_blend, tmp_path, corpus_dir):
+    bpy = blank_blend
+    arm = _urho_model(bpy, tmp_path, (corpus_dir / "urho3d" / "Jack.mdl").read_bytes())
+    data = (corpus_dir / "urho3d" / "Jack_Walk.ani").read_bytes()
+    assert _urho_trip(bpy, tmp_path, data) == data
+    anim = ani.read(data)
+    bone = next(t.name for t in anim.tracks if t.mask & ani.CHANNEL_POSITION)
+    _edit_one_key(arm.animation_data.action, bone)
+    out = tmp_path / "edited.ani"
+    assert bpy.ops.export_anim.urho3d_ani(filepath=str(out)) == {"FINISHED"}
+    back = ani.read(out.read_bytes())
+    assert [t.name for t in back.tracks] == [t.name for t in anim.tracks]
+    for a, b in zip(anim.tracks, back.tracks, strict=True):
+        if a.name != bone:  # untouched: the file's bits
+            assert a.keys.tobytes() == b.keys.tobytes(), a.name
+            continue
+        moved = np.abs(b.keys["position"] - a.keys["position"]).max(axis=1)
+        assert np.count_nonzero(moved > 0.1) == 1 and moved.argmax() == 2
+        assert a.keys.tobytes() != b.keys.tobytes()
+
+
+def _with_target_tracks(anim: ani.Animation) -> ani.Animation:
+    """rbfx's IK ``*_Target`` tracks: bones the model has no bone for, between
+    the model's own tracks."""
+    tracks = []
+    for t in anim.tracks:
+        tracks.append(t)
+        if len(tracks) % 3 == 1:
+            tracks.append(ani.Track(t.name + "_Target", t.mask, t.keys.copy(), 0.5))
+    anim.tracks = tracks
+    return anim
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_uan2_target_tracks_carried_through(blank_blend, tmp_path, version):
+    bpy = blank_blend
+    model = rbfx_samples.umd3_model()
+    _urho_model(bpy, tmp_path, mdl.write(model))
+    anim = _with_target_tracks(rbfx_samples.uan2_animation(model, version))
+    data = ani.write(anim)
+    targets = [t.name for t in anim.tracks if t.name.endswith("_Target")]
+    assert len(targets) >= 2
+    (tmp_path / "a.ani").write_bytes(data)
+    assert bpy.ops.import_anim.urho3d_ani(filepath=str(tmp_path / "a.ani")) == {"FINISHED"}
+    from rigport.operators.urho3d.animation_exporter import AnimationExportOptions, export_ani
+
+    arm = _armature(bpy)
+    done = export_ani(bpy.context, str(tmp_path / "b.ani"), arm, None, AnimationExportOptions())
+    assert (tmp_path / "b.ani").read_bytes() == data
+    carried = [m.text for m in done.messages if "carried" in m.text]
+    assert carried and f"carried {len(targets)} track(s)" in carried[0]
+    assert all(n in carried[0] for n in targets)
+
+
+def test_uan2_target_tracks_stay_after_an_edit(blank_blend, tmp_path):
+    bpy = blank_blend
+    model = rbfx_samples.umd3_model()
+    arm = _urho_model(bpy, tmp_path, mdl.write(model))
+    anim = _with_target_tracks(rbfx_samples.uan2_animation(model, 3))
+    data = ani.write(anim)
+    _urho_trip(bpy, tmp_path, data)
+    bone = model.bones[1].name
+    _edit_one_key(arm.animation_data.action, bone, "rotation_quaternion", 1)
+    out = tmp_path / "edited.ani"
+    assert bpy.ops.export_anim.urho3d_ani(filepath=str(out)) == {"FINISHED"}
+    back = ani.read(out.read_bytes())
+    assert [t.name for t in back.tracks] == [t.name for t in anim.tracks]
+    for a, b in zip(anim.tracks, back.tracks, strict=True):
+        assert (a.keys.tobytes() == b.keys.tobytes()) == (a.name != bone), a.name
+        assert a.weight == b.weight
+
+
+def _ped(bpy, tmp_path, game: str = "SA"):
+    path = tmp_path / "ped.dff"
+    path.write_bytes(dff_codec.write(rw_samples.skinned_ped(game)))
+    assert bpy.ops.import_scene.rw_dff(filepath=str(path)) == {"FINISHED"}
+    return _armature(bpy)
+
+
+@pytest.mark.parametrize("game", ["SA", "VC"])
+def test_ifp_byte_for_byte_and_one_edit(blank_blend, tmp_path, game):
+    """ANP3 (SA, compressed) and ANPK (VC): unedited the same bytes; one edited
+    key changes that object's keys only."""
+    bpy = blank_blend
+    _ped(bpy, tmp_path, game)
+    data = ifp.write(ifp_samples.walk_package(game, animations=2, quirks=False))
+    (tmp_path / "in.ifp").write_bytes(data)
+    assert bpy.ops.import_anim.gta_ifp(filepath=str(tmp_path / "in.ifp")) == {"FINISHED"}
+    out = tmp_path / "out.ifp"
+    assert bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False) == {"FINISHED"}
+    assert out.read_bytes() == data
+    walk = bpy.data.actions["walk"]
+    bone = "Root"
+    _edit_one_key(walk, bone)
+    assert bpy.ops.export_anim.gta_ifp(filepath=str(out), replace=False) == {"FINISHED"}
+    a, b = ifp.read(data), ifp.read(out.read_bytes())
+    for x, y in zip(a.animations, b.animations, strict=True):
+        for ox, oy in zip(x.objects, y.objects, strict=True):
+            same = ox.frames.tobytes() == oy.frames.tobytes()
+            assert same == (x.name != "walk" or ox.name.lower() != bone.lower()), ox.name
+
+
+def test_anm_byte_for_byte_and_one_edit(blank_blend, tmp_path):
+    bpy = blank_blend
+    arm = _ped(bpy, tmp_path)
+    skeleton = rw_samples.ped_skeleton(32)
+    from rigport.operators.renderware.anm_importer import hanim_bones
+
+    order = hanim_bones(arm)
+    tracks = []
+    for i, k in enumerate(ifp_samples.cycle_keys(skeleton, 9)):
+        t = k.translation
+        if t is None:
+            t = np.tile(skeleton.local_translation[i], (len(k.times), 1))
+        tracks.append((k.times.astype(np.float32).astype(np.float64), k.rotation, t))
+    data = anm.write(anm.from_tracks(tracks, TARGETS["SA"][2]))
+    (tmp_path / "walk.anm").write_bytes(data)
+    assert bpy.ops.import_anim.rw_anm(filepath=str(tmp_path / "walk.anm")) == {"FINISHED"}
+    out = tmp_path / "out.anm"
+    assert bpy.ops.export_anim.rw_anm(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == data
+    bone = order[3]
+    _edit_one_key(arm.animation_data.action, bone, "rotation_quaternion", 2)
+    assert bpy.ops.export_anim.rw_anm(filepath=str(out)) == {"FINISHED"}
+    n = len(order)
+    a, b = anm.read(data).tracks(n), anm.read(out.read_bytes()).tracks(n)
+    for name, x, y in zip(order, a, b, strict=True):
+        same = all(np.array_equal(u, v) for u, v in zip(x, y, strict=True))
+        assert same == (name != bone), name
+
+
+def _unigine_mesh(bpy, tmp_path):
+    m = unigine_samples.skinned_mesh(animations=0)
+    (tmp_path / "c.mesh").write_bytes(unigine_samples.mesh.write(m))
+    assert bpy.ops.import_scene.unigine_mesh(filepath=str(tmp_path / "c.mesh")) == {"FINISHED"}
+    return m
+
+
+def test_unigine_anim_byte_for_byte(blank_blend, tmp_path):
+    """Every component stored (flag 127): the keys come back as quantised. (Flag 15
+    stores no scale, and the sample's scale box is then no function of the keys:
+    the Unigine exporter fits a new one.)"""
+    bpy = blank_blend
+    m = _unigine_mesh(bpy, tmp_path)
+    data = unigine_anim.write(unigine_samples.anim_file(m, 127))
+    (tmp_path / "in.anim").write_bytes(data)
+    assert bpy.ops.import_anim.unigine_anim(filepath=str(tmp_path / "in.anim")) == {"FINISHED"}
+    out = tmp_path / "out.anim"
+    assert bpy.ops.export_anim.unigine_anim(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == data
+
+
+def _with_nubs(f: unigine_anim.AnimFile, parents: list[int]) -> list[str]:
+    """Add a "Nub" end bone under each of ``parents`` to the file's skeleton and
+    animate it in every clip (3ds Max's biped ends, which the mesh lacks)."""
+    names = []
+    for p in parents:
+        names.append(f"{f.bones[p].name} Nub")
+        f.bones.append(unigine_mesh.Bone(names[-1], p))
+        f.bind = np.concatenate([f.bind, f.bind[p : p + 1]])
+    for clip in f.animations:
+        n = len(parents)
+        clip.bones = np.concatenate(
+            [clip.bones, np.arange(len(f.bones) - n, len(f.bones), dtype=clip.bones.dtype)]
+        )
+        fr = clip.frames
+        for name in ("flags", "translation", "rotation", "scale"):
+            a = getattr(fr, name)
+            setattr(fr, name, np.concatenate([a, a[:, :n]], axis=1))
+    return names
+
+
+def test_unigine_nub_tracks_carried_through(blank_blend, tmp_path):
+    """The .anim's tracks of bones the mesh lacks stay with the action and come
+    back, in file order and exact, from ``extract_animation``, whatever skeleton
+    header the Unigine exporter writes."""
+    bpy = blank_blend
+    from rigport.io_formats.unigine import anim_file_convert
+    from rigport.io_formats.unigine.common import FRAME_RATE
+    from rigport.operators.blender.extract import extract_animation
+    from rigport.operators.result import Result
+
+    m = _unigine_mesh(bpy, tmp_path)
+    f = unigine_samples.anim_file(m, 127)
+    nubs = _with_nubs(f, [2, 4])
+    data = unigine_anim.write(f)
+    (tmp_path / "in.anim").write_bytes(data)
+    from rigport.operators.unigine.importer import import_anim_file
+    from rigport.operators.unigine.settings import AnimImportOptions
+
+    done = import_anim_file(bpy.context, str(tmp_path / "in.anim"), AnimImportOptions())
+    assert any(all(n in w for n in nubs) for w in done.warnings), done.warnings
+    arm = done.armature
+    wanted = anim_file_convert.import_anim_file(unigine_anim.read(data), "in.anim", FRAME_RATE)
+    for action, neutral in zip(done.actions, wanted, strict=True):
+        result = Result()
+        got = extract_animation(arm, action, result=result)
+        assert [t.bone for t in got.tracks] == [t.bone for t in neutral.tracks]
+        for a, b in zip(neutral.tracks, got.tracks, strict=True):
+            for name in ("times", "translation", "rotation", "scale"):
+                x, y = getattr(a, name), getattr(b, name)
+                assert (x is None) == (y is None)
+                if x is not None:
+                    assert x.tobytes() == y.tobytes(), (a.bone, name)
+        assert any(f"carried {len(nubs)} track(s)" in t for t in result.infos)
+    out = tmp_path / "out.anim"
+    assert bpy.ops.export_anim.unigine_anim(filepath=str(out)) == {"FINISHED"}
