@@ -7,8 +7,10 @@ and may negate whole quaternions. Right after the import, the Blender side
 rebuilds the tracks exactly as the export will (:func:`residue` compares them
 with the file's) and keeps per track:
 
-* a digest of the rebuilt arrays: at export, a track whose rebuilt arrays still
-  have this digest is unedited (same keys, rest, frame rate), and
+* a digest of each rebuilt array (times, translation, rotation, scale): at
+  export, a channel whose rebuilt values (and times) still have theirs is
+  unedited (same keys, rest, frame rate) and comes back as the file had it; an
+  edited one is written from Blender, and
 * per channel that differs, the XOR of the file's bits with the rebuilt bits
   (float32 bits when the file's values are float32 values, else float64 bits):
   zero where they agree, a few low bits where Blender rounded, the sign bit for
@@ -47,13 +49,15 @@ VERSION = 1
 class KeptTrack:
     """What one file track needs to come back exactly.
 
-    ``digest`` None: a whole track always written back (``whole``: a bone the
-    armature lacks). Otherwise ``whole`` (when Blender could not hold the track
-    key for key) or ``xor`` (per differing channel) restores the file's arrays
-    while the rebuilt track still has ``digest``."""
+    ``digests`` empty: a whole track always written back (``whole``: a bone the
+    armature lacks). ``whole`` with a ``"track"`` digest: a track Blender could not
+    hold key for key, given back while the rebuilt track is unchanged. Otherwise a
+    digest per channel: while the rebuilt times keep theirs, each channel whose
+    rebuilt values keep theirs gets the file's bits back (``xor``), and an edited
+    channel is Blender's."""
 
     bone: str
-    digest: bytes | None = None
+    digests: dict[str, bytes] = field(default_factory=dict)
     xor: dict[str, np.ndarray] = field(default_factory=dict)
     whole: BoneTrack | None = None
 
@@ -62,10 +66,11 @@ def _channels(track: BoneTrack) -> list[np.ndarray | None]:
     return [getattr(track, c) for c in CHANNELS]
 
 
-def track_digest(track: BoneTrack) -> bytes:
-    """A 16-byte digest of a track's arrays (as float64) and which channels it keys."""
-    h = hashlib.blake2b(digest_size=16)
-    for a in _channels(track):
+def _digest(*arrays: np.ndarray | None) -> bytes:
+    """An 8-byte digest of arrays (as float64, with their shapes; None for a
+    channel a track does not key)."""
+    h = hashlib.blake2b(digest_size=8)
+    for a in arrays:
         if a is None:
             h.update(b"-")
             continue
@@ -73,6 +78,11 @@ def track_digest(track: BoneTrack) -> bytes:
         h.update(repr(a.shape).encode())
         h.update(a.tobytes())
     return h.digest()
+
+
+def track_digest(track: BoneTrack) -> bytes:
+    """A digest of all a track's arrays and which channels it keys."""
+    return _digest(*_channels(track))
 
 
 def _f32_exact(a: np.ndarray) -> bool:
@@ -85,10 +95,11 @@ def residue(original: BoneTrack, rebuilt: BoneTrack) -> KeptTrack:
     """What turns ``rebuilt`` (the export's reading of the imported track) back into
     ``original`` (the file's): per channel the XOR of their bits, or the whole
     original when a channel's presence or shape differs."""
-    kept = KeptTrack(original.bone, track_digest(rebuilt))
+    digests = {n: _digest(b) for n, b in zip(CHANNELS, _channels(rebuilt), strict=True)}
+    kept = KeptTrack(original.bone, digests)
     for name, a, b in zip(CHANNELS, _channels(original), _channels(rebuilt), strict=True):
         if (a is None) != (b is None) or (a is not None and np.shape(a) != np.shape(b)):
-            return KeptTrack(original.bone, kept.digest, whole=original)
+            return KeptTrack(original.bone, {"track": track_digest(rebuilt)}, whole=original)
         if a is None:
             continue
         a = np.ascontiguousarray(a, np.float64)
@@ -103,20 +114,30 @@ def residue(original: BoneTrack, rebuilt: BoneTrack) -> KeptTrack:
     return kept
 
 
-def _restored(rebuilt: BoneTrack, kept: KeptTrack) -> BoneTrack:
+def _unxor(rebuilt: np.ndarray, x: np.ndarray) -> np.ndarray:
+    b = np.ascontiguousarray(rebuilt, np.float64)
+    if x.dtype == np.uint32:
+        return (b.astype(np.float32).view(np.uint32) ^ x).view(np.float32).astype(np.float64)
+    return (b.view(np.uint64) ^ x).view(np.float64)
+
+
+def _restored(rebuilt: BoneTrack, kept: KeptTrack) -> tuple[BoneTrack, bool]:
+    """The track to write for ``rebuilt`` and whether all of it is the file's."""
     if kept.whole is not None:
-        return kept.whole
+        same = track_digest(rebuilt) == kept.digests.get("track")
+        return (kept.whole, True) if same else (rebuilt, False)
+    if _digest(rebuilt.times) != kept.digests.get("times"):  # keys moved, added, removed
+        return rebuilt, False
     out = BoneTrack(
         rebuilt.bone, rebuilt.times, rebuilt.translation, rebuilt.rotation, rebuilt.scale
     )
-    for name, x in kept.xor.items():
-        b = np.ascontiguousarray(getattr(rebuilt, name), np.float64)
-        if x.dtype == np.uint32:
-            value = (b.astype(np.float32).view(np.uint32) ^ x).view(np.float32).astype(np.float64)
-        else:
-            value = (b.view(np.uint64) ^ x).view(np.float64)
-        setattr(out, name, value)
-    return out
+    exact = True
+    for name, a in zip(CHANNELS, _channels(rebuilt), strict=True):
+        if _digest(a) != kept.digests.get(name):
+            exact = False  # an edited channel: Blender's values
+        elif name in kept.xor:
+            setattr(out, name, _unxor(a, kept.xor[name]))
+    return out, exact
 
 
 @dataclass
@@ -125,32 +146,31 @@ class Restored:
 
     tracks: list[BoneTrack]
     exact: int = 0  # unedited tracks given back as the file had them
-    edited: int = 0  # kept tracks whose rebuilt arrays changed: Blender's values
+    edited: int = 0  # kept tracks with a channel (or times) edited: Blender's values there
     carried: list[str] = field(default_factory=list)  # bones the armature lacks
 
 
 def restore(rebuilt: list[BoneTrack], kept: list[KeptTrack]) -> Restored:
-    """The tracks to export: the kept tracks in the file's order (each unedited one
-    as the file had it, each edited one as rebuilt, each whole one as kept), then
-    the rebuilt tracks the file did not have, in their order."""
+    """The tracks to export: the kept tracks in the file's order (each unedited
+    channel as the file had it, each edited one as rebuilt, each whole track of a
+    bone the armature lacks as kept), then the rebuilt tracks the file did not
+    have, in their order."""
     by_bone = {t.bone: t for t in rebuilt}
     done: set[str] = set()
     out = Restored([])
     for k in kept:
         track = by_bone.get(k.bone)
-        if k.digest is None and track is None and k.whole is not None:
+        if not k.digests and track is None and k.whole is not None:
             out.tracks.append(k.whole)  # a bone the armature lacks
             out.carried.append(k.bone)
             continue
         if track is None or k.bone in done:  # the bone's keys were removed
             continue
         done.add(k.bone)
-        if k.digest is not None and track_digest(track) == k.digest:
-            out.tracks.append(_restored(track, k))
-            out.exact += 1
-        else:
-            out.tracks.append(track)
-            out.edited += 1
+        track, exact = _restored(track, k) if k.digests else (track, False)
+        out.tracks.append(track)
+        out.exact += exact
+        out.edited += not exact
     out.tracks += [t for t in rebuilt if t.bone not in done]
     return out
 
@@ -162,16 +182,24 @@ def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[bytes]) -> di
             continue
         a = np.ascontiguousarray(a)
         meta[name] = [a.dtype.str, list(a.shape)]
-        blobs.append(a.tobytes())
+        blobs.append(_planes(a))
     return meta
 
 
+def _planes(a: np.ndarray) -> bytes:
+    """``a``'s bytes by significance (every value's first byte, then every second
+    ...): a residue's high bytes are nearly all zero, and runs of zeros compress
+    quickly and to almost nothing."""
+    return a.view(np.uint8).reshape(-1, a.dtype.itemsize).T.tobytes()
+
+
 def encode(kept: list[KeptTrack]) -> str:
-    """``kept`` as one ASCII string: a JSON header and the arrays' bytes, compressed."""
+    """``kept`` as one ASCII string: a JSON header and the arrays' bytes (by
+    significance), compressed."""
     blobs: list[bytes] = []
     header = []
     for k in kept:
-        entry: dict = {"bone": k.bone, "digest": k.digest.hex() if k.digest else None}
+        entry: dict = {"bone": k.bone, "digests": {n: d.hex() for n, d in k.digests.items()}}
         if k.whole is not None:
             whole = dict(zip(CHANNELS, _channels(k.whole), strict=True))
             entry["whole"] = _arrays_meta(
@@ -183,7 +211,7 @@ def encode(kept: list[KeptTrack]) -> str:
         header.append(entry)
     head = json.dumps([VERSION, header], separators=(",", ":")).encode()
     raw = len(head).to_bytes(4, "little") + head + b"".join(blobs)
-    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
 
 
 def _take(meta: dict, raw: memoryview, pos: int) -> tuple[dict[str, np.ndarray], int]:
@@ -197,7 +225,8 @@ def _take(meta: dict, raw: memoryview, pos: int) -> tuple[dict[str, np.ndarray],
         size = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
         if pos + size > len(raw):
             raise ValueError("the arrays end early")
-        out[name] = np.frombuffer(raw[pos : pos + size], dtype).reshape(shape).copy()
+        planes = np.frombuffer(raw[pos : pos + size], np.uint8).reshape(dtype.itemsize, -1)
+        out[name] = planes.T.copy().view(dtype).reshape(shape)
         pos += size
     return out, pos
 
@@ -214,8 +243,8 @@ def decode(text: str, what: str = "the kept keys") -> list[KeptTrack]:
         pos = 4 + n
         kept = []
         for entry in header:
-            digest = bytes.fromhex(entry["digest"]) if entry["digest"] else None
-            k = KeptTrack(str(entry["bone"]), digest)
+            digests = {str(n): bytes.fromhex(d) for n, d in entry["digests"].items()}
+            k = KeptTrack(str(entry["bone"]), digests)
             if "whole" in entry:
                 arrays, pos = _take(entry["whole"], raw, pos)
                 if "times" not in arrays:

@@ -4,9 +4,12 @@ GTA matches an IFP object to a ped's frame by HAnim bone ID, and by name
 (without case) where an object has no ID; so does :func:`match_bones`. The
 keys are the frames' local transforms, which is what the neutral animation
 holds. On the way back (:func:`to_ifp_animation`) the file's own layout and
-quantisation are used, and a key whose values equal the original animation's
-within the format's precision is written with the original bytes, so an
-unedited animation comes back byte for byte.
+quantisation are used. The values of every unedited channel arrive exact (the
+action's exact keys, ``operators/blender/exact_keys.py``), so they encode to the
+file's bytes; the imported animation kept with the action (its source) gives
+the layout, the objects no bone matched and the NaN/Inf keys, and within an
+edited channel a key whose values equal the original's within the format's
+precision keeps its original bytes.
 """
 
 from __future__ import annotations

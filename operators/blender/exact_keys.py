@@ -16,6 +16,8 @@ import bpy
 from ...io_formats import exact_keys
 from ...io_formats.scene import Animation, BoneTrack
 from ..result import Result
+from . import guard
+from .guard import blender_name
 
 #: Hidden action property: the encoded :class:`~io_formats.exact_keys.KeptTrack` list.
 PROP = "_rigport_exact_keys"
@@ -36,13 +38,16 @@ def keep(
     kept: list[exact_keys.KeptTrack] = []
     seen: set[str] = set()
     for track in anim.tracks:
-        if track.bone in seen:  # a repeated bone: build_action keys the first only
+        name = blender_name(track.bone)  # the guard's name for it, as build_action keys it
+        if name in seen:  # a repeated bone: build_action keys the first only
             continue
-        seen.add(track.bone)
-        if track.bone in missing:
+        seen.add(name)
+        if guard.guard_track(track)[1]:  # NaN/Inf keys: the guard's note and the format's own
+            continue
+        if name in missing:
             kept.append(exact_keys.KeptTrack(track.bone, whole=track))
-        elif track.bone in rebuilt:
-            kept.append(exact_keys.residue(track, rebuilt[track.bone]))
+        elif (made := rebuilt.get(track.bone, rebuilt.get(name))) is not None:
+            kept.append(exact_keys.residue(track, made))
     if kept:
         action[PROP] = exact_keys.encode(kept)
 
