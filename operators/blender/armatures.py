@@ -224,7 +224,8 @@ def animation_fit(path: str, armature, bone_names: Sequence[str]) -> list[str]:
     more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
     return [
         f"{hits} of {len(wanted)} animated bones match armature {armature.name!r}; "
-        f"not in it, so not applied: {shown}{more}"
+        f"not in it, so not applied (their keys stay with the action and are written "
+        f"back on export): {shown}{more}"
     ]
 
 

@@ -59,6 +59,21 @@ def test_urho3d_corpus_animation_byte_for_byte(blank_blend, tmp_path, corpus_dir
     assert _urho_trip(bpy, tmp_path, data) == data
 
 
+def test_exact_keys_survive_a_save(blank_blend, tmp_path, corpus_dir):
+    bpy = blank_blend
+    _urho_model(bpy, tmp_path, (corpus_dir / "urho3d" / "Jack.mdl").read_bytes())
+    data = (corpus_dir / "urho3d" / "Jack_Walk.ani").read_bytes()
+    (tmp_path / "a.ani").write_bytes(data)
+    assert bpy.ops.import_anim.urho3d_ani(filepath=str(tmp_path / "a.ani")) == {"FINISHED"}
+    blend = tmp_path / "saved.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    _armature(bpy)
+    out = tmp_path / "out.ani"
+    assert bpy.ops.export_anim.urho3d_ani(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == data
+
+
 def test_urho3d_edited_key_written_from_blender_others_exact(blank_blend, tmp_path, corpus_dir):
     bpy = blank_blend
     arm = _urho_model(bpy, tmp_path, (corpus_dir / "urho3d" / "Jack.mdl").read_bytes())
@@ -104,10 +119,13 @@ def test_uan2_target_tracks_carried_through(blank_blend, tmp_path, version):
     targets = [t.name for t in anim.tracks if t.name.endswith("_Target")]
     assert len(targets) >= 2
     (tmp_path / "a.ani").write_bytes(data)
-    assert bpy.ops.import_anim.urho3d_ani(filepath=str(tmp_path / "a.ani")) == {"FINISHED"}
     from rigport.operators.urho3d.animation_exporter import AnimationExportOptions, export_ani
+    from rigport.operators.urho3d.animation_importer import AnimationImportOptions, import_ani
 
     arm = _armature(bpy)
+    got = import_ani(bpy.context, str(tmp_path / "a.ani"), AnimationImportOptions())
+    assert len(got.warnings) == 1 and "written back on export" in got.warnings[0]
+    assert all(n in got.warnings[0] for n in targets)
     done = export_ani(bpy.context, str(tmp_path / "b.ani"), arm, None, AnimationExportOptions())
     assert (tmp_path / "b.ani").read_bytes() == data
     carried = [m.text for m in done.messages if "carried" in m.text]
