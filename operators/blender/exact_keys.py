@@ -42,10 +42,10 @@ def keep(
         if name in seen:  # a repeated bone: build_action keys the first only
             continue
         seen.add(name)
-        if guard.guard_track(track)[1]:  # NaN/Inf keys: the guard's note and the format's own
-            continue
-        if name in missing:
+        if name in missing:  # as the file has it, NaN/Inf keys and all
             kept.append(exact_keys.KeptTrack(track.bone, whole=track))
+        elif guard.guard_track(track)[1]:  # NaN/Inf keys: the guard's note and the format's
+            continue
         elif (made := rebuilt.get(track.bone, rebuilt.get(name))) is not None:
             kept.append(exact_keys.residue(track, made))
     if kept:
