@@ -288,3 +288,32 @@ def test_unigine_nub_tracks_carried_through(blank_blend, tmp_path):
         assert any(f"carried {len(nubs)} track(s)" in t for t in result.infos)
     out = tmp_path / "out.anim"
     assert bpy.ops.export_anim.unigine_anim(filepath=str(out)) == {"FINISHED"}
+
+
+def test_forgotten_or_damaged_record(blank_blend, tmp_path, corpus_dir):
+    """Forget Kept Data removes the record: Blender's keys are written (within
+    float32 of the file's); a damaged record is refused with a sentence naming
+    the action and the property."""
+    bpy = blank_blend
+    from rigport.io_formats.codec import FormatError
+    from rigport.operators.blender import exact_keys, kept_keys
+    from rigport.operators.blender.extract import extract_animation
+
+    arm = _urho_model(bpy, tmp_path, (corpus_dir / "urho3d" / "Jack.mdl").read_bytes())
+    data = (corpus_dir / "urho3d" / "Jack_Walk.ani").read_bytes()
+    assert _urho_trip(bpy, tmp_path, data) == data
+    action = arm.animation_data.action
+    text = action[exact_keys.PROP]
+    action[exact_keys.PROP] = text[:-8] + "AAAAAAA="
+    with pytest.raises(FormatError, match=f"action {action.name!r}.*{exact_keys.PROP}.*damaged"):
+        extract_animation(arm, action)
+    assert kept_keys.forget([action]) >= 1 and exact_keys.PROP not in action
+    out = tmp_path / "forgotten.ani"
+    assert bpy.ops.export_anim.urho3d_ani(filepath=str(out)) == {"FINISHED"}
+    a, b = ani.read(data), ani.read(out.read_bytes())
+    assert out.read_bytes() != data
+    for x, y in zip(a.tracks, b.tracks, strict=True):
+        assert x.name == y.name and x.mask == y.mask
+        assert np.allclose(x.keys["time"], y.keys["time"], atol=1e-6)
+        if x.mask & ani.CHANNEL_POSITION:
+            assert np.allclose(x.keys["position"], y.keys["position"], atol=1e-5)
