@@ -195,8 +195,7 @@ def test_ifp_byte_for_byte_and_one_edit(blank_blend, tmp_path, game):
 def test_ifp_byte_for_byte_on_awkward_peds(blank_blend, tmp_path, shape):
     """Peds whose atomic hangs from a turned frame (inverse bind matrices that
     disagree with the frame hierarchy, as stock SA peds) or whose frames are
-    not in node order: the keys' trip through pose space rounds differently
-    there, the exact keys give the file's bytes back all the same."""
+    not in node order: an unedited IFP still comes back byte for byte."""
     bpy = blank_blend
     _ped(bpy, tmp_path, "SA", **shape)
     data = ifp.write(ifp_samples.walk_package("SA", animations=2, quirks=True))
