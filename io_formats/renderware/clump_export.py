@@ -58,6 +58,10 @@ from .materials import Material, MaterialList, Text, Texture
 from .skin import DEADDEAD, Skin, SplitData
 
 RIGHT_TO_RENDER = 0x1F
+#: Parts of the shared fingerprint (``operators.blender.fingerprint``) a mesh's
+#: ``rw_edits`` extra names when Blender's mesh no longer matches them.
+EDIT_TOPOLOGY = "topology"
+EDIT_WEIGHTS = "weights"
 DEFAULT_TEXTURE_FLAGS = 0x1106  # linear mipmapped filtering, wrap U and V
 
 
@@ -408,6 +412,8 @@ class _GeometryPass:
     mats: np.ndarray = field(init=False)
     stored: dict = field(default_factory=dict)  # the imported geometry's fields
     same: bool = False  # the triangles are the imported ones
+    #: The fingerprint parts Blender's mesh no longer matches (None: not known).
+    edits: set[str] | None = None
     tri_ids: np.ndarray | None = None  # the file's own triangle material IDs
     has_face: np.ndarray = field(init=False)
     fc: np.ndarray = field(init=False)  # the corner each vertex's values come from
@@ -452,7 +458,13 @@ def _welded_faces(g: _GeometryPass) -> None:
     g.n_slots = max(len(mesh.materials), 1)
     g.mats = np.clip(mesh.face_materials, 0, g.n_slots - 1).astype(np.uint16)
     g.stored = mesh.extras.get("rw_geometry") or {}
-    g.same = g.stored.get("fingerprint") == geometry_fingerprint(g.nv, g.tris, g.mats)
+    # the shared rule (Blender's mesh against its fingerprint at import), and the
+    # welded triangles against the file's, which the kept Bin Mesh indexes
+    edits = mesh.extras.get("rw_edits")
+    g.edits = set(edits) if edits is not None else None
+    g.same = g.stored.get("fingerprint") == geometry_fingerprint(g.nv, g.tris, g.mats) and (
+        g.edits is None or EDIT_TOPOLOGY not in g.edits
+    )
     if g.same:
         g.tri_ids = _stored_tri_materials(g.stored.get("tri_materials"), len(g.tris))
     g.has_face = g.first >= 0
@@ -668,10 +680,12 @@ def _skin(g: _GeometryPass) -> Skin:
         return skin
     split = SplitData()
     if stored.get("split") and not SplitData.from_json(stored["split"]).is_zero():
-        if g.same and perm is not None and np.array_equal(perm, np.arange(nb)):
+        weighted = g.edits is not None and EDIT_WEIGHTS in g.edits
+        if g.same and not weighted and perm is not None and np.array_equal(perm, np.arange(nb)):
             split = SplitData.from_json(stored["split"])
         else:
-            warnings.append(f"{mesh.name}: the mesh or skeleton changed; split data zeroed")
+            what = "weights" if g.same and weighted else "mesh or skeleton"
+            warnings.append(f"{mesh.name}: the {what} changed; split data zeroed")
     skin.split = split
     return skin
 

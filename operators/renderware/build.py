@@ -22,7 +22,7 @@ from mathutils import Matrix
 
 from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
-from ..blender import compat, kept_keys
+from ..blender import compat, fingerprint, kept_keys
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
 from ..blender.weights import assign_vertex_groups
 from .txd_importer import bind_clump
@@ -36,6 +36,10 @@ PROP_ATOMIC = "_rw_atomic_index"
 #: The skinned atomic's frame in the armature's space as the file has it (float64,
 #: which the object's matrix cannot hold), while the object stays there.
 PROP_SKIN_SPACE = "_rw_skin_space"
+#: The fingerprint (``operators.blender.fingerprint``) of the mesh the atomic's kept
+#: geometry data describes (Bin Mesh, triangle material IDs, spheres, split data,
+#: per-vertex plugins), with the weights for a skinned one.
+FINGERPRINT = "_rw_fingerprint"
 
 
 def _set(holder, key: str, value) -> None:
@@ -276,3 +280,5 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
             obj.parent = holder
         else:
             obj.matrix_world = Matrix(state.world[frame].tolist())
+    parts = fingerprint.WITH_WEIGHTS if skinned else fingerprint.PARTS
+    fingerprint.store(obj, FINGERPRINT, parts)

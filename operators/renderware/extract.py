@@ -21,12 +21,19 @@ from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
 from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
 from ...io_formats.scene import ColorSet, Mesh, Skeleton, UVSet
-from ..blender import compat, guard, kept_keys
+from ..blender import compat, fingerprint, guard, kept_keys
 from ..blender.armatures import mesh_armature, one_armature
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
 from ..conventions import IMPORT_TRANSFORM
-from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_SKIN_SPACE, PROP_TEXTURE
+from .build import (
+    FINGERPRINT,
+    PROP_ATOMIC,
+    PROP_COLOR,
+    PROP_FRAME,
+    PROP_SKIN_SPACE,
+    PROP_TEXTURE,
+)
 
 LOD_NAME = re.compile(r"[_.\- ]lod_?(\d+)$", re.IGNORECASE)
 SCENE_KEYS = (
@@ -373,6 +380,9 @@ def _add_atomics(clump: _Clump) -> None:
         mesh = extract_mesh(obj, None)
         if not _triangles_only(obj, mesh, clump.warnings):
             continue
+        edits = fingerprint.changed(obj, FINGERPRINT)
+        if edits is not None:  # what the kept geometry data no longer describes
+            mesh.extras["rw_edits"] = sorted(edits)
         _file_triangles_back(obj, mesh, clump.warnings)
         mesh.skin = skins.get(obj.name)
         key, space = _atomic_frame(clump, obj)
