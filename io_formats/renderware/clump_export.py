@@ -1,9 +1,10 @@
 """Neutral scene -> clump for a target version (GTA III, Vice City, San Andreas).
 
 The mesh's corners are welded back into RenderWare vertices (one per distinct
-vertex, normal, UVs and colour); the Bin Mesh PLG is regenerated as triangle
-lists; weights are sorted by weight, at most 4 per vertex and normalised; the
-used-bone list is computed; the Skin PLG gets the layout its version uses.
+vertex, normal, UVs and colour); the Bin Mesh PLG is the file's while the
+triangles are, else regenerated (as strips where the file had strips, else as
+triangle lists); weights are sorted by weight, at most 4 per vertex and
+normalised; the used-bone list is computed; the Skin PLG gets the layout its version uses.
 Values the import kept as extras (frame flags, bone IDs, flags, split data,
 bounding spheres, unknown plugins) come back when what they depend on is
 unchanged, and are dropped with a warning otherwise.
@@ -50,6 +51,7 @@ from .geometry import (
     GeometryList,
     MorphTarget,
     bin_mesh_lists,
+    bin_mesh_strips,
     positions_fingerprint,
     read_bin_mesh,
 )
@@ -535,7 +537,9 @@ def _geometry_extension(g: _GeometryPass) -> None:
     ext_items: list = [bin_mesh_lists(g.tris, g.mats, g.n_slots, stamp)]
     if g.same and stored.get("bin_mesh"):  # the file's own Bin Mesh (strips, order)
         ext_items[0] = read_bin_mesh(Reader(bytes.fromhex(stored["bin_mesh"])), stamp)
-        g.flags |= TRISTRIP if ext_items[0].strips else 0
+    elif int(stored.get("bin_mesh_flags") or 0) & 1:  # the file drew strips: re-stripped
+        ext_items[0] = bin_mesh_strips(g.tris, g.mats, g.n_slots, stamp)
+    g.flags |= TRISTRIP if ext_items[0].strips else 0
     if mesh.skin is not None and g.ctx.skeleton is not None:
         ext_items.append(_skin(g))
     raw = list(mesh.extras.get("rw_geometry_extension") or [])

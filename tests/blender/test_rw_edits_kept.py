@@ -6,6 +6,7 @@ output is read back (by our codec, and by librw and DragonFF where they are here
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rigport.io_formats.renderware import dff
 from rigport.io_formats.renderware.geometry import TRISTRIP, strip_triangles
@@ -104,3 +105,155 @@ def _decoded(geo) -> list[tuple[int, tuple[int, int, int]]]:
             k = t.index(min(t))
             out.append((mat, tuple(t[k:] + t[:k])))
     return sorted(out)
+
+
+def _stats(bpy, obj) -> dict:
+    """What an artist sees of ``obj``'s evaluated mesh: used vertex positions, the
+    triangulated area in all and per material slot, and each used vertex's weights
+    (by group name; the 4 strongest, normalised, as a clump holds them), keyed by
+    rounded position."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    ev = obj.evaluated_get(depsgraph)
+    me = ev.to_mesh()
+    try:
+        nv, nt = len(me.vertices), len(me.loop_triangles)
+        co = np.empty(nv * 3, np.float32)
+        me.vertices.foreach_get("co", co)
+        co = co.reshape(-1, 3).astype(np.float64)
+        tv = np.empty(nt * 3, np.int64)
+        me.loop_triangles.foreach_get("vertices", tv)
+        tv = tv.reshape(-1, 3)
+        mi = np.empty(nt, np.int64)
+        me.loop_triangles.foreach_get("material_index", mi)
+        a, b, c = co[tv[:, 0]], co[tv[:, 1]], co[tv[:, 2]]
+        area = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+        per_material = {k: float(area[mi == k].sum()) for k in range(len(obj.material_slots))}
+        used = np.unique(tv)
+        groups = {g.index: g.name for g in obj.vertex_groups}
+        weights = {}
+        for v in used.tolist():
+            key = tuple(np.round(co[v], 4).tolist())
+            w = sorted(((g.weight, groups[g.group]) for g in me.vertices[v].groups), reverse=True)
+            w = [(x, n) for x, n in w[:4] if x > 0]  # a clump holds 4, normalised
+            total = sum(x for x, _ in w)
+            weights.setdefault(key, {n: round(x / total, 4) for x, n in w})
+        return {
+            "positions": np.unique(np.round(co[used], 4), axis=0),
+            "area": float(area.sum()),
+            "per_material": per_material,
+            "weights": weights,
+        }
+    finally:
+        ev.to_mesh_clear()
+
+
+def _same_stats(a: dict, b: dict) -> None:
+    np.testing.assert_allclose(a["positions"], b["positions"], atol=2e-4)
+    assert a["area"] == pytest.approx(b["area"], rel=1e-5)
+    assert sorted(a["per_material"]) == sorted(b["per_material"])
+    for k, v in a["per_material"].items():
+        assert b["per_material"][k] == pytest.approx(v, rel=1e-5, abs=1e-9)
+    assert a["weights"].keys() == b["weights"].keys()
+    for k, w in a["weights"].items():
+        assert w.keys() == b["weights"][k].keys()
+        for g, x in w.items():
+            assert b["weights"][k][g] == pytest.approx(x, abs=2e-4)
+
+
+def _bmesh_edit(obj, edit) -> None:
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    bm.verts.ensure_lookup_table()
+    edit(bm)
+    bm.to_mesh(obj.data)
+    bm.free()
+    obj.data.update()
+
+
+def _extrude(bpy, obj) -> None:
+    import bmesh
+
+    def edit(bm):
+        faces = [bm.faces[i] for i in (3, 4, 30)]
+        out = bmesh.ops.extrude_face_region(bm, geom=faces)
+        verts = [g for g in out["geom"] if isinstance(g, bmesh.types.BMVert)]
+        bmesh.ops.translate(bm, vec=(0.0, 0.05, 0.02), verts=verts)
+
+    _bmesh_edit(obj, edit)
+
+
+def _delete(bpy, obj) -> None:
+    import bmesh
+
+    _bmesh_edit(
+        obj,
+        lambda bm: bmesh.ops.delete(bm, geom=[bm.faces[i] for i in (1, 2, 50)], context="FACES"),
+    )
+
+
+def _move(bpy, obj) -> None:
+    co = np.empty(len(obj.data.vertices) * 3, np.float32)
+    obj.data.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3)
+    co[::7] += (0.01, -0.02, 0.03)
+    obj.data.vertices.foreach_set("co", co.ravel())
+    obj.data.update()
+
+
+def _subdivide(bpy, obj) -> None:
+    mod = obj.modifiers.new("Subdivision", "SUBSURF")
+    mod.levels = 1
+    mod.subdivision_type = "SIMPLE"
+
+
+EDITS = {"move": _move, "extrude": _extrude, "delete": _delete, "subdivide": _subdivide}
+
+
+def _strip_sources(corpus_dir) -> dict:
+    return {
+        "ped_strips_SA": lambda: samples.skinned_ped("SA", split=True, strips=True),
+        "ped_strips_III": lambda: samples.skinned_ped("III", strips=True, uv_sets=2),
+    }
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+@pytest.mark.parametrize("name", ["ped_strips_SA", "ped_strips_III"])
+def test_strip_clump_edited_exports_strips_read_back_as_edited(blank_blend, tmp_path, name, edit):
+    """A clump drawn with strips, edited: the export's Bin Mesh is strips again (the
+    file's own while the triangles are unchanged), decoding to exactly the geometry's
+    triangles and their materials, and the file read back into an empty scene shows
+    the edited mesh: used positions, area per material, weights."""
+    bpy = blank_blend
+    src = _strip_sources(None)[name]()
+    _import(bpy, tmp_path, src)
+    obj = _mesh(bpy)
+    EDITS[edit](bpy, obj)
+    want = _stats(bpy, obj)
+    data, warnings = _export(bpy, tmp_path)
+    geo = dff.read(data).clump.geometries()[0]
+    assert geo.bin_mesh.strips and geo.flags & TRISTRIP
+    tri = geo.triangles.astype(np.int64)
+    drawn = (tri != np.roll(tri, 1, axis=1)).all(axis=1)
+    listed = []
+    for mat, t in zip(geo.tri_materials[drawn].tolist(), tri[drawn].tolist(), strict=True):
+        k = t.index(min(t))
+        listed.append((mat, tuple(t[k:] + t[:k])))
+    assert _decoded(geo) == sorted(listed)
+    if edit in ("extrude", "delete", "subdivide"):
+        lists = len(samples_lists(geo))
+        assert len(geo.bin_mesh.to_bytes()) < lists  # smaller than the lists it replaces
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    _import(bpy, tmp_path, data, "again.dff")
+    _same_stats(want, _stats(bpy, _mesh(bpy)))
+
+
+def samples_lists(geo) -> bytes:
+    """The Bin Mesh the export wrote before strips were kept: lists."""
+    from rigport.io_formats.renderware.geometry import bin_mesh_lists
+
+    n = len(geo.material_list.slot_materials())
+    return bin_mesh_lists(geo.triangles, geo.tri_materials, n, geo.stamp).to_bytes()
