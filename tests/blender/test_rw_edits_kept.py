@@ -257,3 +257,42 @@ def samples_lists(geo) -> bytes:
 
     n = len(geo.material_list.slot_materials())
     return bin_mesh_lists(geo.triangles, geo.tri_materials, n, geo.stamp).to_bytes()
+
+
+def _faces_by_position(summary: dict) -> list:
+    """DragonFF's faces of its one mesh as (material, corner positions), sorted."""
+    mesh = next(o for o in summary["objects"].values() if o["type"] == "MESH")
+    pos = np.array(mesh["positions"]).reshape(-1, 3)
+    corners = np.array(mesh["corners"]).reshape(-1, 3)
+    return sorted(
+        (m, tuple(sorted(map(tuple, pos[c].tolist()))))
+        for m, c in zip(mesh["face_materials"], corners.tolist(), strict=True)
+    )
+
+
+@pytest.mark.parametrize("edit", ["extrude", "delete"])
+def test_clients_read_the_restripped_bin_mesh_as_the_triangles(blank_blend, tmp_path, edit):
+    """DragonFF reading the re-stripped Bin Mesh ("Read Material Split") sees the faces
+    and materials it sees in the geometry's triangle list; librw reads the file, and
+    its own re-write holds the same triangles and materials."""
+    from rigport.io_formats.renderware.clump_import import import_dff
+    from rigport.tests.clients import dragonff_import, run_rwinfo
+
+    bpy = blank_blend
+    _import(bpy, tmp_path, samples.skinned_ped("SA", split=True, strips=True))
+    EDITS[edit](bpy, _mesh(bpy))
+    data, _ = _export(bpy, tmp_path)
+    out = tmp_path / "out.dff"
+    assert dff.read(data).clump.geometries()[0].bin_mesh.strips
+    from_list = _faces_by_position(dragonff_import(out))
+    from_strips = _faces_by_position(dragonff_import(out, mat_split=True))
+    assert from_strips == from_list
+
+    info = run_rwinfo(out)
+    assert "meshes 2" in info
+    rewritten = tmp_path / "librw.dff"
+    run_rwinfo(out, rewritten, gta_raw=True)
+    ours = import_dff(dff.read(data), "a")[0].scene.meshes[0]
+    theirs = import_dff(dff.read(rewritten.read_bytes()), "a")[0].scene.meshes[0]
+    np.testing.assert_array_equal(ours.corner_verts, theirs.corner_verts)
+    np.testing.assert_array_equal(ours.face_materials, theirs.face_materials)
