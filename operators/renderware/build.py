@@ -22,7 +22,7 @@ from mathutils import Matrix
 
 from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
-from ..blender import compat, fingerprint, kept_keys
+from ..blender import compat, fingerprint, guard, kept_keys
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
 from ..blender.weights import assign_vertex_groups
 from .txd_importer import bind_clump
@@ -40,6 +40,10 @@ PROP_SKIN_SPACE = "_rw_skin_space"
 #: geometry data describes (Bin Mesh, triangle material IDs, spheres, split data,
 #: per-vertex plugins), with the weights for a skinned one.
 FINGERPRINT = "_rw_fingerprint"
+#: On the mesh data, beside what the import guard kept of the file's duplicate and
+#: repeated-vertex faces: the positions of their corners' vertices (float32 bytes,
+#: hex), so an export after an edit that renumbered the vertices finds them again.
+PROP_KEPT_FACE_POSITIONS = "_rw_kept_face_positions"
 
 
 def _set(holder, key: str, value) -> None:
@@ -282,3 +286,17 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
             obj.matrix_world = Matrix(state.world[frame].tolist())
     parts = fingerprint.WITH_WEIGHTS if skinned else fingerprint.PARTS
     fingerprint.store(obj, FINGERPRINT, parts)
+    _kept_face_positions(obj.data)
+
+
+def _kept_face_positions(me) -> None:
+    """Store where the corners of the faces the guard kept aside are (see
+    :data:`PROP_KEPT_FACE_POSITIONS`)."""
+    kept = me.get(guard.KEPT)
+    faces = (guard.loads(kept) if isinstance(kept, str) else {}).get("faces")
+    if faces is None or not len(me.vertices):
+        return
+    verts = np.asarray(faces["verts"], np.int64)
+    pos = np.empty(len(me.vertices) * 3, np.float32)
+    me.attributes["position"].data.foreach_get("vector", pos)
+    me[PROP_KEPT_FACE_POSITIONS] = pos.reshape(-1, 3)[verts].astype("<f4").tobytes().hex()

@@ -31,6 +31,7 @@ from .build import (
     PROP_ATOMIC,
     PROP_COLOR,
     PROP_FRAME,
+    PROP_KEPT_FACE_POSITIONS,
     PROP_SKIN_SPACE,
     PROP_TEXTURE,
 )
@@ -155,7 +156,9 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
     the vertices (their indices still name the same ones) they are appended: a
     duplicate while a triangle on its vertices is still there, a repeated-vertex one
     always; their corners take the file's values, else another corner's of the
-    vertex. Otherwise they are left out with a warning."""
+    vertex. After an edit that renumbered the vertices they are found by the
+    positions the import stored (:func:`_by_position`). Otherwise they are left
+    out with a warning."""
     me = obj.data
     kept = me.get(guard.KEPT)
     kept = guard.loads(kept) if isinstance(kept, str) else {}
@@ -176,10 +179,11 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
     step = np.arange(len(owner)) - np.repeat(np.cumsum(fans) - fans, fans)
     kc = np.stack([first[owner], first[owner] + step + 1, first[owner] + step + 2], axis=1)
     nv = len(mesh.positions)
+    tri_verts = verts[kc]
     if counts.get("vertices") != nv or (len(verts) and verts.max() >= nv):
-        keep = np.zeros(len(kc), bool)
+        tri_verts, keep = _by_position(me, mesh, tri_verts, kc)
     else:
-        tv = np.sort(verts[kc], axis=1)
+        tv = np.sort(tri_verts, axis=1)
         repeated = (tv[:, 0] == tv[:, 1]) | (tv[:, 1] == tv[:, 2])
         have = np.sort(np.asarray(mesh.corner_verts, np.int64).reshape(-1, 3), axis=1)
         keep = repeated | np.isin(_tri_keys(tv, nv), _tri_keys(have, nv))
@@ -188,14 +192,51 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
             f"{obj.name}: {int((~keep).sum())} duplicate or repeated-vertex triangle(s) of the "
             "file left out (their vertices or the triangles they repeat were edited away)"
         )
-    kc = kc[keep].ravel()
-    if not len(kc):
+    if not keep.any():
         return
-    _append_corners(mesh, faces, kc, verts[kc], owner[keep])
+    _append_corners(mesh, faces, kc[keep].ravel(), tri_verts[keep].ravel(), owner[keep])
 
 
 def _tri_keys(tv: np.ndarray, nv: int) -> np.ndarray:
     return (tv[:, 0] * nv + tv[:, 1]) * nv + tv[:, 2]
+
+
+def _by_position(me, mesh: Mesh, tri_verts: np.ndarray, kc: np.ndarray):
+    """The kept triangles' vertices after an edit that renumbered the vertices, found
+    by the positions the import stored: a duplicate takes the vertices of a triangle
+    it still repeats (the same three positions), a repeated-vertex one the first
+    vertex at each position. (vertices (T, 3), found (T,))."""
+    stored = me.get(PROP_KEPT_FACE_POSITIONS)
+    nothing = np.zeros(len(kc), bool)
+    if not isinstance(stored, str) or not len(kc):
+        return tri_verts, nothing
+    kept = np.frombuffer(bytes.fromhex(stored), "<f4").reshape(-1, 3)
+    if len(kept) <= int(kc.max()):
+        return tri_verts, nothing
+    cur = np.asarray(mesh.positions, np.float32).reshape(-1, 3)
+    nv = len(cur)
+    _, ids = np.unique(np.vstack([cur, kept[kc.ravel()]]), axis=0, return_inverse=True)
+    ids = ids.reshape(-1)
+    cur_id, kid = ids[:nv], ids[nv:].reshape(-1, 3)
+    first = np.full(int(ids.max()) + 1, -1, np.int64)
+    first[cur_id[::-1]] = np.arange(nv - 1, -1, -1)
+    by_first = first[kid]
+    sk = np.sort(kid, axis=1)
+    repeated = ((sk[:, 0] == sk[:, 1]) | (sk[:, 1] == sk[:, 2])) & (by_first >= 0).all(axis=1)
+    # a duplicate: the current triangle on the same three positions, corner by corner
+    have = np.asarray(mesh.corner_verts, np.int64).reshape(-1, 3)
+    n_ids = int(ids.max()) + 1
+    have_keys = _tri_keys(np.sort(cur_id[have], axis=1), n_ids)
+    order = np.argsort(have_keys, kind="stable")
+    want = _tri_keys(sk, n_ids)
+    at = np.clip(np.searchsorted(have_keys[order], want), 0, max(len(order) - 1, 0))
+    found = (have_keys[order][at] == want) if len(order) else np.zeros(len(kid), bool)
+    twin = have[order[at]] if len(order) else np.zeros_like(kid)
+    twin_ids = cur_id[twin]
+    pick = np.stack([np.argmax(twin_ids == kid[:, [j]], axis=1) for j in range(3)], axis=1)
+    dup_verts = np.take_along_axis(twin, pick, axis=1)
+    out = np.where(repeated[:, None], by_first, dup_verts)
+    return out, repeated | (found & ~repeated)
 
 
 def _append_corners(mesh: Mesh, faces: dict, kc: np.ndarray, cv: np.ndarray, owner) -> None:

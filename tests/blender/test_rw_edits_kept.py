@@ -186,12 +186,14 @@ def _extrude(bpy, obj) -> None:
 
 
 def _delete(bpy, obj) -> None:
+    """Two vertices deleted with their faces (the vertices after them renumbered)."""
     import bmesh
 
-    _bmesh_edit(
-        obj,
-        lambda bm: bmesh.ops.delete(bm, geom=[bm.faces[i] for i in (1, 2, 50)], context="FACES"),
-    )
+    def edit(bm):
+        n = len(bm.verts)
+        bmesh.ops.delete(bm, geom=[bm.verts[n // 2], bm.verts[n - 30]], context="VERTS")
+
+    _bmesh_edit(obj, edit)
 
 
 def _move(bpy, obj) -> None:
@@ -296,3 +298,51 @@ def test_clients_read_the_restripped_bin_mesh_as_the_triangles(blank_blend, tmp_
     theirs = import_dff(dff.read(rewritten.read_bytes()), "a")[0].scene.meshes[0]
     np.testing.assert_array_equal(ours.corner_verts, theirs.corner_verts)
     np.testing.assert_array_equal(ours.face_materials, theirs.face_materials)
+
+
+def _with_duplicate(strips: bool) -> dff.DffFile:
+    """The sample ped with triangle 0 once more, the other way round (two-sided), and
+    triangle 1 once more as it is; in the Bin Mesh too."""
+    src = samples.skinned_ped("SA", strips=strips, split=False)
+    geo = src.clump.geometries()[0]
+    twins = np.stack([geo.triangles[0, [0, 2, 1]], geo.triangles[1]])
+    geo.triangles = np.concatenate([geo.triangles, twins]).astype(geo.triangles.dtype)
+    geo.tri_materials = np.concatenate([geo.tri_materials, geo.tri_materials[:2]])
+    meshes = geo.bin_mesh.meshes
+    for t, m in zip(twins, geo.tri_materials[:2].tolist(), strict=True):
+        k = next(k for k, (mat, _) in enumerate(meshes) if mat == m)
+        ix = meshes[k][1]
+        extra = [ix[-1], t[0], t[0], t[1], t[2]] if strips else list(t)
+        if strips and len(ix) % 2:  # keep the next triangle at an even place
+            extra = [ix[-1], t[0], t[0], t[0], t[1], t[2]]
+        meshes[k] = (m, np.concatenate([ix, extra]).astype(ix.dtype))
+    return src
+
+
+def _twins(geo) -> int:
+    """How many triangles have the same three positions as another."""
+    pos = geo.morph_targets[0].positions
+    keys = [tuple(sorted(map(tuple, pos[t].tolist()))) for t in geo.triangles.tolist()]
+    return len(keys) - len(set(keys))
+
+
+@pytest.mark.parametrize("strips", [False, True], ids=["lists", "strips"])
+@pytest.mark.parametrize("edit", ["extrude", "delete"])
+def test_duplicates_kept_when_the_vertex_count_changes(blank_blend, tmp_path, edit, strips):
+    """Faces extruded (vertices added) or deleted with their vertices (the rest
+    renumbered): the file's duplicate triangles are still written, in the triangle
+    list and in the Bin Mesh, with no warning about them."""
+    bpy = blank_blend
+    src = _with_duplicate(strips)
+    original = _import(bpy, tmp_path, src)
+    assert _export(bpy, tmp_path)[0] == original
+    obj = _mesh(bpy)
+    nv = len(obj.data.vertices)
+    EDITS[edit](bpy, obj)
+    assert len(obj.data.vertices) != nv
+    data, warnings = _export(bpy, tmp_path)
+    assert not any("duplicate" in w for w in warnings)
+    geo = dff.read(data).clump.geometries()[0]
+    assert _twins(geo) == 2
+    assert len(geo.triangles) == len(obj.data.loop_triangles) + 2
+    assert len(_decoded(geo)) == len(geo.triangles)
