@@ -490,6 +490,44 @@ def _vertex_data(g: _GeometryPass) -> None:
     g.colors = None if not prelit else _vertex_colors(prelit[0].color, has_face, fc)
     if len(prelit) > 1:
         warnings.append(f"{mesh.name}: only colour attribute {prelit[0].name!r} written")
+    if g.same and g.stored.get("unused"):
+        _unused_values(g, g.stored["unused"])
+
+
+def _unused_rows(g: _GeometryPass, unused: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The written vertices no triangle uses that the file had, and their places in
+    the import's list of them."""
+    idx = np.asarray(unused.get("vertices") or [], np.int64)
+    rows = np.flatnonzero(~g.has_face)
+    if not len(idx):
+        return rows[:0], rows[:0]
+    at = np.searchsorted(idx, g.src[rows])
+    ok = (at < len(idx)) & (idx[np.minimum(at, len(idx) - 1)] == g.src[rows])
+    return rows[ok], at[ok]
+
+
+def _unused_night(g: _GeometryPass, unused: dict, colors: np.ndarray) -> None:
+    """The file's night colours of the vertices no triangle uses, into ``colors``."""
+    rows, at = _unused_rows(g, unused)
+    night = unused.get("night")
+    if night and len(rows):
+        colors[rows] = np.frombuffer(bytes.fromhex(night), np.uint8).reshape(-1, 4)[at]
+
+
+def _unused_values(g: _GeometryPass, unused: dict) -> None:
+    """The file's normal, UVs and prelit colour of each vertex no triangle uses (it
+    has no corner to hold them in Blender), for the triangles are the file's."""
+    rows, at = _unused_rows(g, unused)
+    if not len(rows):
+        return
+    normals = unused.get("normals")
+    if normals and g.normals is not None:
+        g.normals[rows] = np.frombuffer(bytes.fromhex(normals), "<f4").reshape(-1, 3)[at]
+    for uv, hexed in zip(g.uvs, unused.get("uvs") or [], strict=False):
+        uv[rows] = np.frombuffer(bytes.fromhex(hexed), "<f4").reshape(-1, 2)[at]
+    colors = unused.get("colors")
+    if colors and g.colors is not None:
+        g.colors[rows] = np.frombuffer(bytes.fromhex(colors), np.uint8).reshape(-1, 4)[at]
 
 
 def _geometry_flags(g: _GeometryPass) -> None:
@@ -552,9 +590,10 @@ def _geometry_extension(g: _GeometryPass) -> None:
         raw = [c for c in raw if int(c[0]) in NOT_PER_VERTEX]
     if g.night_set is not None:  # from the colour attribute, so it follows every edit
         night = stored.get("night_colors") or {}
-        payload = night_colors_payload(
-            _vertex_colors(g.night_set.color, g.has_face, g.fc), int(night.get("flag", 1))
-        )
+        colors = _vertex_colors(g.night_set.color, g.has_face, g.fc)
+        if g.same and g.stored.get("unused"):
+            _unused_night(g, g.stored["unused"], colors)
+        payload = night_colors_payload(colors, int(night.get("flag", 1)))
         chunk_stamp = int(night.get("stamp", stamp)) if g.same else stamp
         raw.append([NIGHT_COLORS, chunk_stamp, payload.hex(), int(night.get("place", 1 << 30))])
     g.ext_items = _with_raw(ext_items, raw)
