@@ -393,3 +393,25 @@ def test_unused_vertex_round_trips_byte_identical(blank_blend, tmp_path, request
     np.testing.assert_array_equal(
         geo.morph_targets[0].positions[~used], before.morph_targets[0].positions[~was_used]
     )
+
+
+def test_panel_says_what_the_next_export_rebuilds(blank_blend, tmp_path):
+    """The panel follows the edits by the same fingerprint the export compares."""
+    from rigport.ui.report import report_kept
+
+    bpy = blank_blend
+    _import(bpy, tmp_path, samples.skinned_ped("SA", split=True, strips=True))
+    obj = _mesh(bpy)
+    assert "Kept: the kept geometry data still matches the mesh's faces and positions" in (
+        report_kept(obj)
+    )
+    _move(bpy, obj)
+    lines = report_kept(obj)
+    assert (
+        "Export: vertices moved: the bounding spheres will be recomputed; "
+        "the Bin Mesh and split data are kept"
+    ) in lines
+    _extrude(bpy, obj)
+    lines = report_kept(obj)
+    assert "Export: the Bin Mesh, spheres and split data will be rebuilt" in lines
+    assert "Export: the triangle strips will be made again from the edited faces" in lines
