@@ -40,9 +40,10 @@ PROP_SKIN_SPACE = "_rw_skin_space"
 #: geometry data describes (Bin Mesh, triangle material IDs, spheres, split data,
 #: per-vertex plugins), with the weights for a skinned one.
 FINGERPRINT = "_rw_fingerprint"
-#: On the mesh data, beside what the import guard kept of the file's duplicate and
-#: repeated-vertex faces: the positions of their corners' vertices (float32 bytes,
-#: hex), so an export after an edit that renumbered the vertices finds them again.
+#: On the object (so an evaluated copy has it too), beside what the import guard
+#: kept (on the mesh) of the file's duplicate and repeated-vertex faces: the
+#: positions of their corners' vertices (float32 bytes, hex), so an export after an
+#: edit that renumbered the vertices finds them again.
 PROP_KEPT_FACE_POSITIONS = "_rw_kept_face_positions"
 
 
@@ -286,12 +287,13 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
             obj.matrix_world = Matrix(state.world[frame].tolist())
     parts = fingerprint.WITH_WEIGHTS if skinned else fingerprint.PARTS
     fingerprint.store(obj, FINGERPRINT, parts)
-    _kept_face_positions(obj.data)
+    _kept_face_positions(obj)
 
 
-def _kept_face_positions(me) -> None:
+def _kept_face_positions(obj) -> None:
     """Store where the corners of the faces the guard kept aside are (see
     :data:`PROP_KEPT_FACE_POSITIONS`)."""
+    me = obj.data
     kept = me.get(guard.KEPT)
     faces = (guard.loads(kept) if isinstance(kept, str) else {}).get("faces")
     if faces is None or not len(me.vertices):
@@ -299,4 +301,4 @@ def _kept_face_positions(me) -> None:
     verts = np.asarray(faces["verts"], np.int64)
     pos = np.empty(len(me.vertices) * 3, np.float32)
     me.attributes["position"].data.foreach_get("vector", pos)
-    me[PROP_KEPT_FACE_POSITIONS] = pos.reshape(-1, 3)[verts].astype("<f4").tobytes().hex()
+    obj[PROP_KEPT_FACE_POSITIONS] = pos.reshape(-1, 3)[verts].astype("<f4").tobytes().hex()

@@ -169,6 +169,14 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
         "faces": len(me.polygons),
         "corners": len(me.loops),
     }
+    if faces is None and isinstance(obj.get(PROP_KEPT_FACE_POSITIONS), str):
+        # an evaluated copy (modifiers applied): what the guard kept is of the source
+        warnings.append(
+            f"{obj.name}: the file's duplicate or repeated-vertex triangles are left out, "
+            "for its modifiers were applied: apply them in Blender first, or export "
+            "without Apply Modifiers, to keep them"
+        )
+        return
     if faces is None or not edited:
         return
     sizes = np.asarray(faces["sizes"], np.int64)
@@ -181,7 +189,7 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
     nv = len(mesh.positions)
     tri_verts = verts[kc]
     if counts.get("vertices") != nv or (len(verts) and verts.max() >= nv):
-        tri_verts, keep = _by_position(me, mesh, tri_verts, kc)
+        tri_verts, keep = _by_position(obj, mesh, tri_verts, kc)
     else:
         tv = np.sort(tri_verts, axis=1)
         repeated = (tv[:, 0] == tv[:, 1]) | (tv[:, 1] == tv[:, 2])
@@ -201,12 +209,12 @@ def _tri_keys(tv: np.ndarray, nv: int) -> np.ndarray:
     return (tv[:, 0] * nv + tv[:, 1]) * nv + tv[:, 2]
 
 
-def _by_position(me, mesh: Mesh, tri_verts: np.ndarray, kc: np.ndarray):
+def _by_position(obj, mesh: Mesh, tri_verts: np.ndarray, kc: np.ndarray):
     """The kept triangles' vertices after an edit that renumbered the vertices, found
     by the positions the import stored: a duplicate takes the vertices of a triangle
     it still repeats (the same three positions), a repeated-vertex one the first
     vertex at each position. (vertices (T, 3), found (T,))."""
-    stored = me.get(PROP_KEPT_FACE_POSITIONS)
+    stored = obj.get(PROP_KEPT_FACE_POSITIONS)
     nothing = np.zeros(len(kc), bool)
     if not isinstance(stored, str) or not len(kc):
         return tri_verts, nothing

@@ -415,3 +415,13 @@ def test_panel_says_what_the_next_export_rebuilds(blank_blend, tmp_path):
     lines = report_kept(obj)
     assert "Export: the Bin Mesh, spheres and split data will be rebuilt" in lines
     assert "Export: the triangle strips will be made again from the edited faces" in lines
+
+
+def test_duplicates_under_applied_modifiers_go_with_a_warning(blank_blend, tmp_path):
+    """A Subdivision modifier applied on export: the evaluated mesh has none of the
+    file's duplicate triangles, and the export says so."""
+    bpy = blank_blend
+    _import(bpy, tmp_path, _with_duplicate(False))
+    _subdivide(bpy, _mesh(bpy))
+    _, warnings = _export(bpy, tmp_path)
+    assert any("duplicate or repeated-vertex triangles are left out" in w for w in warnings)
