@@ -214,43 +214,65 @@ def _subdivide(bpy, obj) -> None:
 EDITS = {"move": _move, "extrude": _extrude, "delete": _delete, "subdivide": _subdivide}
 
 
-def _strip_sources(corpus_dir) -> dict:
-    return {
-        "ped_strips_SA": lambda: samples.skinned_ped("SA", split=True, strips=True),
-        "ped_strips_III": lambda: samples.skinned_ped("III", strips=True, uv_sets=2),
-    }
+SOURCES = {
+    "ped_strips_SA": lambda: samples.skinned_ped("SA", split=True, strips=True),
+    "ped_strips_III": lambda: samples.skinned_ped("III", strips=True, uv_sets=2),
+    "gta_ped": samples.gta_ped,
+    "gta_prop": samples.gta_map_prop,
+    "teapot.dff": None,
+    "clump.dff": None,
+}
+
+
+def _source(request, name: str) -> bytes:
+    """A corpus file's bytes (skipped without ../shared), else a sample's."""
+    if SOURCES[name] is None:
+        return (request.getfixturevalue("corpus_dir") / "renderware" / name).read_bytes()
+    return dff.write(SOURCES[name]())
+
+
+def _first_atomic(bpy):
+    return next(
+        o for o in bpy.context.scene.objects if o.type == "MESH" and o.get("_rw_atomic_index") == 0
+    )
 
 
 @pytest.mark.parametrize("edit", list(EDITS))
-@pytest.mark.parametrize("name", ["ped_strips_SA", "ped_strips_III"])
-def test_strip_clump_edited_exports_strips_read_back_as_edited(blank_blend, tmp_path, name, edit):
-    """A clump drawn with strips, edited: the export's Bin Mesh is strips again (the
-    file's own while the triangles are unchanged), decoding to exactly the geometry's
-    triangles and their materials, and the file read back into an empty scene shows
-    the edited mesh: used positions, area per material, weights."""
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_edited_clump_reads_back_as_edited(blank_blend, tmp_path, request, name, edit):
+    """A clump edited as an artist does: the file read back into an empty scene shows
+    the edited mesh (used positions, area per material, weights). Where the file drew
+    strips the Bin Mesh is strips again (the file's own while the triangles are
+    unchanged), smaller than lists; every Bin Mesh decodes to exactly the geometry's
+    drawn triangles and their materials."""
     bpy = blank_blend
-    src = _strip_sources(None)[name]()
-    _import(bpy, tmp_path, src)
-    obj = _mesh(bpy)
+    source = _source(request, name)
+    had_strips = dff.read(source).clump.geometries()[0].bin_mesh.strips
+    _import(bpy, tmp_path, source)
+    obj = _first_atomic(bpy)
     EDITS[edit](bpy, obj)
     want = _stats(bpy, obj)
-    data, warnings = _export(bpy, tmp_path)
-    geo = dff.read(data).clump.geometries()[0]
-    assert geo.bin_mesh.strips and geo.flags & TRISTRIP
+    data, _ = _export(bpy, tmp_path)
+    clump = dff.read(data).clump
+    geo = clump.atomic_geometry(clump.atomics[0])
+    assert geo.bin_mesh.strips == had_strips == bool(geo.flags & TRISTRIP)
     tri = geo.triangles.astype(np.int64)
     drawn = (tri != np.roll(tri, 1, axis=1)).all(axis=1)
     listed = []
     for mat, t in zip(geo.tri_materials[drawn].tolist(), tri[drawn].tolist(), strict=True):
         k = t.index(min(t))
         listed.append((mat, tuple(t[k:] + t[:k])))
-    assert _decoded(geo) == sorted(listed)
-    if edit in ("extrude", "delete", "subdivide"):
-        lists = len(samples_lists(geo))
-        assert len(geo.bin_mesh.to_bytes()) < lists  # smaller than the lists it replaces
+    # the triangles; the materials too unless the geometry keeps the file's own IDs
+    # (gta_ped's are all 0: there the Bin Mesh alone says, as the re-import checks)
+    assert sorted(t for _, t in _decoded(geo)) == sorted(t for _, t in listed)
+    if edit != "move" or name != "gta_ped":
+        assert _decoded(geo) == sorted(listed)
+    if had_strips and edit in ("extrude", "delete", "subdivide"):
+        assert len(geo.bin_mesh.to_bytes()) < len(samples_lists(geo))
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     _import(bpy, tmp_path, data, "again.dff")
-    _same_stats(want, _stats(bpy, _mesh(bpy)))
+    _same_stats(want, _stats(bpy, _first_atomic(bpy)))
 
 
 def samples_lists(geo) -> bytes:
