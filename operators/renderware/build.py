@@ -24,7 +24,7 @@ from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
 from ..blender import compat, fingerprint, guard, kept_keys
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
-from ..blender.weights import assign_vertex_groups
+from ..blender.weights import assign_vertex_groups, reader_groups_kept
 from .txd_importer import bind_clump
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
@@ -149,8 +149,9 @@ def build_clump(
         _frame_empties(state)
         _armature(state)
         _place_empties(state)
-        for k, mesh in enumerate(imp.scene.meshes):
-            _atomic(state, k, mesh)
+        with reader_groups_kept():  # the weights' fingerprints: one reader node group
+            for k, mesh in enumerate(imp.scene.meshes):
+                _atomic(state, k, mesh)
         made, warnings = bind_clump(state.built.materials, directory, imp.scene.name, dictionaries)
         state.images += made
         imp.warnings += warnings

@@ -425,13 +425,15 @@ def _add_atomics(clump: _Clump) -> None:
             for obj in ordered
             if armature is not None and mesh_armature(obj) is armature and obj.vertex_groups
         }
+        # the parts of the fingerprint the mesh no longer matches (the weights read
+        # with the same node group where the groups are the bones, in bone order)
+        edits = {obj.name: fingerprint.changed(obj, FINGERPRINT) for obj in ordered}
     for obj in ordered:
         mesh = extract_mesh(obj, None)
         if not _triangles_only(obj, mesh, clump.warnings):
             continue
-        edits = fingerprint.changed(obj, FINGERPRINT)
-        if edits is not None:  # what the kept geometry data no longer describes
-            mesh.extras["rw_edits"] = sorted(edits)
+        if edits[obj.name] is not None:  # what the kept geometry data no longer describes
+            mesh.extras["rw_edits"] = sorted(edits[obj.name])
         _file_triangles_back(obj, mesh, clump.warnings)
         mesh.skin = skins.get(obj.name)
         key, space = _atomic_frame(clump, obj)
