@@ -490,20 +490,31 @@ def _vertex_data(g: _GeometryPass) -> None:
     g.colors = None if not prelit else _vertex_colors(prelit[0].color, has_face, fc)
     if len(prelit) > 1:
         warnings.append(f"{mesh.name}: only colour attribute {prelit[0].name!r} written")
-    if g.same and g.stored.get("unused"):
+    if g.stored.get("unused"):
         _unused_values(g, g.stored["unused"])
 
 
 def _unused_rows(g: _GeometryPass, unused: dict) -> tuple[np.ndarray, np.ndarray]:
     """The written vertices no triangle uses that the file had, and their places in
-    the import's list of them."""
+    the import's list of them: by index while the triangles are the file's, else by
+    position (an edit elsewhere leaves such a vertex where it was)."""
     idx = np.asarray(unused.get("vertices") or [], np.int64)
     rows = np.flatnonzero(~g.has_face)
-    if not len(idx):
+    if not len(idx) or not len(rows):
         return rows[:0], rows[:0]
-    at = np.searchsorted(idx, g.src[rows])
-    ok = (at < len(idx)) & (idx[np.minimum(at, len(idx) - 1)] == g.src[rows])
-    return rows[ok], at[ok]
+    if g.same:
+        at = np.searchsorted(idx, g.src[rows])
+        ok = (at < len(idx)) & (idx[np.minimum(at, len(idx) - 1)] == g.src[rows])
+        return rows[ok], at[ok]
+    if not unused.get("positions"):
+        return rows[:0], rows[:0]
+    kept = np.frombuffer(bytes.fromhex(unused["positions"]), "<f4").reshape(-1, 3)
+    _, ids = np.unique(np.vstack([kept, g.positions[rows]]), axis=0, return_inverse=True)
+    ids = ids.reshape(-1)
+    first = np.full(int(ids.max()) + 1, -1, np.int64)
+    first[ids[: len(kept)][::-1]] = np.arange(len(kept) - 1, -1, -1)
+    at = first[ids[len(kept) :]]
+    return rows[at >= 0], at[at >= 0]
 
 
 def _unused_night(g: _GeometryPass, unused: dict, colors: np.ndarray) -> None:
@@ -516,7 +527,7 @@ def _unused_night(g: _GeometryPass, unused: dict, colors: np.ndarray) -> None:
 
 def _unused_values(g: _GeometryPass, unused: dict) -> None:
     """The file's normal, UVs and prelit colour of each vertex no triangle uses (it
-    has no corner to hold them in Blender), for the triangles are the file's."""
+    has no corner to hold them in Blender)."""
     rows, at = _unused_rows(g, unused)
     if not len(rows):
         return
@@ -591,7 +602,7 @@ def _geometry_extension(g: _GeometryPass) -> None:
     if g.night_set is not None:  # from the colour attribute, so it follows every edit
         night = stored.get("night_colors") or {}
         colors = _vertex_colors(g.night_set.color, g.has_face, g.fc)
-        if g.same and g.stored.get("unused"):
+        if g.stored.get("unused"):
             _unused_night(g, g.stored["unused"], colors)
         payload = night_colors_payload(colors, int(night.get("flag", 1)))
         chunk_stamp = int(night.get("stamp", stamp)) if g.same else stamp

@@ -659,9 +659,10 @@ def _mesh_extras(p: _MeshPass) -> None:
 
 
 def _unused_vertices(geo: Geometry, tris: np.ndarray, night: bytes | None) -> dict | None:
-    """The vertices no triangle uses, and their normal, UVs, prelit and night colours
-    (float32 and byte values as hex): Blender keeps such a vertex but has no corner
-    to hold them, so the export puts them back while the triangles are the file's."""
+    """The vertices no triangle uses, their positions, and their normal, UVs, prelit
+    and night colours (float32 and byte values as hex): Blender keeps such a vertex
+    but has no corner to hold them, so the export puts them back (by index while the
+    triangles are the file's, else by position)."""
     used = np.zeros(geo.num_vertices, bool)
     used[np.asarray(tris, np.int64).reshape(-1)] = True
     idx = np.flatnonzero(~used)
@@ -670,6 +671,9 @@ def _unused_vertices(geo: Geometry, tris: np.ndarray, night: bytes | None) -> di
     mt0 = geo.morph_targets[0] if geo.morph_targets else None
     return {
         "vertices": idx.tolist(),
+        "positions": None
+        if mt0 is None or mt0.positions is None
+        else np.ascontiguousarray(mt0.positions[idx], "<f4").tobytes().hex(),
         "normals": None
         if mt0 is None or mt0.normals is None
         else np.ascontiguousarray(mt0.normals[idx], "<f4").tobytes().hex(),

@@ -447,3 +447,46 @@ def test_duplicates_under_applied_modifiers_go_with_a_warning(blank_blend, tmp_p
     _subdivide(bpy, _mesh(bpy))
     _, warnings = _export(bpy, tmp_path)
     assert any("duplicate or repeated-vertex triangles are left out" in w for w in warnings)
+
+
+@pytest.mark.parametrize("name", ["gta_prop", "ped_strips_III"])
+def test_unused_vertex_keeps_its_values_after_a_topology_edit(blank_blend, tmp_path, name):
+    """Faces extruded elsewhere: the vertex no triangle uses is written with the file's
+    normal, UVs, prelit and night colours (found by its position)."""
+    from rigport.io_formats.renderware.gta import NIGHT_COLORS, read_night_colors
+
+    bpy = blank_blend
+    src = samples.with_unused_vertex(_unused_sources(None)[name]())
+    before = dff.read(dff.write(src)).clump.geometries()[0]
+    _import(bpy, tmp_path, src)
+    _extrude(bpy, _first_atomic(bpy))
+    geo = dff.read(_export(bpy, tmp_path)[0]).clump.geometries()[0]
+
+    def lone(g) -> int:
+        used = np.zeros(g.num_vertices, bool)
+        used[g.triangles.astype(np.int64).ravel()] = True
+        (k,) = np.flatnonzero(~used)
+        return int(k)
+
+    a, b = lone(before), lone(geo)
+    assert geo.num_vertices > before.num_vertices
+    np.testing.assert_array_equal(
+        geo.morph_targets[0].positions[b], before.morph_targets[0].positions[a]
+    )
+    if before.morph_targets[0].normals is not None:
+        np.testing.assert_array_equal(
+            geo.morph_targets[0].normals[b], before.morph_targets[0].normals[a]
+        )
+    for u, v in zip(geo.uvs, before.uvs, strict=True):
+        np.testing.assert_array_equal(u[b], v[a])
+    if before.colors is not None:
+        np.testing.assert_array_equal(geo.colors[b], before.colors[a])
+
+    def night(g):
+        chunk = next(
+            (c for c in g.extension.items if getattr(c, "type", None) == NIGHT_COLORS), None
+        )
+        return None if chunk is None else read_night_colors(chunk.payload, g.num_vertices)
+
+    if night(before) is not None:
+        np.testing.assert_array_equal(night(geo)[b], night(before)[a])
