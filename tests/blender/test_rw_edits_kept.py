@@ -489,3 +489,34 @@ def test_unused_vertex_keeps_its_values_after_a_topology_edit(blank_blend, tmp_p
 
     if night(before) is not None:
         np.testing.assert_array_equal(night(geo)[b], night(before)[a])
+
+
+def test_weights_fingerprint_follows_weights_not_group_order(blank_blend):
+    """The shared fingerprint's weights part: equal for the same weights whatever the
+    order of the vertex groups, different after one weight changes or a group is
+    renamed; asked for without the object, it says it needs it."""
+    from rigport.operators.blender import fingerprint
+
+    bpy = blank_blend
+    bpy.ops.mesh.primitive_cube_add()
+    obj = bpy.context.active_object
+    a, b = obj.vertex_groups.new(name="a"), obj.vertex_groups.new(name="b")
+    a.add([0, 1, 2], 0.5, "REPLACE")
+    b.add([2, 3], 0.25, "REPLACE")
+    first = fingerprint.compute(obj.data, (fingerprint.WEIGHTS,), obj)
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.mesh.primitive_cube_add()
+    obj = bpy.context.active_object
+    b, a = obj.vertex_groups.new(name="b"), obj.vertex_groups.new(name="a")
+    b.add([2, 3], 0.25, "REPLACE")
+    a.add([0, 1, 2], 0.5, "REPLACE")
+    assert fingerprint.compute(obj.data, (fingerprint.WEIGHTS,), obj) == first
+    a.add([1], 0.75, "REPLACE")
+    assert fingerprint.compute(obj.data, (fingerprint.WEIGHTS,), obj) != first
+    a.add([1], 0.5, "REPLACE")
+    assert fingerprint.compute(obj.data, (fingerprint.WEIGHTS,), obj) == first
+    a.name = "c"
+    assert fingerprint.compute(obj.data, (fingerprint.WEIGHTS,), obj) != first
+    with pytest.raises(ValueError, match="needs the object"):
+        fingerprint.compute(obj.data, (fingerprint.WEIGHTS,))
