@@ -402,3 +402,51 @@ def gta_map_prop(target: str = "SA") -> DffFile:
         RawChunk(BREAKABLE, stamp, breakable),
     ]
     return dff
+
+
+def with_unused_vertex(f: DffFile, at: int | None = None) -> DffFile:
+    """``f`` with one vertex more in its first geometry that no triangle uses (as some
+    exporters leave one), inserted before vertex ``at`` (the middle by default): a
+    copy of that vertex's values moved 0.25 along X, weighted like it; the triangles
+    and the Bin Mesh renumbered to match."""
+    geo = f.clump.geometries()[0]
+    nv = geo.num_vertices
+    at = nv // 2 if at is None else at
+
+    def grown(a: np.ndarray | None, shift: tuple = ()) -> np.ndarray | None:
+        if a is None:
+            return None
+        extra = a[at : at + 1].copy()
+        if shift:
+            extra = extra + np.array(shift, a.dtype)
+        return np.concatenate([a[:at], extra, a[at:]]).astype(a.dtype)
+
+    def renumbered(ix: np.ndarray) -> np.ndarray:
+        return np.where(ix >= at, ix + 1, ix).astype(ix.dtype)
+
+    geo.num_vertices = nv + 1
+    geo.triangles = renumbered(geo.triangles)
+    geo.colors = grown(geo.colors)
+    geo.uvs = [grown(uv) for uv in geo.uvs]
+    for mt in geo.morph_targets:
+        mt.positions = grown(mt.positions, (0.25, 0.0, 0.0))
+        mt.normals = grown(mt.normals)
+        p = mt.positions
+        c = (p.min(axis=0) + p.max(axis=0)) * 0.5
+        mt.sphere = np.array([*c, np.sqrt(((p - c) ** 2).sum(axis=1).max())], np.float32)
+    bm = geo.bin_mesh
+    if bm is not None:
+        bm.meshes = [(m, renumbered(ix)) for m, ix in bm.meshes]
+    skin = geo.skin
+    if skin is not None:
+        skin.indices = grown(skin.indices)
+        skin.weights = grown(skin.weights)
+    for k, item in enumerate(geo.extension.items):
+        if isinstance(item, RawChunk) and item.type == NIGHT_COLORS:
+            night = np.frombuffer(item.payload, np.uint8, offset=4).reshape(nv, 4)
+            extra = np.array([[1, 2, 3, 4]], np.uint8)  # unlike any neighbour
+            night = np.concatenate([night[:at], extra, night[at:]])
+            geo.extension.items[k] = RawChunk(
+                item.type, item.stamp, item.payload[:4] + night.tobytes()
+            )
+    return f

@@ -248,11 +248,14 @@ import bpy
 import numpy as np
 
 parent, path = sys.argv[1], sys.argv[2]
+mat_split = sys.argv[3:] == ["mat_split"]
 sys.path.insert(0, parent)
 bpy.ops.wm.read_factory_settings(use_empty=True)
 import dragonff
 dragonff.register()
-bpy.ops.import_scene.dff(filepath=path, remove_doubles=False, load_images=False)
+bpy.ops.import_scene.dff(
+    filepath=path, remove_doubles=False, load_images=False, read_mat_split=mat_split
+)
 
 
 def rounded(a, digits):
@@ -340,18 +343,22 @@ os._exit(0)  # bpy 4.5 can hang at interpreter exit after DragonFF ran
 """
 
 
-def dragonff_import(path: str | os.PathLike, timeout: float = 300) -> dict:
+def dragonff_import(path: str | os.PathLike, timeout: float = 300, mat_split: bool = False) -> dict:
     """What DragonFF builds from the .dff at ``path``, as a JSON summary: counts, then
     per object (by name) its type, parent, world matrix and for meshes the vertex and
     face counts, positions, corners, face materials, UVs, colour attributes, shape
     keys, vertex groups and weights, materials (colour, texture names); for armatures
     the bone names, parents and heads.
 
+    With ``mat_split`` DragonFF reads the triangles from the Bin Mesh (its "Read
+    Material Split" option), else from the geometry's triangle list.
+
     DragonFF registers operators, properties and handlers that must not reach the
     test process, so it runs in a child interpreter with the same bpy."""
     parent = dragonff_parent()
     res = subprocess.run(
-        [sys.executable, "-c", _DRAGONFF_SCRIPT, str(parent), str(path)],
+        [sys.executable, "-c", _DRAGONFF_SCRIPT, str(parent), str(path)]
+        + (["mat_split"] if mat_split else []),
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -1,9 +1,10 @@
 """Neutral scene -> clump for a target version (GTA III, Vice City, San Andreas).
 
 The mesh's corners are welded back into RenderWare vertices (one per distinct
-vertex, normal, UVs and colour); the Bin Mesh PLG is regenerated as triangle
-lists; weights are sorted by weight, at most 4 per vertex and normalised; the
-used-bone list is computed; the Skin PLG gets the layout its version uses.
+vertex, normal, UVs and colour); the Bin Mesh PLG is the file's while the
+triangles are, else regenerated (as strips where the file had strips, else as
+triangle lists); weights are sorted by weight, at most 4 per vertex and
+normalised; the used-bone list is computed; the Skin PLG gets the layout its version uses.
 Values the import kept as extras (frame flags, bone IDs, flags, split data,
 bounding spheres, unknown plugins) come back when what they depend on is
 unchanged, and are dropped with a warning otherwise.
@@ -50,6 +51,7 @@ from .geometry import (
     GeometryList,
     MorphTarget,
     bin_mesh_lists,
+    bin_mesh_strips,
     positions_fingerprint,
     read_bin_mesh,
 )
@@ -58,6 +60,10 @@ from .materials import Material, MaterialList, Text, Texture
 from .skin import DEADDEAD, Skin, SplitData
 
 RIGHT_TO_RENDER = 0x1F
+#: Parts of the shared fingerprint (``operators.blender.fingerprint``) a mesh's
+#: ``rw_edits`` extra names when Blender's mesh no longer matches them.
+EDIT_TOPOLOGY = "topology"
+EDIT_WEIGHTS = "weights"
 DEFAULT_TEXTURE_FLAGS = 0x1106  # linear mipmapped filtering, wrap U and V
 
 
@@ -408,6 +414,8 @@ class _GeometryPass:
     mats: np.ndarray = field(init=False)
     stored: dict = field(default_factory=dict)  # the imported geometry's fields
     same: bool = False  # the triangles are the imported ones
+    #: The fingerprint parts Blender's mesh no longer matches (None: not known).
+    edits: set[str] | None = None
     tri_ids: np.ndarray | None = None  # the file's own triangle material IDs
     has_face: np.ndarray = field(init=False)
     fc: np.ndarray = field(init=False)  # the corner each vertex's values come from
@@ -452,7 +460,13 @@ def _welded_faces(g: _GeometryPass) -> None:
     g.n_slots = max(len(mesh.materials), 1)
     g.mats = np.clip(mesh.face_materials, 0, g.n_slots - 1).astype(np.uint16)
     g.stored = mesh.extras.get("rw_geometry") or {}
-    g.same = g.stored.get("fingerprint") == geometry_fingerprint(g.nv, g.tris, g.mats)
+    # the shared rule (Blender's mesh against its fingerprint at import), and the
+    # welded triangles against the file's, which the kept Bin Mesh indexes
+    edits = mesh.extras.get("rw_edits")
+    g.edits = set(edits) if edits is not None else None
+    g.same = g.stored.get("fingerprint") == geometry_fingerprint(g.nv, g.tris, g.mats) and (
+        g.edits is None or EDIT_TOPOLOGY not in g.edits
+    )
     if g.same:
         g.tri_ids = _stored_tri_materials(g.stored.get("tri_materials"), len(g.tris))
     g.has_face = g.first >= 0
@@ -476,6 +490,55 @@ def _vertex_data(g: _GeometryPass) -> None:
     g.colors = None if not prelit else _vertex_colors(prelit[0].color, has_face, fc)
     if len(prelit) > 1:
         warnings.append(f"{mesh.name}: only colour attribute {prelit[0].name!r} written")
+    if g.stored.get("unused"):
+        _unused_values(g, g.stored["unused"])
+
+
+def _unused_rows(g: _GeometryPass, unused: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The written vertices no triangle uses that the file had, and their places in
+    the import's list of them: by index while the triangles are the file's, else by
+    position (an edit elsewhere leaves such a vertex where it was)."""
+    idx = np.asarray(unused.get("vertices") or [], np.int64)
+    rows = np.flatnonzero(~g.has_face)
+    if not len(idx) or not len(rows):
+        return rows[:0], rows[:0]
+    if g.same:
+        at = np.searchsorted(idx, g.src[rows])
+        ok = (at < len(idx)) & (idx[np.minimum(at, len(idx) - 1)] == g.src[rows])
+        return rows[ok], at[ok]
+    if not unused.get("positions"):
+        return rows[:0], rows[:0]
+    kept = np.frombuffer(bytes.fromhex(unused["positions"]), "<f4").reshape(-1, 3)
+    _, ids = np.unique(np.vstack([kept, g.positions[rows]]), axis=0, return_inverse=True)
+    ids = ids.reshape(-1)
+    first = np.full(int(ids.max()) + 1, -1, np.int64)
+    first[ids[: len(kept)][::-1]] = np.arange(len(kept) - 1, -1, -1)
+    at = first[ids[len(kept) :]]
+    return rows[at >= 0], at[at >= 0]
+
+
+def _unused_night(g: _GeometryPass, unused: dict, colors: np.ndarray) -> None:
+    """The file's night colours of the vertices no triangle uses, into ``colors``."""
+    rows, at = _unused_rows(g, unused)
+    night = unused.get("night")
+    if night and len(rows):
+        colors[rows] = np.frombuffer(bytes.fromhex(night), np.uint8).reshape(-1, 4)[at]
+
+
+def _unused_values(g: _GeometryPass, unused: dict) -> None:
+    """The file's normal, UVs and prelit colour of each vertex no triangle uses (it
+    has no corner to hold them in Blender)."""
+    rows, at = _unused_rows(g, unused)
+    if not len(rows):
+        return
+    normals = unused.get("normals")
+    if normals and g.normals is not None:
+        g.normals[rows] = np.frombuffer(bytes.fromhex(normals), "<f4").reshape(-1, 3)[at]
+    for uv, hexed in zip(g.uvs, unused.get("uvs") or [], strict=False):
+        uv[rows] = np.frombuffer(bytes.fromhex(hexed), "<f4").reshape(-1, 2)[at]
+    colors = unused.get("colors")
+    if colors and g.colors is not None:
+        g.colors[rows] = np.frombuffer(bytes.fromhex(colors), np.uint8).reshape(-1, 4)[at]
 
 
 def _geometry_flags(g: _GeometryPass) -> None:
@@ -523,7 +586,9 @@ def _geometry_extension(g: _GeometryPass) -> None:
     ext_items: list = [bin_mesh_lists(g.tris, g.mats, g.n_slots, stamp)]
     if g.same and stored.get("bin_mesh"):  # the file's own Bin Mesh (strips, order)
         ext_items[0] = read_bin_mesh(Reader(bytes.fromhex(stored["bin_mesh"])), stamp)
-        g.flags |= TRISTRIP if ext_items[0].strips else 0
+    elif int(stored.get("bin_mesh_flags") or 0) & 1:  # the file drew strips: re-stripped
+        ext_items[0] = bin_mesh_strips(g.tris, g.mats, g.n_slots, stamp)
+    g.flags |= TRISTRIP if ext_items[0].strips else 0
     if mesh.skin is not None and g.ctx.skeleton is not None:
         ext_items.append(_skin(g))
     raw = list(mesh.extras.get("rw_geometry_extension") or [])
@@ -536,9 +601,10 @@ def _geometry_extension(g: _GeometryPass) -> None:
         raw = [c for c in raw if int(c[0]) in NOT_PER_VERTEX]
     if g.night_set is not None:  # from the colour attribute, so it follows every edit
         night = stored.get("night_colors") or {}
-        payload = night_colors_payload(
-            _vertex_colors(g.night_set.color, g.has_face, g.fc), int(night.get("flag", 1))
-        )
+        colors = _vertex_colors(g.night_set.color, g.has_face, g.fc)
+        if g.stored.get("unused"):
+            _unused_night(g, g.stored["unused"], colors)
+        payload = night_colors_payload(colors, int(night.get("flag", 1)))
         chunk_stamp = int(night.get("stamp", stamp)) if g.same else stamp
         raw.append([NIGHT_COLORS, chunk_stamp, payload.hex(), int(night.get("place", 1 << 30))])
     g.ext_items = _with_raw(ext_items, raw)
@@ -668,10 +734,12 @@ def _skin(g: _GeometryPass) -> Skin:
         return skin
     split = SplitData()
     if stored.get("split") and not SplitData.from_json(stored["split"]).is_zero():
-        if g.same and perm is not None and np.array_equal(perm, np.arange(nb)):
+        weighted = g.edits is not None and EDIT_WEIGHTS in g.edits
+        if g.same and not weighted and perm is not None and np.array_equal(perm, np.arange(nb)):
             split = SplitData.from_json(stored["split"])
         else:
-            warnings.append(f"{mesh.name}: the mesh or skeleton changed; split data zeroed")
+            what = "weights" if g.same and weighted else "mesh or skeleton"
+            warnings.append(f"{mesh.name}: the {what} changed; split data zeroed")
     skin.split = split
     return skin
 

@@ -639,6 +639,10 @@ def _mesh_extras(p: _MeshPass) -> None:
         rw_geometry["tri_materials"] = (
             0 if not stored_ids.any() else np.asarray(stored_ids, "<u2").tobytes().hex()
         )
+    night = None if p.night_chunk is None else p.night_chunk.payload[4:]
+    unused = _unused_vertices(geo, tris, night)
+    if unused:
+        rw_geometry["unused"] = unused
     if p.night_chunk is not None:
         rw_geometry["night_colors"] = {
             "place": p.night_at,
@@ -652,6 +656,33 @@ def _mesh_extras(p: _MeshPass) -> None:
             rw_geometry["bin_mesh"] = bm.to_bytes()[12:].hex()
     if p.skin_extras:
         p.mesh.extras["rw_skin"] = p.skin_extras
+
+
+def _unused_vertices(geo: Geometry, tris: np.ndarray, night: bytes | None) -> dict | None:
+    """The vertices no triangle uses, their positions, and their normal, UVs, prelit
+    and night colours (float32 and byte values as hex): Blender keeps such a vertex
+    but has no corner to hold them, so the export puts them back (by index while the
+    triangles are the file's, else by position)."""
+    used = np.zeros(geo.num_vertices, bool)
+    used[np.asarray(tris, np.int64).reshape(-1)] = True
+    idx = np.flatnonzero(~used)
+    if not len(idx):
+        return None
+    mt0 = geo.morph_targets[0] if geo.morph_targets else None
+    return {
+        "vertices": idx.tolist(),
+        "positions": None
+        if mt0 is None or mt0.positions is None
+        else np.ascontiguousarray(mt0.positions[idx], "<f4").tobytes().hex(),
+        "normals": None
+        if mt0 is None or mt0.normals is None
+        else np.ascontiguousarray(mt0.normals[idx], "<f4").tobytes().hex(),
+        "uvs": [np.ascontiguousarray(uv[idx], "<f4").tobytes().hex() for uv in geo.uvs],
+        "colors": None if geo.colors is None else geo.colors[idx].tobytes().hex(),
+        "night": None
+        if night is None
+        else np.frombuffer(night, np.uint8).reshape(-1, 4)[idx].tobytes().hex(),
+    }
 
 
 def _mesh_extensions(p: _MeshPass) -> None:

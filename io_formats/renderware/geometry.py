@@ -96,6 +96,91 @@ def bin_mesh_lists(tris: np.ndarray, mats: np.ndarray, n_slots: int, stamp: int)
     return BinMesh(stamp, 0, meshes)
 
 
+def bin_mesh_strips(tris: np.ndarray, mats: np.ndarray, n_slots: int, stamp: int) -> BinMesh:
+    """A Bin Mesh PLG of triangle strips, one per used material (as the games' strip
+    files have), each decoding (:func:`strip_triangles`) to exactly that material's
+    triangles, winding and duplicates included. Triangles with a repeated corner
+    draw nothing and a strip cannot hold them: they stay in the geometry's own
+    triangle list only, as in a strip file."""
+    tris = np.asarray(tris, np.int64).reshape(-1, 3)
+    mats = np.asarray(mats, np.int64)
+    drawn = (tris[:, 0] != tris[:, 1]) & (tris[:, 1] != tris[:, 2]) & (tris[:, 0] != tris[:, 2])
+    meshes = []
+    for m in range(n_slots):
+        mine = tris[(mats == m) & drawn]
+        if len(mine):
+            meshes.append((m, stripify(mine).astype(np.uint32)))
+    return BinMesh(stamp, 1, meshes)
+
+
+def stripify(tris: np.ndarray) -> np.ndarray:
+    """One triangle strip holding exactly ``tris`` (T, 3) (no repeated corners), each
+    with its winding: greedy strips along shared edges, joined by degenerate
+    triangles (the last index and the next strip's first repeated; once more when
+    the next strip would start on an odd triangle and so be turned round, unless it
+    is a lone triangle: that one is written turned round instead).
+
+    The walk is sequential by nature (each step depends on the one before), so it is
+    a Python loop over triangles; the edge lookup is built with numpy."""
+    tris = np.asarray(tris, np.int64).reshape(-1, 3)
+    n = len(tris)
+    if not n:
+        return np.zeros(0, np.int64)
+    nv = int(tris.max()) + 1
+    # every directed edge u -> v of a triangle, and the corner after v
+    u = tris.reshape(-1)
+    v = tris[:, [1, 2, 0]].reshape(-1)
+    after = tris[:, [2, 0, 1]].reshape(-1)
+    owner = np.repeat(np.arange(n), 3)
+    key = u * nv + v
+    order = np.argsort(key, kind="stable")
+    keys, starts, counts = np.unique(key[order], return_index=True, return_counts=True)
+    runs = dict(zip(keys.tolist(), zip(starts.tolist(), counts.tolist(), strict=True), strict=True))
+    by_edge = owner[order].tolist()
+    third = after[order].tolist()
+    used = [False] * n
+    rows = tris.tolist()
+
+    def take(a: int, b: int, peek: bool = False) -> int | None:
+        """An unused triangle with the directed edge a -> b (marked used unless
+        ``peek``); its third corner."""
+        run = runs.get(a * nv + b)
+        if run is None:
+            return None
+        for i in range(run[0], run[0] + run[1]):
+            if not used[by_edge[i]]:
+                if not peek:
+                    used[by_edge[i]] = True
+                return third[i]
+        return None
+
+    out: list[int] = []
+    for t in range(n):
+        if used[t]:
+            continue
+        used[t] = True
+        a, b, c = rows[t]
+        # start on the corner whose opposite edge leads on to another triangle
+        strip = next(
+            (r for r in ([a, b, c], [b, c, a], [c, a, b]) if take(r[2], r[1], True) is not None),
+            [a, b, c],
+        )
+        while True:
+            p, q = strip[-2], strip[-1]
+            # the next triangle is (p, q, x) at an even place, (q, p, x) at an odd one
+            x = take(p, q) if len(strip) % 2 == 0 else take(q, p)
+            if x is None:
+                break
+            strip.append(x)
+        if out and len(out) % 2 and len(strip) == 3:  # a lone triangle at an odd place
+            strip = [strip[1], strip[0], strip[2]]  # is turned round there: so turn it first
+            out += [out[-1], strip[0]]
+        elif out:
+            out += [out[-1], strip[0]] if len(out) % 2 == 0 else [out[-1], strip[0], strip[0]]
+        out += strip
+    return np.array(out, np.int64)
+
+
 def strip_triangles(strip: np.ndarray) -> np.ndarray:
     """Triangles (T, 3) of a triangle strip, alternate ones turned round, degenerate
     ones (two equal corners) dropped."""

@@ -2,10 +2,11 @@
 
 At import a format stores, on each mesh object, a fingerprint of exactly what its
 kept data describes: the topology (vertex, corner and face counts, each corner's
-vertex, each face's first corner) and, separately, the positions, UV sets and
-shape keys. At export the same fingerprint is taken of the mesh being
-written (the evaluated copy when modifiers are applied) and compared part by
-part: the format reuses what still holds and rebuilds the rest from Blender.
+vertex, each face's first corner) and, separately, the positions, UV sets,
+shape keys and (for a format that keeps data depending on them) the weights.
+At export the same fingerprint is taken of the mesh being written (the
+evaluated copy when modifiers are applied) and compared part by part: the format
+reuses what still holds and rebuilds the rest from Blender.
 
 Every part is read in bulk (``foreach_get`` into numpy) and hashed with BLAKE2b,
 so a million-vertex mesh costs a fraction of a second, not a Python loop per vertex.
@@ -20,13 +21,19 @@ import numpy as np
 
 from ...io_formats.fingerprint import digest
 from . import compat
+from .extract import triplets_by_vertex
+from .weights import weight_triplets
 
 #: The parts of a fingerprint; :data:`TOPOLOGY` is the one every kept layout needs.
 TOPOLOGY = "topology"
 POSITIONS = "positions"
 UVS = "uvs"
 SHAPE_KEYS = "shape_keys"
+#: The vertex groups' weights: read from the object (they are not the mesh's), so
+#: only where asked for (``WITH_WEIGHTS``); a format storing it gets it compared.
+WEIGHTS = "weights"
 PARTS = (TOPOLOGY, POSITIONS, UVS, SHAPE_KEYS)
+WITH_WEIGHTS = (*PARTS, WEIGHTS)
 
 
 def _topology(me: bpy.types.Mesh) -> str:
@@ -66,18 +73,48 @@ def _shape_keys(me: bpy.types.Mesh) -> str:
     return digest(*arrays, names=[k.name for k in blocks])
 
 
+def _weights(obj: bpy.types.Object) -> str:
+    """Every non-zero weight by vertex and group name, in an order that does not
+    depend on the order of the vertex groups (read in bulk where Blender allows)."""
+    names = [g.name for g in obj.vertex_groups]
+    triplets = weight_triplets(bpy.context, obj, names) if names else None
+    if triplets is None and names:
+        triplets = triplets_by_vertex(obj, names)
+    if triplets is None:
+        return digest(np.zeros(0, np.int64))
+    owner, group, weight = triplets
+    rank = np.argsort(np.argsort(np.array(names, dtype=object), kind="stable"), kind="stable")
+    keep = (group >= 0) & (weight > 0)
+    owner, group, weight = owner[keep], rank[group[keep]], weight[keep]
+    order = np.lexsort((group, owner))
+    return digest(
+        owner[order].astype(np.int64),
+        group[order].astype(np.int64),
+        weight[order].astype(np.float32),
+        names=sorted(names),
+    )
+
+
 _READERS = {TOPOLOGY: _topology, POSITIONS: _positions, UVS: _uvs, SHAPE_KEYS: _shape_keys}
 
 
-def compute(me: bpy.types.Mesh, parts: tuple[str, ...] = PARTS) -> dict[str, str]:
-    """The fingerprint of ``me``: one hash per part."""
-    return {part: _READERS[part](me) for part in parts}
+def compute(
+    me: bpy.types.Mesh, parts: tuple[str, ...] = PARTS, obj: bpy.types.Object | None = None
+) -> dict[str, str]:
+    """The fingerprint of ``me``: one hash per part; :data:`WEIGHTS` needs the
+    object ``obj`` whose vertex groups hold them (its mesh being ``me``)."""
+    out = {part: _READERS[part](me) for part in parts if part != WEIGHTS}
+    if WEIGHTS in parts:
+        if obj is None:
+            raise ValueError("the weights' fingerprint needs the object (its vertex groups)")
+        out[WEIGHTS] = _weights(obj)
+    return out
 
 
 def store(obj: bpy.types.Object, key: str, parts: tuple[str, ...] = PARTS) -> None:
     """Store the fingerprint of ``obj``'s mesh under the custom property ``key``
     (a hidden name the format declares in its ``kept.py``)."""
-    obj[key] = json.dumps(compute(obj.data, parts), separators=(",", ":"))
+    obj[key] = json.dumps(compute(obj.data, parts, obj), separators=(",", ":"))
 
 
 def stored(obj: bpy.types.Object, key: str) -> dict[str, str] | None:
@@ -99,8 +136,8 @@ def changed(obj: bpy.types.Object, key: str) -> set[str] | None:
     old = stored(obj, key)
     if old is None:
         return None
-    parts = tuple(p for p in PARTS if p in old)
-    now = compute(obj.data, parts)
+    parts = tuple(p for p in WITH_WEIGHTS if p in old)
+    now = compute(obj.data, parts, obj)
     return {p for p in parts if now[p] != old[p]}
 
 

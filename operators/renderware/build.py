@@ -22,9 +22,9 @@ from mathutils import Matrix
 
 from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
-from ..blender import compat, kept_keys
+from ..blender import compat, fingerprint, guard, kept_keys
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
-from ..blender.weights import assign_vertex_groups
+from ..blender.weights import assign_vertex_groups, reader_groups_kept
 from .txd_importer import bind_clump
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
@@ -36,6 +36,15 @@ PROP_ATOMIC = "_rw_atomic_index"
 #: The skinned atomic's frame in the armature's space as the file has it (float64,
 #: which the object's matrix cannot hold), while the object stays there.
 PROP_SKIN_SPACE = "_rw_skin_space"
+#: The fingerprint (``operators.blender.fingerprint``) of the mesh the atomic's kept
+#: geometry data describes (Bin Mesh, triangle material IDs, spheres, split data,
+#: per-vertex plugins), with the weights for a skinned one.
+FINGERPRINT = "_rw_fingerprint"
+#: On the object (so an evaluated copy has it too), beside what the import guard
+#: kept (on the mesh) of the file's duplicate and repeated-vertex faces: the
+#: positions of their corners' vertices (float32 bytes, hex), so an export after an
+#: edit that renumbered the vertices finds them again.
+PROP_KEPT_FACE_POSITIONS = "_rw_kept_face_positions"
 
 
 def _set(holder, key: str, value) -> None:
@@ -140,8 +149,9 @@ def build_clump(
         _frame_empties(state)
         _armature(state)
         _place_empties(state)
-        for k, mesh in enumerate(imp.scene.meshes):
-            _atomic(state, k, mesh)
+        with reader_groups_kept():  # the weights' fingerprints: one reader node group
+            for k, mesh in enumerate(imp.scene.meshes):
+                _atomic(state, k, mesh)
         made, warnings = bind_clump(state.built.materials, directory, imp.scene.name, dictionaries)
         state.images += made
         imp.warnings += warnings
@@ -276,3 +286,20 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
             obj.parent = holder
         else:
             obj.matrix_world = Matrix(state.world[frame].tolist())
+    parts = fingerprint.WITH_WEIGHTS if skinned else fingerprint.PARTS
+    fingerprint.store(obj, FINGERPRINT, parts)
+    _kept_face_positions(obj)
+
+
+def _kept_face_positions(obj) -> None:
+    """Store where the corners of the faces the guard kept aside are (see
+    :data:`PROP_KEPT_FACE_POSITIONS`)."""
+    me = obj.data
+    kept = me.get(guard.KEPT)
+    faces = (guard.loads(kept) if isinstance(kept, str) else {}).get("faces")
+    if faces is None or not len(me.vertices):
+        return
+    verts = np.asarray(faces["verts"], np.int64)
+    pos = np.empty(len(me.vertices) * 3, np.float32)
+    me.attributes["position"].data.foreach_get("vector", pos)
+    obj[PROP_KEPT_FACE_POSITIONS] = pos.reshape(-1, 3)[verts].astype("<f4").tobytes().hex()

@@ -21,12 +21,20 @@ from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
 from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
 from ...io_formats.scene import ColorSet, Mesh, Skeleton, UVSet
-from ..blender import compat, guard, kept_keys
+from ..blender import compat, fingerprint, guard, kept_keys
 from ..blender.armatures import mesh_armature, one_armature
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop, read_skin
 from ..blender.weights import reader_groups_kept
 from ..conventions import IMPORT_TRANSFORM
-from .build import PROP_ATOMIC, PROP_COLOR, PROP_FRAME, PROP_SKIN_SPACE, PROP_TEXTURE
+from .build import (
+    FINGERPRINT,
+    PROP_ATOMIC,
+    PROP_COLOR,
+    PROP_FRAME,
+    PROP_KEPT_FACE_POSITIONS,
+    PROP_SKIN_SPACE,
+    PROP_TEXTURE,
+)
 
 LOD_NAME = re.compile(r"[_.\- ]lod_?(\d+)$", re.IGNORECASE)
 SCENE_KEYS = (
@@ -148,7 +156,9 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
     the vertices (their indices still name the same ones) they are appended: a
     duplicate while a triangle on its vertices is still there, a repeated-vertex one
     always; their corners take the file's values, else another corner's of the
-    vertex. Otherwise they are left out with a warning."""
+    vertex. After an edit that renumbered the vertices they are found by the
+    positions the import stored (:func:`_by_position`). Otherwise they are left
+    out with a warning."""
     me = obj.data
     kept = me.get(guard.KEPT)
     kept = guard.loads(kept) if isinstance(kept, str) else {}
@@ -159,6 +169,14 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
         "faces": len(me.polygons),
         "corners": len(me.loops),
     }
+    if faces is None and isinstance(obj.get(PROP_KEPT_FACE_POSITIONS), str):
+        # an evaluated copy (modifiers applied): what the guard kept is of the source
+        warnings.append(
+            f"{obj.name}: the file's duplicate or repeated-vertex triangles are left out, "
+            "for its modifiers were applied: apply them in Blender first, or export "
+            "without Apply Modifiers, to keep them"
+        )
+        return
     if faces is None or not edited:
         return
     sizes = np.asarray(faces["sizes"], np.int64)
@@ -169,10 +187,11 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
     step = np.arange(len(owner)) - np.repeat(np.cumsum(fans) - fans, fans)
     kc = np.stack([first[owner], first[owner] + step + 1, first[owner] + step + 2], axis=1)
     nv = len(mesh.positions)
+    tri_verts = verts[kc]
     if counts.get("vertices") != nv or (len(verts) and verts.max() >= nv):
-        keep = np.zeros(len(kc), bool)
+        tri_verts, keep = _by_position(obj, mesh, tri_verts, kc)
     else:
-        tv = np.sort(verts[kc], axis=1)
+        tv = np.sort(tri_verts, axis=1)
         repeated = (tv[:, 0] == tv[:, 1]) | (tv[:, 1] == tv[:, 2])
         have = np.sort(np.asarray(mesh.corner_verts, np.int64).reshape(-1, 3), axis=1)
         keep = repeated | np.isin(_tri_keys(tv, nv), _tri_keys(have, nv))
@@ -181,14 +200,51 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
             f"{obj.name}: {int((~keep).sum())} duplicate or repeated-vertex triangle(s) of the "
             "file left out (their vertices or the triangles they repeat were edited away)"
         )
-    kc = kc[keep].ravel()
-    if not len(kc):
+    if not keep.any():
         return
-    _append_corners(mesh, faces, kc, verts[kc], owner[keep])
+    _append_corners(mesh, faces, kc[keep].ravel(), tri_verts[keep].ravel(), owner[keep])
 
 
 def _tri_keys(tv: np.ndarray, nv: int) -> np.ndarray:
     return (tv[:, 0] * nv + tv[:, 1]) * nv + tv[:, 2]
+
+
+def _by_position(obj, mesh: Mesh, tri_verts: np.ndarray, kc: np.ndarray):
+    """The kept triangles' vertices after an edit that renumbered the vertices, found
+    by the positions the import stored: a duplicate takes the vertices of a triangle
+    it still repeats (the same three positions), a repeated-vertex one the first
+    vertex at each position. (vertices (T, 3), found (T,))."""
+    stored = obj.get(PROP_KEPT_FACE_POSITIONS)
+    nothing = np.zeros(len(kc), bool)
+    if not isinstance(stored, str) or not len(kc):
+        return tri_verts, nothing
+    kept = np.frombuffer(bytes.fromhex(stored), "<f4").reshape(-1, 3)
+    if len(kept) <= int(kc.max()):
+        return tri_verts, nothing
+    cur = np.asarray(mesh.positions, np.float32).reshape(-1, 3)
+    nv = len(cur)
+    _, ids = np.unique(np.vstack([cur, kept[kc.ravel()]]), axis=0, return_inverse=True)
+    ids = ids.reshape(-1)
+    cur_id, kid = ids[:nv], ids[nv:].reshape(-1, 3)
+    first = np.full(int(ids.max()) + 1, -1, np.int64)
+    first[cur_id[::-1]] = np.arange(nv - 1, -1, -1)
+    by_first = first[kid]
+    sk = np.sort(kid, axis=1)
+    repeated = ((sk[:, 0] == sk[:, 1]) | (sk[:, 1] == sk[:, 2])) & (by_first >= 0).all(axis=1)
+    # a duplicate: the current triangle on the same three positions, corner by corner
+    have = np.asarray(mesh.corner_verts, np.int64).reshape(-1, 3)
+    n_ids = int(ids.max()) + 1
+    have_keys = _tri_keys(np.sort(cur_id[have], axis=1), n_ids)
+    order = np.argsort(have_keys, kind="stable")
+    want = _tri_keys(sk, n_ids)
+    at = np.clip(np.searchsorted(have_keys[order], want), 0, max(len(order) - 1, 0))
+    found = (have_keys[order][at] == want) if len(order) else np.zeros(len(kid), bool)
+    twin = have[order[at]] if len(order) else np.zeros_like(kid)
+    twin_ids = cur_id[twin]
+    pick = np.stack([np.argmax(twin_ids == kid[:, [j]], axis=1) for j in range(3)], axis=1)
+    dup_verts = np.take_along_axis(twin, pick, axis=1)
+    out = np.where(repeated[:, None], by_first, dup_verts)
+    return out, repeated | (found & ~repeated)
 
 
 def _append_corners(mesh: Mesh, faces: dict, kc: np.ndarray, cv: np.ndarray, owner) -> None:
@@ -369,10 +425,15 @@ def _add_atomics(clump: _Clump) -> None:
             for obj in ordered
             if armature is not None and mesh_armature(obj) is armature and obj.vertex_groups
         }
+        # the parts of the fingerprint the mesh no longer matches (the weights read
+        # with the same node group where the groups are the bones, in bone order)
+        edits = {obj.name: fingerprint.changed(obj, FINGERPRINT) for obj in ordered}
     for obj in ordered:
         mesh = extract_mesh(obj, None)
         if not _triangles_only(obj, mesh, clump.warnings):
             continue
+        if edits[obj.name] is not None:  # what the kept geometry data no longer describes
+            mesh.extras["rw_edits"] = sorted(edits[obj.name])
         _file_triangles_back(obj, mesh, clump.warnings)
         mesh.skin = skins.get(obj.name)
         key, space = _atomic_frame(clump, obj)

@@ -47,6 +47,8 @@ OWN = frozenset(
 #: Keys that were always hidden.
 ALWAYS_HIDDEN = frozenset(
     {
+        "_rw_fingerprint",
+        "_rw_kept_face_positions",
         "_rw_ifp",
         "_rw_ifp_ends",
         "_rw_anm_stamp",
