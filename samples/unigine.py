@@ -290,3 +290,38 @@ def anim_file(
         out.append(anim.AnimClip(f"take_{k}", idx, *boxes, anim_flag, frames))
     bones = [mesh.Bone(b.name, b.parent) for b in m.bones]
     return anim.AnimFile(m.bounds.copy(), bones, m.bind.copy(), out)
+
+
+def inexact_mesh(seed: int = 3) -> mesh.Mesh:
+    """A skinned mesh holding what a Blender round trip cannot remake from Blender's
+    data alone, as real files do: bounds looser than the tight ones (box grown, a
+    sphere around another centre), weights whose ushorts do not survive float
+    weights and re-normalising (they sum to less than 65535, and are uneven),
+    zero-weight influences, and in surface 0 one coordinate vertex no triangle uses."""
+    m = skinned_mesh(animations=0)
+    rng = np.random.default_rng(seed)
+    for s in m.surfaces:
+        w = s.weights
+        counts = np.maximum(w.counts, 2).astype(np.uint8)  # room for a zero influence
+        n = int(counts.sum())
+        first = np.cumsum(counts.astype(np.int64)) - counts
+        values = rng.integers(1, 40000, n).astype(np.uint16)
+        values[first + counts - 1] = 0  # each vertex's last influence weighs nothing
+        bones = rng.permutation(len(m.bones))[np.arange(n) % len(m.bones)]
+        s.weights = mesh.Weights(counts, bones.astype(np.int16), values)
+        lo, hi = s.bounds[0:3] - 0.125, s.bounds[3:6] + 0.25
+        s.bounds = np.concatenate([lo, hi, (lo + hi) / 2 + 0.0625, [np.linalg.norm(hi - lo)]])
+        s.bounds = s.bounds.astype(np.float32)
+    s = m.surfaces[0]
+    lone = np.array([[0.0, 0.0, 0.5]], np.float32)  # inside the tube: no triangle uses it
+    for t in s.targets:
+        t.positions = np.concatenate([t.positions, lone + (0.01 if t is not s.targets[0] else 0)])
+    w = s.weights
+    s.weights = mesh.Weights(
+        np.append(w.counts, np.uint8(1)),
+        np.append(w.bones, np.int16(0)),
+        np.append(w.values, np.uint16(65535)),
+    )
+    m.bounds = compute_bounds(np.concatenate([x.targets[0].positions for x in m.surfaces]))
+    m.bounds[9] *= 1.5
+    return m

@@ -1,0 +1,82 @@
+"""Unigine through Blender: what the import kept of a .mesh (bounds, weight bytes,
+zero-weight influences, a vertex no triangle uses) is written back while the
+mesh is unedited, and follows an edit when it is not."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rigport.io_formats.unigine import mesh
+from rigport.samples import unigine as samples
+
+
+def _import(bpy, tmp_path, m: mesh.Mesh):
+    src = tmp_path / "in.mesh"
+    src.write_bytes(mesh.write(m))
+    assert bpy.ops.import_scene.unigine_mesh(filepath=str(src)) == {"FINISHED"}
+    return src.read_bytes(), next(o for o in bpy.data.objects if o.type == "MESH")
+
+
+def _export(bpy, tmp_path) -> bytes:
+    out = tmp_path / "out.mesh"
+    assert bpy.ops.export_scene.unigine_mesh(filepath=str(out)) == {"FINISHED"}
+    return out.read_bytes()
+
+
+def test_unedited_roundtrip_is_byte_identical(blank_blend, tmp_path):
+    data, obj = _import(blank_blend, tmp_path, samples.inexact_mesh())
+    assert len(obj.data.vertices) == sum(s.n_coords for s in samples.inexact_mesh().surfaces)
+    assert _export(blank_blend, tmp_path) == data
+
+
+def test_moved_vertex_lies_inside_the_new_bounds(blank_blend, tmp_path):
+    bpy = blank_blend
+    m = samples.inexact_mesh()
+    _, obj = _import(bpy, tmp_path, m)
+    moved = np.array(obj.data.vertices[5].co) + 20.0
+    obj.data.vertices[5].co = moved
+    if obj.data.shape_keys is not None:
+        obj.data.shape_keys.reference_key.data[5].co = moved
+    out = mesh.read(_export(bpy, tmp_path))
+    for b in (out.bounds, out.surfaces[0].bounds):
+        assert np.all(moved >= b[0:3] - 1e-5) and np.all(moved <= b[3:6] + 1e-5)
+        assert np.linalg.norm(moved - b[6:9]) <= b[9] + 1e-4
+    assert np.array_equal(out.surfaces[1].bounds, m.surfaces[1].bounds)  # unmoved: the file's
+    assert out.surfaces[0].n_coords == m.surfaces[0].n_coords  # the lone vertex too
+
+
+def test_weight_paint_is_written(blank_blend, tmp_path):
+    bpy = blank_blend
+    m = samples.inexact_mesh()
+    _, obj = _import(bpy, tmp_path, m)
+    bone = m.bones[int(m.surfaces[0].weights.bones[0])].name
+    group = obj.vertex_groups[bone]
+    group.add([0], 1.0, "REPLACE")
+    for g in obj.vertex_groups:
+        if g != group:
+            g.remove([0])
+    out = mesh.read(_export(bpy, tmp_path))
+    w = out.surfaces[0].weights
+    assert int(w.counts[0]) == 1 and int(w.values[0]) == 65535
+    assert out.bones[int(w.bones[0])].name == bone
+    assert (w.values > 0).all()  # written from Blender: no zero influences
+    # positions did not change: the file's bounds stay
+    assert np.array_equal(out.surfaces[0].bounds, m.surfaces[0].bounds)
+
+
+def test_deleted_face_leaves_the_lone_vertex_out(blank_blend, tmp_path):
+    """After a topology edit the kept vertex-to-surface map no longer applies: the
+    loose vertex is left out, and the export says so."""
+    bpy = blank_blend
+    m = samples.inexact_mesh()
+    _, obj = _import(bpy, tmp_path, m)
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    bmesh.ops.delete(bm, geom=[bm.faces[0]], context="FACES_ONLY")
+    bm.to_mesh(obj.data)
+    bm.free()
+    out = mesh.read(_export(bpy, tmp_path))
+    assert out.surfaces[0].n_coords == m.surfaces[0].n_coords - 1
