@@ -325,3 +325,26 @@ def inexact_mesh(seed: int = 3) -> mesh.Mesh:
     m.bounds = compute_bounds(np.concatenate([x.targets[0].positions for x in m.surfaces]))
     m.bounds[9] *= 1.5
     return m
+
+
+def nub_anim_file(m: mesh.Mesh, n_frames: int = 10) -> anim.AnimFile:
+    """An ANIM file for ``m``'s character whose skeleton header is not the mesh's, as
+    real exports are: it leaves out the mesh's last chain bone and lists two "Nub"
+    end bones the mesh lacks (one under a chain bone, one under the root); its
+    clip animates every header bone, the Nubs included."""
+    names = [b.name for b in m.bones]
+    leaf = max(n for n in names if n.startswith("bone_"))
+    keep = [i for i, n in enumerate(names) if n != leaf]
+    place = {names[i]: k for k, i in enumerate(keep)}
+    bones = [
+        Bone(names[i], place[names[m.bones[i].parent]] if m.bones[i].parent >= 0 else -1)
+        for i in keep
+    ]
+    bind = m.bind[keep]
+    nubs = [("Bip01 Nub", names[m.bones[names.index(leaf)].parent]), ("Root Nub", "root")]
+    nub_bind = np.tile(np.array([[0, 0, 0.1, 0, 0, 0, 1, 1, 1, 1]], np.float32), (len(nubs), 1))
+    bones += [Bone(n, place[p]) for n, p in nubs]
+    bind = np.concatenate([bind, nub_bind]).astype(np.float32)
+    header = mesh.Mesh(m.bounds.copy(), bones, bind, [], [])
+    a = anim_file(header, n_frames=n_frames, clips=1)
+    return anim.AnimFile(m.bounds.copy(), bones, bind, a.animations)

@@ -21,7 +21,7 @@ from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Animation, Mesh, Scene, Skeleton
 from ...io_formats.unigine import anim, anim_file_convert, mesh
 from ...io_formats.unigine.anim_convert import NAME_KEY, file_name, json_list
-from ...io_formats.unigine.anim_file_convert import BOUNDS_KEY, CLIP_KEY, SOURCE_KEY
+from ...io_formats.unigine.anim_file_convert import BOUNDS_KEY, CLIP_KEY, HEADER_KEY, SOURCE_KEY
 from ...io_formats.unigine.common import FRAME_RATE
 from ...io_formats.unigine.mesh_export import (
     ExportOptions,
@@ -96,8 +96,9 @@ def _bake_rig(
             f"armature {armature.name!r}: its transform cannot be written ({err}); "
             "apply its rotation and scale (Ctrl+A) first"
         ) from None
-    for a in anims:  # the bounds the file had no longer fit the moved skeleton
+    for a in anims:  # the bounds and bind pose the file had no longer fit the moved skeleton
         a.extras.pop(BOUNDS_KEY, None)
+        a.extras.pop(HEADER_KEY, None)
     return matrix
 
 

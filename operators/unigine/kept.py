@@ -13,6 +13,7 @@ HIDDEN = frozenset(
         "unigine_name",
         "unigine_bounds",
         "unigine_kept",
+        "unigine_header",
     }
 )
 

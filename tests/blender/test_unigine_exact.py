@@ -80,3 +80,37 @@ def test_deleted_face_leaves_the_lone_vertex_out(blank_blend, tmp_path):
     bm.free()
     out = mesh.read(_export(bpy, tmp_path))
     assert out.surfaces[0].n_coords == m.surfaces[0].n_coords - 1
+
+
+def test_anim_header_kept_through_blender(blank_blend, tmp_path):
+    """An .anim whose header lists two "Nub" bones the armature lacks and leaves out
+    one it has comes back under its own header: bones, parents, bind bytes, bounds
+    and each clip's bone list as the file had them."""
+    from rigport.io_formats.unigine import anim
+
+    bpy = blank_blend
+    m = samples.skinned_mesh(animations=0)
+    _import(bpy, tmp_path, m)
+    original = samples.nub_anim_file(m)
+    src = tmp_path / "nub.anim"
+    src.write_bytes(anim.write(original))
+    assert bpy.ops.import_anim.unigine_anim(filepath=str(src), frame_rate="CUSTOM") == {"FINISHED"}
+    out = tmp_path / "out.anim"
+    assert bpy.ops.export_anim.unigine_anim(filepath=str(out), frame_rate="CUSTOM") == {"FINISHED"}
+    back = anim.read(out.read_bytes())
+    assert [(b.name, b.parent) for b in back.bones] == [(b.name, b.parent) for b in original.bones]
+    assert back.bind.tobytes() == original.bind.tobytes()
+    assert back.bounds.tobytes() == original.bounds.tobytes()
+    a, b = original.animations[0], back.animations[0]
+    assert np.array_equal(a.bones, b.bones)
+    # the bones the armature has play as in the file (the Nubs' keys are the
+    # shared exact-keys mechanism's to keep)
+    names = [original.bones[i].name for i in a.bones]
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    have = [k for k, n in enumerate(names) if n in arm.data.bones]
+    assert (
+        np.abs(
+            a.frames.rotation[:, have].astype(int) - b.frames.rotation[:, have].astype(int)
+        ).max()
+        <= 1
+    )
