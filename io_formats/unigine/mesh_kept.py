@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,15 +31,21 @@ KEPT_KEY = "unigine_kept"
 
 
 def _b64(a: np.ndarray) -> str:
-    return base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
+    """An array's bytes, deflated (weights compress to about a third), as base64."""
+    return base64.b64encode(zlib.compress(np.ascontiguousarray(a).tobytes())).decode("ascii")
 
 
 def _unb64(text: str, dtype: str, count: int) -> np.ndarray | None:
+    """``count`` items of ``dtype`` from :func:`_b64`'s text; None when it does not
+    hold exactly that many (inflating stops one byte past the expected size)."""
+    size = count * np.dtype(dtype).itemsize
     try:
-        raw = base64.b64decode(text.encode("ascii"), validate=True)
-    except (ValueError, UnicodeEncodeError):
+        packed = base64.b64decode(text.encode("ascii"), validate=True)
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(packed, size + 1)
+    except (ValueError, UnicodeEncodeError, zlib.error):
         return None
-    if len(raw) != count * np.dtype(dtype).itemsize:
+    if len(raw) != size or not inflate.eof:
         return None
     return np.frombuffer(raw, dtype)
 
