@@ -114,3 +114,16 @@ def test_anim_header_kept_through_blender(blank_blend, tmp_path):
         ).max()
         <= 1
     )
+
+
+def test_panel_says_what_is_kept_and_what_an_edit_changes(blank_blend, tmp_path):
+    from rigport.ui.report import report_kept
+
+    _, obj = _import(blank_blend, tmp_path, samples.inexact_mesh())
+    text = "\n".join(report_kept(obj))
+    assert "the file's bounds, weight bytes and zero-weight influences" in text
+    assert "bounds are recomputed" not in text
+    obj.data.vertices[0].co.x += 1.0
+    assert "vertices moved: the moved surfaces' bounds are recomputed" in "\n".join(
+        report_kept(obj)
+    )
