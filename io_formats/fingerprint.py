@@ -36,10 +36,12 @@ def skin_digest(joints: np.ndarray, weights: np.ndarray, names: Sequence[str]) -
     rank = np.array([used.index(n) if n in used else -1 for n in names] or [0], np.int64)
     by_name = rank[bone]
     order = np.lexsort((by_name, vertex))
+    # names as bytes: a file's bone name need not be UTF-8 (kept as surrogates)
+    raw = b"\0".join(name.encode("utf-8", "surrogateescape") for name in used)
     return digest(
-        np.array([len(weights)], np.int64),
+        np.array([len(weights), len(used)], np.int64),
+        np.frombuffer(raw, np.uint8),
         vertex[order].astype(np.int64),
         by_name[order],
         weights[vertex, slot][order],
-        names=used,
     )
