@@ -93,3 +93,18 @@ def test_kept_record_refuses_what_it_cannot_use():
     d["weights"]["values"] = "AAAA"  # too short for the counts
     kept = mesh_kept.parse(d)
     assert kept is not None and kept.counts is None
+
+
+def test_skin_digest_ignores_bone_order_but_not_weights():
+    from rigport.io_formats.fingerprint import skin_digest
+
+    names = ["a", "b\udcff", "c"]  # a file's name that is not UTF-8
+    joints = np.array([[0, 1], [2, 0]], np.int32)
+    weights = np.array([[0.25, 0.75], [1.0, 0.0]], np.float32)
+    base = skin_digest(joints, weights, names)
+    reordered = skin_digest(np.array([[2, 1], [0, 2]]), weights, ["c", "b\udcff", "a"])
+    assert reordered == base
+    swapped = skin_digest(joints[:, ::-1], weights[:, ::-1], names)  # slots in another order
+    assert swapped == base
+    assert skin_digest(joints, weights * np.float32(1.0000001), names) != base
+    assert skin_digest(joints, weights, ["a", "x", "c"]) != base
