@@ -23,3 +23,25 @@ def digest(*arrays: np.ndarray, names: Sequence[str] = ()) -> str:
         h.update(str((a.dtype.str, a.shape)).encode("ascii"))
         h.update(a.tobytes())
     return h.hexdigest()
+
+
+def skin_digest(joints: np.ndarray, weights: np.ndarray, names: Sequence[str]) -> str:
+    """The digest of a skin, (V, K) ``joints`` into ``names`` and ``weights``, that
+    does not depend on the order of ``names`` or of a vertex's slots: every
+    non-zero (vertex, bone name, weight), sorted by vertex and name."""
+    joints, weights = np.asarray(joints), np.asarray(weights, np.float32)
+    vertex, slot = np.nonzero(weights != 0)
+    bone = joints[vertex, slot].astype(np.int64)
+    used = sorted({names[b] for b in np.unique(bone).tolist()})
+    rank = np.array([used.index(n) if n in used else -1 for n in names] or [0], np.int64)
+    by_name = rank[bone]
+    order = np.lexsort((by_name, vertex))
+    # names as bytes: a file's bone name need not be UTF-8 (kept as surrogates)
+    raw = b"\0".join(name.encode("utf-8", "surrogateescape") for name in used)
+    return digest(
+        np.array([len(weights), len(used)], np.int64),
+        np.frombuffer(raw, np.uint8),
+        vertex[order].astype(np.int64),
+        by_name[order],
+        weights[vertex, slot][order],
+    )

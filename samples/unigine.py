@@ -290,3 +290,61 @@ def anim_file(
         out.append(anim.AnimClip(f"take_{k}", idx, *boxes, anim_flag, frames))
     bones = [mesh.Bone(b.name, b.parent) for b in m.bones]
     return anim.AnimFile(m.bounds.copy(), bones, m.bind.copy(), out)
+
+
+def inexact_mesh(seed: int = 3) -> mesh.Mesh:
+    """A skinned mesh holding what a Blender round trip cannot remake from Blender's
+    data alone, as real files do: bounds looser than the tight ones (box grown, a
+    sphere around another centre), weights whose ushorts do not survive float
+    weights and re-normalising (they sum to less than 65535, and are uneven),
+    zero-weight influences, and in surface 0 one coordinate vertex no triangle uses."""
+    m = skinned_mesh(animations=0)
+    rng = np.random.default_rng(seed)
+    for s in m.surfaces:
+        w = s.weights
+        counts = np.maximum(w.counts, 2).astype(np.uint8)  # room for a zero influence
+        n = int(counts.sum())
+        first = np.cumsum(counts.astype(np.int64)) - counts
+        values = rng.integers(1, 40000, n).astype(np.uint16)
+        values[first + counts - 1] = 0  # each vertex's last influence weighs nothing
+        bones = rng.permutation(len(m.bones))[np.arange(n) % len(m.bones)]
+        s.weights = mesh.Weights(counts, bones.astype(np.int16), values)
+        lo, hi = s.bounds[0:3] - 0.125, s.bounds[3:6] + 0.25
+        s.bounds = np.concatenate([lo, hi, (lo + hi) / 2 + 0.0625, [np.linalg.norm(hi - lo)]])
+        s.bounds = s.bounds.astype(np.float32)
+    s = m.surfaces[0]
+    lone = np.array([[0.0, 0.0, 0.5]], np.float32)  # inside the tube: no triangle uses it
+    for t in s.targets:
+        t.positions = np.concatenate([t.positions, lone + (0.01 if t is not s.targets[0] else 0)])
+    w = s.weights
+    s.weights = mesh.Weights(
+        np.append(w.counts, np.uint8(1)),
+        np.append(w.bones, np.int16(0)),
+        np.append(w.values, np.uint16(65535)),
+    )
+    m.bounds = compute_bounds(np.concatenate([x.targets[0].positions for x in m.surfaces]))
+    m.bounds[9] *= 1.5
+    return m
+
+
+def nub_anim_file(m: mesh.Mesh, n_frames: int = 10) -> anim.AnimFile:
+    """An ANIM file for ``m``'s character whose skeleton header is not the mesh's, as
+    real exports are: it leaves out the mesh's last chain bone and lists two "Nub"
+    end bones the mesh lacks (one under a chain bone, one under the root); its
+    clip animates every header bone, the Nubs included."""
+    names = [b.name for b in m.bones]
+    leaf = max(n for n in names if n.startswith("bone_"))
+    keep = [i for i, n in enumerate(names) if n != leaf]
+    place = {names[i]: k for k, i in enumerate(keep)}
+    bones = [
+        Bone(names[i], place[names[m.bones[i].parent]] if m.bones[i].parent >= 0 else -1)
+        for i in keep
+    ]
+    bind = m.bind[keep]
+    nubs = [("Bip01 Nub", names[m.bones[names.index(leaf)].parent]), ("Root Nub", "root")]
+    nub_bind = np.tile(np.array([[0, 0, 0.1, 0, 0, 0, 1, 1, 1, 1]], np.float32), (len(nubs), 1))
+    bones += [Bone(n, place[p]) for n, p in nubs]
+    bind = np.concatenate([bind, nub_bind]).astype(np.float32)
+    header = mesh.Mesh(m.bounds.copy(), bones, bind, [], [])
+    a = anim_file(header, n_frames=n_frames, clips=1)
+    return anim.AnimFile(m.bounds.copy(), bones, bind, a.animations)

@@ -124,6 +124,18 @@ def quat_to_short(q_wxyz: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(xyzw * 32767), -32767, 32767).astype(np.int16)
 
 
+#: How far (in file frames) a key may lie from a file frame and still be on it: a
+#: key imported at another rate than 30 fps comes back a rounding away from it.
+ON_FRAME = 1e-4
+
+
+def on_file_frames(frames: np.ndarray) -> np.ndarray:
+    """Key times in file frames, those a rounding away from a whole frame put on it,
+    so the frame samples the key itself rather than a blend with its neighbour."""
+    whole = np.rint(frames)
+    return np.where(np.abs(frames - whole) <= ON_FRAME, whole, frames)
+
+
 def dense_values(
     anim: Animation,
     bone_names: list[str],
@@ -151,7 +163,7 @@ def dense_values(
         tr = by_name.get(bone_names[i])
         if tr is None or not len(tr.times):
             continue
-        frames = np.asarray(tr.times, np.float64) * fps
+        frames = on_file_frames(np.asarray(tr.times, np.float64) * fps)
         for values, out, bit in (
             (tr.translation, t, TRANSLATION_MASK),
             (tr.rotation, q, ROTATION_MASK),

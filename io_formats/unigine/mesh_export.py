@@ -39,6 +39,7 @@ from .mesh_import import (
     TANGENT_ATTRIBUTE,
     VERTEX_ATTRIBUTE,
 )
+from .mesh_kept import KEPT_KEY, Kept, parse, vertex_weights
 
 #: How closely a kept tangent quaternion's normal must match Blender's normal.
 KEEP_TANGENT_DOT = 0.9995
@@ -50,6 +51,11 @@ class ExportOptions:
     #: Blender's tangents per corner (xyz and the bitangent sign), asked for only when
     #: some corner needs a new tangent quaternion (they are slow to compute)
     tangent_source: Callable[[], np.ndarray] | None = None
+    #: the mesh's faces and vertex count are the import's (the Blender side's
+    #: fingerprint says so): each vertex no triangle uses goes back to its surface
+    topology_holds: bool = False
+    #: and its weights are the import's too: the file's weight bytes are written
+    weights_hold: bool = False
 
 
 def _attr(mesh: Mesh, name: str):
@@ -234,6 +240,9 @@ class _SurfacesPass:
     c_start: np.ndarray = field(init=False)  # first coordinate vertex of each surface
     corner_order: np.ndarray = field(init=False)  # corners by surface
     k_start: np.ndarray = field(init=False)  # first of each surface in corner_order
+    record: Kept | None = None  # what the import kept of the file
+    kept_weights: native.Weights | None = None  # the file's weights, every vertex
+    kept_bounds: int = 0  # surfaces written with the file's own bounds
     morph_q: dict[str, np.ndarray] = field(default_factory=dict)
     by_name: dict[str, MorphTarget] = field(default_factory=dict)
     listed: set[str] = field(default_factory=set)  # morph targets some imported surface had
@@ -245,9 +254,17 @@ class _SurfacesPass:
 
 
 def build_surfaces(
-    mesh: Mesh, n_bones: int, opts: ExportOptions, warnings: list[str]
-) -> list[native.Surface]:
+    mesh: Mesh,
+    n_bones: int,
+    opts: ExportOptions,
+    warnings: list[str],
+    bone_names: list[str] | None = None,
+) -> _SurfacesPass:
+    """The surfaces of ``mesh`` (``.surfaces``), with what was kept of the file."""
     state = _SurfacesPass(mesh, n_bones, opts, warnings)
+    state.record = parse(mesh.extras.get(KEPT_KEY))
+    if state.record is not None and opts.weights_hold and bone_names and mesh.skin is not None:
+        state.kept_weights = state.record.weights_for(bone_names, len(mesh.positions))
     run_passes(
         state,
         _slots,
@@ -257,7 +274,7 @@ def build_surfaces(
         _morph_quaternions,
         _surfaces,
     )
-    return state.surfaces
+    return state
 
 
 def _slots(p: _SurfacesPass) -> None:
@@ -316,11 +333,36 @@ def _surface_vertices(p: _SurfacesPass) -> None:
     p.sv_start = np.searchsorted(p.surf_of[p.first], np.arange(n_slots + 1))
 
 
+def _loose_keys(p: _SurfacesPass, n_pos: int) -> np.ndarray:
+    """The coordinate keys of the vertices no triangle uses: each in the surface it
+    came from while the topology is the import's; else left out, with a warning."""
+    loose = np.ones(len(p.mesh.positions), bool)
+    loose[p.verts] = False
+    vertices = np.flatnonzero(loose)
+    if not len(vertices):
+        return vertices
+    origin = p.record.surface_of_vertex() if p.record is not None else None
+    if (
+        p.opts.topology_holds
+        and origin is not None
+        and len(origin) == len(loose)
+        and origin.max(initial=0) < p.n_slots
+    ):
+        return origin[vertices] * n_pos + vertices
+    p.warnings.append(
+        f"{p.mesh.name}: {len(vertices)} vertices no triangle uses are left out "
+        "(a Unigine surface holds only the vertices of its triangles)"
+    )
+    return vertices[:0]
+
+
 def _coordinate_vertices(p: _SurfacesPass) -> None:
-    """The mesh vertices each surface uses, in vertex order; the corners of each surface."""
+    """The mesh vertices each surface uses, in vertex order (and those it had that
+    no triangle uses); the corners of each surface."""
     n_pos = max(len(p.mesh.positions), 1)
-    ckey = p.surf_of * n_pos + p.verts
-    cunique, p.cindex = _distinct(ckey, p.n_slots * n_pos)
+    ckey = np.concatenate([p.surf_of * n_pos + p.verts, _loose_keys(p, n_pos)])
+    cunique, cindex = _distinct(ckey, p.n_slots * n_pos)
+    p.cindex = cindex[: p.n_corners]
     c_surface = cunique // n_pos
     p.c_vertex = cunique % n_pos
     p.c_start = np.searchsorted(c_surface, np.arange(p.n_slots + 1))
@@ -348,13 +390,19 @@ def _surfaces(p: _SurfacesPass) -> None:
         rep = p.first[p.sv_start[si] : p.sv_start[si + 1]]
         coord_ids = p.c_vertex[p.c_start[si] : p.c_start[si + 1]]
         base = mesh.positions[coord_ids].astype(np.float32)
-        surf = native.Surface(name, compute_bounds(base), _targets(p, si, d, base, rep, coord_ids))
+        bounds = p.record.bounds_for(si, base) if p.record is not None else None
+        p.kept_bounds += bounds is not None
+        if bounds is None:
+            bounds = compute_bounds(base)
+        surf = native.Surface(name, bounds, _targets(p, si, d, base, rep, coord_ids))
         for k, uv in enumerate(mesh.uv_sets[:2]):
             if d.get(f"uv{k}", True):
                 setattr(surf, f"uv{k}", uv.uv[rep].astype(np.float32))
         if p.colors is not None and d.get("colors", True):
             surf.colors = p.colors[rep]
-        if mesh.skin is not None and d.get("weights", True) and p.n_bones:
+        if p.kept_weights is not None and d.get("weights", True) and p.n_bones:
+            surf.weights = vertex_weights(p.kept_weights, coord_ids)
+        elif mesh.skin is not None and d.get("weights", True) and p.n_bones:
             surf.weights = _weights(
                 mesh.skin.joints[coord_ids], mesh.skin.weights[coord_ids], p.n_bones
             )
@@ -472,10 +520,17 @@ def export_mesh(
     ):
         raise FormatError(f"{mesh.name}: the exporter needs triangles")
     n_bones = len(skeleton) if skeleton is not None else 0
-    surfaces = build_surfaces(mesh, n_bones, opts, warnings)
+    names = skeleton.names if skeleton is not None else None
+    built = build_surfaces(mesh, n_bones, opts, warnings, names)
+    surfaces = built.surfaces
     all_pos = (
         np.concatenate([s.targets[0].positions for s in surfaces]) if surfaces else np.zeros((0, 3))
     )
+    kept = built.record
+    if kept is not None and built.kept_bounds == len(surfaces) == len(kept.surface_bounds):
+        bounds = kept.bounds  # every surface is where the file had it
+    else:
+        bounds = compute_bounds(all_pos)
     bones = skeleton_bones(skeleton) if skeleton is not None else []
     bind = skeleton_bind(skeleton) if skeleton is not None else np.zeros((0, 10), np.float32)
     anims = []
@@ -485,7 +540,7 @@ def export_mesh(
             continue
         index, t, q, s, flag = animation_frames(anim, skeleton, fps)
         anims.append(to_mesh_animation(anim, index, t, q, s, flag))
-    return native.Mesh(compute_bounds(all_pos), bones, bind, anims, surfaces), warnings
+    return native.Mesh(bounds, bones, bind, anims, surfaces), warnings
 
 
 def file_order(skeleton: Skeleton) -> Skeleton:
@@ -502,8 +557,11 @@ def file_order(skeleton: Skeleton) -> Skeleton:
 
 
 def merge_files(parts: list[native.Mesh]) -> native.Mesh:
-    """Several objects exported together: their surfaces one after the other."""
+    """Several objects exported together: their surfaces one after the other (one
+    object: its file as it is, bounds included)."""
     first = parts[0]
+    if len(parts) == 1:
+        return first
     surfaces = [s for p in parts for s in p.surfaces]
     pos = [s.targets[0].positions for s in surfaces if s.targets]
     bounds = compute_bounds(np.concatenate(pos)) if pos else first.bounds
@@ -521,7 +579,9 @@ def export_scene(scene: Scene, fps: float = FRAME_RATE) -> tuple[native.Mesh, li
             remap = np.array([index[n] for n in scene.skeleton.names], np.int32)
             m = replace(m, skin=Skin(remap[m.skin.joints], m.skin.weights))
         anims = [(a, fps) for a in scene.animations] if i == 0 else []
-        part, w = export_mesh(m, skeleton, anims)
+        part, w = export_mesh(
+            m, skeleton, anims, ExportOptions(topology_holds=True, weights_hold=True)
+        )
         parts.append(part)
         warnings += w
     return merge_files(parts), warnings

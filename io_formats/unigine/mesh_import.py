@@ -23,6 +23,7 @@ from ..transforms import parent_first_order
 from . import mesh as native
 from .anim_convert import bind_wxyz, mesh_animation_to_neutral
 from .common import FRAME_RATE
+from .mesh_kept import KEPT_KEY, record
 
 VERTEX_ATTRIBUTE = "unigine:vertex"
 TANGENT_ATTRIBUTE = "unigine:tangent"
@@ -278,6 +279,7 @@ def import_mesh(m: native.Mesh, name: str, fps: float = FRAME_RATE) -> Scene:
     """The file as a neutral scene; embedded animations become animations at ``fps``."""
     skeleton = skeleton_from_file(m.bones, m.bind)
     scene = Scene(name, skeleton, [mesh_from_file(m, name)])
+    scene.meshes[0].extras[KEPT_KEY] = record(m)
     if skeleton is not None:
         _parent_first(scene)
     names = [b.name for b in m.bones]

@@ -21,7 +21,7 @@ from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Animation, Mesh, Scene, Skeleton
 from ...io_formats.unigine import anim, anim_file_convert, mesh
 from ...io_formats.unigine.anim_convert import NAME_KEY, file_name, json_list
-from ...io_formats.unigine.anim_file_convert import BOUNDS_KEY, CLIP_KEY, SOURCE_KEY
+from ...io_formats.unigine.anim_file_convert import BOUNDS_KEY, CLIP_KEY, HEADER_KEY, SOURCE_KEY
 from ...io_formats.unigine.common import FRAME_RATE
 from ...io_formats.unigine.mesh_export import (
     ExportOptions,
@@ -42,6 +42,7 @@ from ..blender.extract import (
 )
 from ..conventions import file_matrix
 from ..result import Result
+from . import mesh_keep
 from .settings import AnimExportOptions, ExportAxes, MeshExportOptions
 
 # -- the file's space -----------------------------------------------------------
@@ -95,8 +96,9 @@ def _bake_rig(
             f"armature {armature.name!r}: its transform cannot be written ({err}); "
             "apply its rotation and scale (Ctrl+A) first"
         ) from None
-    for a in anims:  # the bounds the file had no longer fit the moved skeleton
+    for a in anims:  # the bounds and bind pose the file had no longer fit the moved skeleton
         a.extras.pop(BOUNDS_KEY, None)
+        a.extras.pop(HEADER_KEY, None)
     return matrix
 
 
@@ -190,11 +192,19 @@ def export_mesh_file(context, path: str, objects: list, options: MeshExportOptio
     names = skeleton.names if skeleton is not None else None
     result, parts = Result(), []
     for i, obj in enumerate(sorted(objects, key=lambda o: o.name)):
-        m = extract_mesh(obj, names)
+        m = extract_mesh(obj, names, normalize_weights=False)
+        topology_holds, weights_hold = mesh_keep.holds(obj, m.skin, names)
+        if m.skin is not None:  # as extract_mesh normalises them
+            sums = m.skin.weights.sum(axis=1, keepdims=True)
+            np.divide(m.skin.weights, sums, out=m.skin.weights, where=sums > 0)
         root = armature if armature is not None else _root(obj)
         mat = file_matrix(options, root, obj.matrix_world)
         _to_file_space(m, mat)
-        tangents = ExportOptions(tangent_source=lambda o=obj, x=mat: _blender_tangents(o, x))
+        tangents = ExportOptions(
+            tangent_source=lambda o=obj, x=mat: _blender_tangents(o, x),
+            topology_holds=topology_holds,
+            weights_hold=weights_hold,
+        )
         embedded = [(a, FRAME_RATE) for a in anims] if i == 0 else []
         part, warnings = export_mesh(m, skeleton, embedded, tangents)
         parts.append(part)

@@ -23,6 +23,7 @@ from ..blender.build import build_action, build_scene, rest_relative
 from ..common import in_file, parse_file
 from ..conventions import option_matrix, place_roots
 from ..result import Result
+from . import mesh_keep
 from .settings import AnimImportOptions, MeshImportOptions
 
 
@@ -40,6 +41,10 @@ def import_mesh_file(context, path: str, options: MeshImportOptions) -> Result:
         fps=options.frames_per_second(context),
         reuse_materials=options.reuse_materials,
     )
+    names = scene.skeleton.names if scene.skeleton is not None else None
+    for obj in built.objects:
+        if obj.type == "MESH":  # what the kept bounds, weights and vertices describe
+            mesh_keep.store(obj, names)
     if built.armature is not None and built.actions:  # Blender may have renamed them
         built.armature[ANIMATIONS_KEY] = json.dumps([a.name for a in built.actions])
     if options.record_transform:

@@ -12,6 +12,8 @@ HIDDEN = frozenset(
         "unigine_flag",
         "unigine_name",
         "unigine_bounds",
+        "unigine_kept",
+        "unigine_header",
     }
 )
 
@@ -24,3 +26,10 @@ OWN = frozenset(
         "_unigine_animations",
     }
 )
+
+#: Keys that were always hidden.
+ALWAYS_HIDDEN = frozenset({"_unigine_fingerprint"})
+
+#: Where an imported mesh object keeps the fingerprint of the mesh its kept data
+#: (bounds, weight bytes, the surface of each vertex) describes.
+FINGERPRINT = "_unigine_fingerprint"

@@ -71,9 +71,9 @@ EXPORT_FRAME_RATE_DESCRIPTION = (
 
 
 def _frame_rate_property(export: bool = False):
-    """``frame_rate`` with Unigine's default: Custom (30 fps), file frames one to one."""
+    """``frame_rate`` defaulting to the scene's rate, as every format's does."""
     return frame_rate_property(
-        default="CUSTOM",
+        default="SCENE",
         description=EXPORT_FRAME_RATE_DESCRIPTION if export else FRAME_RATE_DESCRIPTION,
     )
 

@@ -23,10 +23,11 @@ ENGINE_FORWARD, ENGINE_UP = "Y", "Z"
 
 @dataclass(frozen=True)
 class FrameRate:
-    """``frame_rate`` and ``fps``: Custom at 30 fps by default, which keys file
-    frame n at Blender frame n (and writes Blender frame n as file frame n)."""
+    """``frame_rate`` and ``fps``: the scene's rate by default, as in every format
+    (Custom at 30 fps keys file frame n at Blender frame n, and writes Blender
+    frame n as file frame n)."""
 
-    frame_rate: str = "CUSTOM"
+    frame_rate: str = "SCENE"
     fps: float = FRAME_RATE
 
     def frames_per_second(self, context) -> float:

@@ -75,14 +75,15 @@ def test_imported_content(blank_blend, tmp_path):
         assert np.allclose(rest[:3, 3], world[i][:3, 3], atol=1e-5)
         assert np.allclose(rest[:3, :3] * scale, world[i][:3, :3], atol=1e-5)
     assert {a.name for a in bpy.data.actions} == {"clip_0", "clip_1"}
-    assert bpy.data.actions["clip_0"]["rigport_fps"] == 30.0
+    # the scene's rate by default, as in every format
+    assert bpy.data.actions["clip_0"]["rigport_fps"] == bpy.context.scene.render.fps
 
 
 def test_embedded_animation_pose(blank_blend, tmp_path):
     """The armature posed by the imported action matches the engine's world transforms."""
     bpy = blank_blend
     m = samples.skinned_mesh(n_frames=6)
-    bpy.ops.import_scene.unigine_mesh(filepath=_write(tmp_path / "p.mesh", m))
+    bpy.ops.import_scene.unigine_mesh(filepath=_write(tmp_path / "p.mesh", m), frame_rate="CUSTOM")
     arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
     from rigport.io_formats.transforms import compose_trs, world_from_local
     from rigport.io_formats.unigine.anim_convert import decode
@@ -246,9 +247,9 @@ def test_blender_made_action_exports(blank_blend, tmp_path):
             pb.keyframe_insert("location", frame=frame)
     expected = {f: _pose(bpy, arm, f) for f in (1, 3, 5, 9)}
     out = tmp_path / "wave.anim"
-    assert bpy.ops.export_anim.unigine_anim(filepath=str(out), export_animations="ACTIVE") == {
-        "FINISHED"
-    }
+    assert bpy.ops.export_anim.unigine_anim(
+        filepath=str(out), export_animations="ACTIVE", frame_rate="CUSTOM"
+    ) == {"FINISHED"}
     a = anim.read(out.read_bytes())
     clip = a.animations[0]
     assert clip.name == "wave" and clip.frames.n_frames == 9 and clip.flag == 15
@@ -258,7 +259,7 @@ def test_blender_made_action_exports(blank_blend, tmp_path):
     assert (clip.frames.flags[5:7] == 0).all() and (clip.frames.flags[7:] == 15).all()
     compat.assign_action(arm, bpy.data.actions.new("empty"))
     bpy.data.actions.remove(action)
-    assert bpy.ops.import_anim.unigine_anim(filepath=str(out)) == {"FINISHED"}
+    assert bpy.ops.import_anim.unigine_anim(filepath=str(out), frame_rate="CUSTOM") == {"FINISHED"}
     for f, want in expected.items():
         got = _pose(bpy, arm, f - 1)  # the file's frame 0 is Blender's frame 1
         assert np.allclose(got, want, atol=2e-4), f

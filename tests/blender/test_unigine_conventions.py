@@ -378,7 +378,7 @@ def test_custom_frame_rate_moves_keys_and_round_trips(blank_blend, tmp_path):
     bpy = blank_blend
     m = samples.skinned_mesh(n_frames=12)
     src = _write(tmp_path / "c.mesh", mesh.write(m))
-    assert bpy.ops.import_scene.unigine_mesh(filepath=src) == {"FINISHED"}
+    assert bpy.ops.import_scene.unigine_mesh(filepath=src, frame_rate="CUSTOM") == {"FINISHED"}
     assert tuple(bpy.data.actions["clip_0"].frame_range) == (0.0, 11.0)  # one to one
     bpy.ops.wm.read_factory_settings(use_empty=True)
     assert bpy.ops.import_scene.unigine_mesh(filepath=src, frame_rate="CUSTOM", fps=15.0) == {
@@ -391,7 +391,7 @@ def test_custom_frame_rate_moves_keys_and_round_trips(blank_blend, tmp_path):
     assert compare.mesh_differences(m, mesh.read(out.read_bytes())) == []
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.context.scene.render.fps = 60
-    assert bpy.ops.import_scene.unigine_mesh(filepath=src, frame_rate="SCENE") == {"FINISHED"}
+    assert bpy.ops.import_scene.unigine_mesh(filepath=src) == {"FINISHED"}  # the scene's
     assert tuple(bpy.data.actions["clip_0"].frame_range) == (0.0, 22.0)
     assert bpy.ops.export_scene.unigine_mesh(filepath=str(out)) == {"FINISHED"}
     assert compare.mesh_differences(m, mesh.read(out.read_bytes())) == []
@@ -403,10 +403,12 @@ def test_anim_import_sets_scene_timing(blank_blend, tmp_path):
     bpy.ops.import_scene.unigine_mesh(filepath=_write(tmp_path / "c.mesh", mesh.write(m)))
     path = _write(tmp_path / "a.anim", anim.write(samples.anim_file(m, 15, n_frames=9)))
     scene = bpy.context.scene
-    assert bpy.ops.import_anim.unigine_anim(filepath=path) == {"FINISHED"}
+    assert bpy.ops.import_anim.unigine_anim(filepath=path, frame_rate="CUSTOM") == {"FINISHED"}
     assert (scene.render.fps, scene.render.fps_base) == (30, 1.0)
     assert (scene.frame_start, scene.frame_end) == (0, 8)
-    assert bpy.ops.import_anim.unigine_anim(filepath=path, fps=60.0) == {"FINISHED"}
+    assert bpy.ops.import_anim.unigine_anim(filepath=path, frame_rate="CUSTOM", fps=60.0) == {
+        "FINISHED"
+    }
     assert (scene.render.fps, scene.frame_start, scene.frame_end) == (60, 0, 16)
     scene.frame_end = 100
     assert bpy.ops.import_anim.unigine_anim(filepath=path, set_scene_timing=False) == {"FINISHED"}
@@ -429,9 +431,10 @@ def test_export_frame_rate_for_blender_actions(blank_blend, tmp_path):
         pb.location = (0.0, frame * 0.1, 0.0)
         pb.keyframe_insert("location", frame=frame)
     out = tmp_path / "w.anim"
-    assert bpy.ops.export_anim.unigine_anim(filepath=str(out)) == {"FINISHED"}
+    custom = {"filepath": str(out), "frame_rate": "CUSTOM"}
+    assert bpy.ops.export_anim.unigine_anim(**custom) == {"FINISHED"}
     assert anim.read(out.read_bytes()).animations[0].frames.n_frames == 9
-    assert bpy.ops.export_anim.unigine_anim(filepath=str(out), fps=15.0) == {"FINISHED"}
+    assert bpy.ops.export_anim.unigine_anim(**custom, fps=15.0) == {"FINISHED"}
     assert anim.read(out.read_bytes()).animations[0].frames.n_frames == 17
 
 

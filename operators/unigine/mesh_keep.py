@@ -1,0 +1,50 @@
+"""Whether what a Unigine import kept of its ``.mesh`` still describes the mesh.
+
+The shared fingerprint (:mod:`operators.blender.fingerprint`) of the topology,
+positions, UVs and shape keys, stored at import, plus a part for the weights
+(the skin as Blender holds it, hashed by :func:`io_formats.fingerprint.skin_digest`
+so that bone order does not matter). The exporter compares them: the file's weight
+bytes are written while topology and weights are unchanged, each vertex no
+triangle uses goes back to its surface while the topology is.
+"""
+
+from __future__ import annotations
+
+import json
+
+import bpy
+
+from ...io_formats.fingerprint import skin_digest
+from ...io_formats.scene import Skin
+from ..blender import fingerprint
+from ..blender.extract import read_skin
+from .kept import FINGERPRINT
+
+#: The fingerprint part the Unigine side adds: the skin.
+WEIGHTS = "weights"
+
+
+def _skin_digest(skin: Skin | None, names: list[str]) -> str:
+    if skin is None:
+        return ""
+    return skin_digest(skin.joints, skin.weights, names)
+
+
+def store(obj: bpy.types.Object, names: list[str] | None) -> None:
+    """The fingerprint of the imported ``obj``, its weights (groups ``names``) included."""
+    fingerprint.store(obj, FINGERPRINT)
+    skin = read_skin(obj, names) if names and obj.vertex_groups else None
+    stored = fingerprint.stored(obj, FINGERPRINT) or {}
+    stored[WEIGHTS] = _skin_digest(skin, names or [])
+    obj[FINGERPRINT] = json.dumps(stored, separators=(",", ":"))
+
+
+def holds(obj: bpy.types.Object, skin: Skin | None, names: list[str] | None) -> tuple[bool, bool]:
+    """(topology holds, weights hold) for ``obj`` about to be written with ``skin``
+    (unnormalised, as Blender holds it, joints into ``names``); both False when no
+    fingerprint was stored (a fresh mesh, or kept data forgotten)."""
+    changed = fingerprint.changed(obj, FINGERPRINT)
+    if changed is None or fingerprint.TOPOLOGY in changed:
+        return False, False
+    old = fingerprint.stored(obj, FINGERPRINT) or {}
+    return True, old.get(WEIGHTS) == _skin_digest(skin, names or [])
