@@ -282,8 +282,8 @@ class _Blender:
 
 
 def _line(done) -> str:
-    """A batch handler's Result as its line."""
-    return done.line()
+    """A batch handler's Result as its line (after "wrote FILE (N bytes)")."""
+    return f", {done.line()}" if done.summary else done.line()
 
 
 _BLENDER: list[_Blender] = []
@@ -432,6 +432,11 @@ def _parser() -> argparse.ArgumentParser:
                 "(one per kind: --to .mdl --to .ani)",
             )
             _bridge_options(s)
+            s.add_argument(
+                "--mrtk-version",
+                choices=("V11_SIMPLE", "V11_FULL", "V10"),
+                help="MRTK recordings: the version and layout written (default: as imported)",
+            )
     s = add("import", "import files into one scene (models first, then animations)")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.add_argument("--save", metavar="OUT.blend", help="save the result as a .blend file")
@@ -963,7 +968,8 @@ def _per_file(args) -> int:
     if args.shard:
         tasks = inputs.shard(tasks, *inputs.parse_shard(args.shard))
     stream = sys.stderr if cmd == "inspect" else sys.stdout  # stdout is the JSON document
-    options = {k: v for k, v in vars(args).items() if k in ("model", "to", "all_lods")}
+    kept = ("model", "to", "all_lods", "mrtk_version")
+    options = {k: v for k, v in vars(args).items() if k in kept}
     carried = _resumed(args, tasks, stream)
     todo = sum(1 for i, t in enumerate(tasks) if not t.skip and i not in carried)
     jobs = max(1, min(args.jobs or _default_jobs(cmd, tasks), todo))
