@@ -140,6 +140,9 @@ def _parse(path: str):
         raise err.with_path(path) from None
 
 
+REENCODED = "re-encoded bytes differ"
+
+
 def check_file(path: str) -> str:
     """Parse, re-encode and compare; returns the detail text, raises on failure."""
     fmt, obj, data = _parse(path)
@@ -148,7 +151,7 @@ def check_file(path: str) -> str:
         n = min(len(out), len(data))
         diff = next((i for i in range(n) if out[i] != data[i]), n)
         raise io_formats.codec.FormatError(
-            f"re-encoded bytes differ ({len(out)} bytes written, {len(data)} read)", diff, path
+            f"{REENCODED} ({len(out)} bytes written, {len(data)} read)", diff, path
         )
     return f"lossless ({len(data)} bytes)"
 
@@ -378,8 +381,8 @@ def _describe(exc: BaseException, path: str) -> str:
             msg = f"{exc.path}: {msg}"
         if exc.offset is None:
             return f"error: {msg}"
-        if exc.message.startswith("re-encoded bytes differ"):
-            return f"re-encoded bytes differ at offset {exc.offset}: {msg}"
+        if msg.startswith(REENCODED):  # the offset goes into the sentence, not before it
+            return f"{REENCODED} at offset {exc.offset}{msg[len(REENCODED) :]}"
         return f"error at offset {exc.offset}: {msg}"
     return f"error: {type(exc).__name__}: {exc}"
 

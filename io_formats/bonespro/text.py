@@ -191,3 +191,92 @@ def format_numbers(values: np.ndarray, per_line: int, fmt: str = "%.9g") -> str:
         return ""
     line = " ".join([fmt] * per_line) + "\n"
     return (line * len(flat)) % tuple(flat.ravel().tolist())
+
+
+# ------------------------------------------------------------------ another writer's text
+# Tokens and comments as the reader sees them (names first, so "//" inside <...> is a
+# name's; a comment may follow a token without a space), one capturing group: split()
+# gives [gap, piece, gap, piece, ..., gap].
+_PIECES = re.compile(r"(//[^\n]*|<[^>\n]*>|(?:(?!//)[^\s<])+|<)")
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """The text of a file and its encoding, as :class:`Tokens` reads it."""
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+def split_text(text: str) -> tuple[list[str], list[str]]:
+    """(tokens, gaps): ``gaps[i]`` is the whitespace and comments before ``tokens[i]``
+    (``gaps[-1]`` what follows the last token); a byte-order mark is part of the first."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    parts = _PIECES.split(text[len(bom) :])
+    tokens: list[str] = []
+    gaps: list[str] = []
+    gap = bom + parts[0]
+    for i in range(1, len(parts), 2):
+        piece = parts[i]
+        if piece.startswith("//"):
+            gap += piece + parts[i + 1]
+            continue
+        gaps.append(gap)
+        tokens.append(piece)
+        gap = parts[i + 1]
+    gaps.append(gap)
+    return tokens, gaps
+
+
+def _same_number(a: list[str], b: list[str]) -> np.ndarray:
+    """Per pair of tokens: both numbers, equal once rounded to float32 (what Blender
+    keeps of a value: its own rounding of an unedited one is no edit)."""
+    out = np.zeros(len(a), bool)
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        try:
+            out[i] = np.float32(float(x)) == np.float32(float(y))
+        except ValueError:
+            pass
+    return out
+
+
+def keep_text(ours: bytes, source: bytes, canonical: bytes) -> tuple[bytes, str]:
+    """``ours`` (values written RigPort's way) with the text of ``source``, the file
+    they came from, wherever it still holds: every value that is unchanged keeps the
+    file's text for it, the whitespace and the comments are the file's; an edited
+    value is written RigPort's way. ``canonical`` is RigPort's writing of the file's
+    own values: a value is unchanged where ``ours`` has the same token (or the same
+    number in float32).
+
+    Returns the bytes and a sentence for the artist ("" when every value kept the
+    file's text); ``ours`` with the reason when the file's text cannot be kept (the
+    values no longer line up with the file's: bones, vertices or frames changed).
+    """
+    if ours == canonical:
+        return source, ""
+    text, encoding = decode(source)
+    mine, _ = split_text(ours.decode("utf-8"))
+    theirs, gaps = split_text(text)
+    base, _ = split_text(canonical.decode("utf-8"))
+    if not len(mine) == len(theirs) == len(base):
+        return ours, (
+            f"the file's own number formatting and comments are not kept: it had "
+            f"{len(theirs)} values and words, this export has {len(mine)}"
+        )
+    edited = [i for i, (m, b) in enumerate(zip(mine, base, strict=True)) if m != b]
+    rounded = _same_number([mine[i] for i in edited], [base[i] for i in edited])
+    changed = [i for i, same in zip(edited, rounded.tolist(), strict=True) if not same]
+    for i in changed:
+        theirs[i] = mine[i]
+    out = "".join(g + t for g, t in zip(gaps, theirs + [""], strict=True))
+    try:
+        data = out.encode(encoding)
+    except UnicodeEncodeError:
+        return ours, "the file's own text is not kept: a new name cannot be written in it"
+    note = (
+        f"{len(changed)} edited values written in RigPort's formatting, the rest as the "
+        "file had them"
+        if changed
+        else ""
+    )
+    return data, note
