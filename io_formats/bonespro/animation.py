@@ -14,7 +14,7 @@ import numpy as np
 
 from ..codec import FormatError
 from .euler import ORDERS
-from .text import COUNT_LIMIT, Tokens, format_numbers, keep_text
+from .text import COUNT_LIMIT, KeptText, Tokens, format_numbers, keep_text
 
 BONES = "Bones"
 MESH_ABSOLUTE = "Mesh (absolute)"
@@ -204,20 +204,28 @@ def _word(text: str, quoted: bool) -> str:
 def write(a: Animation) -> bytes:
     """The animation file as text: the text of the file it was read from, as far as
     its values are unchanged (:func:`write_kept`), else RigPort's."""
-    return write_kept(a)[0]
+    return write_kept(a).data
 
 
-def write_kept(a: Animation) -> tuple[bytes, str]:
-    """:func:`write`, and a sentence on what of the file's own text is not kept
-    ("" when all of it is, or there is none: ``text.keep_text``)."""
+def write_kept(a: Animation) -> KeptText:
+    """:func:`write`, with how many values it wrote RigPort's way and why the file's own
+    text is not kept, if it is not (``text.keep_text``)."""
     ours = _write(a)
     if a.source is None:
-        return ours, ""
+        return KeptText(ours)
     try:
         canonical = _write(read(a.source))
     except FormatError as err:
-        return ours, f"the file's own text is not kept: it cannot be read ({err})"
+        return KeptText(ours, 0, f"the file's own text is not kept: it cannot be read ({err})")
     return keep_text(ours, a.source, canonical)
+
+
+def foreign_text(a: Animation) -> bytes | None:
+    """The text ``a`` was read from when RigPort writes its values differently (what
+    an import keeps for the export), else None."""
+    if a.source is None or _write(a) == a.source:
+        return None
+    return a.source
 
 
 def _write(a: Animation) -> bytes:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..codec import FormatError
 from ..transforms import parent_first_order
-from .text import Tokens, format_numbers, keep_text
+from .text import KeptText, Tokens, format_numbers, keep_text
 
 BONE_VALUES = 3 + 12 + 12  # box, bone transform, node transform
 
@@ -126,20 +126,28 @@ def _read_vertices(
 def write(s: Structure) -> bytes:
     """The structure file as text: the text of the file it was read from, as far as
     its values are unchanged (:func:`write_kept`), else RigPort's."""
-    return write_kept(s)[0]
+    return write_kept(s).data
 
 
-def write_kept(s: Structure) -> tuple[bytes, str]:
-    """:func:`write`, and a sentence on what of the file's own text is not kept
-    ("" when all of it is, or there is none: ``text.keep_text``)."""
+def write_kept(s: Structure) -> KeptText:
+    """:func:`write`, with how many values it wrote RigPort's way and why the file's own
+    text is not kept, if it is not (``text.keep_text``)."""
     ours = _write(s)
     if s.source is None:
-        return ours, ""
+        return KeptText(ours)
     try:
         canonical = _write(read(s.source))
     except FormatError as err:
-        return ours, f"the file's own text is not kept: it cannot be read ({err})"
+        return KeptText(ours, 0, f"the file's own text is not kept: it cannot be read ({err})")
     return keep_text(ours, s.source, canonical)
+
+
+def foreign_text(s: Structure) -> bytes | None:
+    """The text ``s`` was read from when RigPort writes its values differently (what
+    an import keeps for the export), else None."""
+    if s.source is None or _write(s) == s.source:
+        return None
+    return s.source
 
 
 def _write(s: Structure) -> bytes:

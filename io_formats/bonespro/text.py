@@ -10,8 +10,11 @@ number. Line numbers are worked out only when an error is reported.
 
 from __future__ import annotations
 
+import base64
 import re
 import warnings
+import zlib
+from typing import NamedTuple
 
 import numpy as np
 
@@ -240,28 +243,36 @@ def _same_number(a: list[str], b: list[str]) -> np.ndarray:
     return out
 
 
-def keep_text(ours: bytes, source: bytes, canonical: bytes) -> tuple[bytes, str]:
+class KeptText(NamedTuple):
+    """What :func:`keep_text` wrote: the bytes, how many values it wrote RigPort's way
+    (edited ones), and why the file's text is not kept at all ("" when it is)."""
+
+    data: bytes
+    edited: int = 0
+    lost: str = ""
+
+
+def keep_text(ours: bytes, source: bytes, canonical: bytes) -> KeptText:
     """``ours`` (values written RigPort's way) with the text of ``source``, the file
     they came from, wherever it still holds: every value that is unchanged keeps the
     file's text for it, the whitespace and the comments are the file's; an edited
     value is written RigPort's way. ``canonical`` is RigPort's writing of the file's
     own values: a value is unchanged where ``ours`` has the same token (or the same
-    number in float32).
-
-    Returns the bytes and a sentence for the artist ("" when every value kept the
-    file's text); ``ours`` with the reason when the file's text cannot be kept (the
-    values no longer line up with the file's: bones, vertices or frames changed).
+    number in float32). When the values no longer line up with the file's (bones,
+    vertices or frames changed), ``ours`` with the reason.
     """
     if ours == canonical:
-        return source, ""
+        return KeptText(source)
     text, encoding = decode(source)
     mine, _ = split_text(ours.decode("utf-8"))
     theirs, gaps = split_text(text)
     base, _ = split_text(canonical.decode("utf-8"))
     if not len(mine) == len(theirs) == len(base):
-        return ours, (
+        return KeptText(
+            ours,
+            len(mine),
             f"the file's own number formatting and comments are not kept: it had "
-            f"{len(theirs)} values and words, this export has {len(mine)}"
+            f"{len(theirs)} values and words, this export has {len(mine)}",
         )
     edited = [i for i, (m, b) in enumerate(zip(mine, base, strict=True)) if m != b]
     rounded = _same_number([mine[i] for i in edited], [base[i] for i in edited])
@@ -270,13 +281,23 @@ def keep_text(ours: bytes, source: bytes, canonical: bytes) -> tuple[bytes, str]
         theirs[i] = mine[i]
     out = "".join(g + t for g, t in zip(gaps, theirs + [""], strict=True))
     try:
-        data = out.encode(encoding)
+        return KeptText(out.encode(encoding), len(changed))
     except UnicodeEncodeError:
-        return ours, "the file's own text is not kept: a new name cannot be written in it"
-    note = (
-        f"{len(changed)} edited values written in RigPort's formatting, the rest as the "
-        "file had them"
-        if changed
-        else ""
-    )
-    return data, note
+        return KeptText(
+            ours, len(mine), f"the file's own text is not kept: a name is not {encoding}"
+        )
+
+
+def pack_source(data: bytes) -> str:
+    """A file's text, compressed, as a custom property can hold it (:func:`unpack_source`)."""
+    return "zlib:" + base64.b64encode(zlib.compress(data, 9)).decode("ascii")
+
+
+def unpack_source(packed: object) -> bytes | None:
+    """The text :func:`pack_source` packed; None for anything else."""
+    if not isinstance(packed, str) or not packed.startswith("zlib:"):
+        return None
+    try:
+        return zlib.decompress(base64.b64decode(packed[5:], validate=True))
+    except (ValueError, zlib.error):
+        return None

@@ -7,7 +7,7 @@ comments). The codec keeps the text of every number, the comments and the
 whitespace: ``batch.py check`` is lossless and a write of the values read
 gives the same bytes. An edited value is written RigPort's way and nothing
 else changes; when the values no longer line up with the file's (a vertex
-fewer), the whole file is RigPort's and the note says why.
+fewer), the whole file is RigPort's and the result says why.
 """
 
 from __future__ import annotations
@@ -94,19 +94,20 @@ def test_one_edited_value_is_written_our_way_and_the_rest_unchanged() -> None:
     data = _structure_text("fixed")
     s = S.read(data)
     s.positions[3, 1] += 0.25
-    out, note = S.write_kept(s)
+    out, edited, lost = S.write_kept(s)
     changed, same_gaps = _differences(data, out)
     assert same_gaps and len(changed) == 1
     token = split_text(out.decode())[0][changed[0]]
     assert token == f"{s.positions[3, 1]:.9g}"
-    assert note.startswith("1 edited values written in RigPort's formatting")
+    assert (edited, lost) == (1, "")
 
 
 def test_one_edited_animation_key_is_written_our_way() -> None:
     data = _animation_text("exponent", A.BONES, A.EULER)
     a = A.read(data)
     a.bone_values[2, 1, 0] = 12.5
-    out, _ = A.write_kept(a)
+    out, edited, _ = A.write_kept(a)
+    assert edited == 1
     changed, same_gaps = _differences(data, out)
     assert same_gaps and len(changed) == 1
     assert split_text(out.decode())[0][changed[0]] == "12.5"
@@ -121,16 +122,16 @@ def test_a_value_changed_below_float32_keeps_the_file_text() -> None:
     assert S.write(s) == data
 
 
-def test_values_that_no_longer_line_up_are_written_our_way_with_a_note() -> None:
+def test_values_that_no_longer_line_up_are_written_our_way_saying_why() -> None:
     data = _structure_text("fixed")
     s = S.read(data)
     keep = len(s.positions) - 1
     n = int(s.weight_counts[:keep].sum())
     s.positions, s.weight_counts = s.positions[:keep], s.weight_counts[:keep]
     s.weight_bones, s.weights = s.weight_bones[:n], s.weights[:n]
-    out, note = S.write_kept(s)
+    out, _, lost = S.write_kept(s)
     assert out == S.write(S.read(out)) and b"//" not in out
-    assert "not kept" in note and "values and words" in note
+    assert "not kept" in lost and "values and words" in lost
 
 
 def test_our_own_text_is_unchanged() -> None:
@@ -138,7 +139,9 @@ def test_our_own_text_is_unchanged() -> None:
     ours = S.write(s)
     back = S.read(ours)
     assert S.write(back) == ours
-    assert S.write_kept(back) == (ours, "")
+    assert S.write_kept(back) == (ours, 0, "")
+    assert S.foreign_text(back) is None
+    assert S.foreign_text(S.read(_structure_text("fixed"))) == _structure_text("fixed")
 
 
 def test_batch_check_is_lossless_for_any_writer(tmp_path) -> None:
