@@ -180,7 +180,7 @@ def decorate(data: bytes, seed: int = 0) -> bytes:
     tokens), tabs, runs of spaces, CRLF and LF line ends and blank lines."""
     rng = np.random.default_rng(seed)
     out = ["// BonesPro export, decorated by RigPort's tests\r\n", "  \t\n"]
-    for i, line in enumerate(data.decode("ascii").split("\n")):
+    for i, line in enumerate(data.decode("utf-8").split("\n")):
         if not line:
             continue
         pick = int(rng.integers(0, 6))
@@ -200,7 +200,7 @@ def decorate(data: bytes, seed: int = 0) -> bytes:
             out.append("  ".join(words) + "\r\n")
         else:
             out.append(" \t ".join(words) + "\n")
-    return "".join(out).encode("ascii")
+    return "".join(out).encode("utf-8")
 
 
 def other_writer(data: bytes, style: str = "fixed") -> bytes:

@@ -166,3 +166,24 @@ def test_a_byte_difference_is_named_once() -> None:
     line = describe(err, "a.txt")
     assert line == "re-encoded bytes differ at offset 61 (100 bytes written, 98 read)"
     assert line.count("re-encoded") == 1
+
+
+def test_names_with_slashes_a_byte_order_mark_and_latin1_are_kept() -> None:
+    s = _structure()
+    s.names[1] = "Bip01 // Pelvis"
+    s.names[2] = "Rücken"
+    text = samples.decorate(samples.other_writer(S.write(s), "fixed"), 5)
+    data = b"\xef\xbb\xbf" + text
+    back = S.read(data)
+    assert back.names[1] == "Bip01 // Pelvis"
+    assert S.write(back) == data
+    latin = text.decode().encode("latin-1")  # a name in a Windows code page
+    assert S.write(S.read(latin)) == latin
+    edited = S.read(latin)
+    edited.weights[0] = 0.5
+    out = S.write(edited)
+    changed, same_gaps = _differences(
+        latin.decode("latin-1").encode(), out.decode("latin-1").encode()
+    )
+    assert same_gaps and len(changed) == 1
+    assert "Rücken".encode("latin-1") in out  # still the file's code page
