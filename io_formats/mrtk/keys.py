@@ -415,10 +415,11 @@ def sample_at_rate(co, hl, hr, interp, rate: float, tolerance: float):
     pts, flags = [co], [np.ones(k, bool)]
     worst = 0.0
     if len(seg):
-        ctrl = control_points(co, hl, hr)[seg]
-        x0, dt = co[seg, 0], co[seg + 1, 0] - co[seg, 0]
         with np.errstate(invalid="ignore", over="ignore"):
-            pieces = np.rint(np.clip(dt * rate, 1.0, MAX_SAMPLES)).astype(np.int64)
+            ctrl = control_points(co, hl, hr)[seg]
+            x0, dt = co[seg, 0], co[seg + 1, 0] - co[seg, 0]
+            frames = np.nan_to_num(dt * rate, nan=1.0)  # a segment of no finite length: whole
+            pieces = np.rint(np.clip(frames, 1.0, MAX_SAMPLES)).astype(np.int64)
         total = int(pieces.sum()) + len(seg)
         if total > MAX_SAMPLES:
             raise ValueError(

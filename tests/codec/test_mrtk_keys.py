@@ -178,6 +178,13 @@ def test_linear_simple_curves_add_no_samples() -> None:
     assert (bezier, worst) == (0, 0.0)
 
 
+def test_segments_without_a_finite_length_are_not_sampled() -> None:
+    co = np.array([[0.0, 0.0], [np.nan, 1.0], [np.inf, 2.0]])
+    hl, hr = co - [0.1, 0.0], co + [0.1, 0.0]
+    pts, is_key, bezier, _ = K.sample_at_rate(co, hl, hr, np.full(3, K.BEZIER, np.uint8), 60, 0)
+    assert bezier == 2 and len(pts) == 3 and is_key.all()
+
+
 def test_a_sampling_beyond_the_limit_is_refused() -> None:
     co = np.array([[0.0, 0.0], [1e9, 1.0]])
     hl, hr = co - [1.0, 0.0], co + [1.0, 0.0]
