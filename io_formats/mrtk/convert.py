@@ -601,7 +601,8 @@ def export_recording(
     v10 = (opts.major, opts.minor) == (1, 0)
     if v10:
         opts = replace(opts, layout=FULL)
-    if opts.layout == SIMPLE and not opts.rate:
+    bezier = any(np.any(bc.interpolation == kc.BEZIER) for bc in curves.values())
+    if opts.layout == SIMPLE and not opts.rate and bezier:  # only a Bezier key is sampled
         opts = replace(opts, rate=sampling_rate(curves, opts.fps))
     if stats is not None:
         stats.rate = opts.rate or opts.fps
