@@ -140,6 +140,9 @@ def _parse(path: str):
         raise err.with_path(path) from None
 
 
+REENCODED = "re-encoded bytes differ"
+
+
 def check_file(path: str) -> str:
     """Parse, re-encode and compare; returns the detail text, raises on failure."""
     fmt, obj, data = _parse(path)
@@ -148,7 +151,7 @@ def check_file(path: str) -> str:
         n = min(len(out), len(data))
         diff = next((i for i in range(n) if out[i] != data[i]), n)
         raise io_formats.codec.FormatError(
-            f"re-encoded bytes differ ({len(out)} bytes written, {len(data)} read)", diff, path
+            f"{REENCODED} ({len(out)} bytes written, {len(data)} read)", diff, path
         )
     return f"lossless ({len(data)} bytes)"
 
@@ -282,8 +285,8 @@ class _Blender:
 
 
 def _line(done) -> str:
-    """A batch handler's Result as its line."""
-    return done.line()
+    """A batch handler's Result as its line (after "wrote FILE (N bytes)")."""
+    return f", {done.line()}" if done.summary else done.line()
 
 
 _BLENDER: list[_Blender] = []
@@ -378,8 +381,8 @@ def _describe(exc: BaseException, path: str) -> str:
             msg = f"{exc.path}: {msg}"
         if exc.offset is None:
             return f"error: {msg}"
-        if exc.message.startswith("re-encoded bytes differ"):
-            return f"re-encoded bytes differ at offset {exc.offset}: {msg}"
+        if msg.startswith(REENCODED):  # the offset goes into the sentence, not before it
+            return f"{REENCODED} at offset {exc.offset}{msg[len(REENCODED) :]}"
         return f"error at offset {exc.offset}: {msg}"
     return f"error: {type(exc).__name__}: {exc}"
 
@@ -432,6 +435,11 @@ def _parser() -> argparse.ArgumentParser:
                 "(one per kind: --to .mdl --to .ani)",
             )
             _bridge_options(s)
+            s.add_argument(
+                "--mrtk-version",
+                choices=("V11_SIMPLE", "V11_FULL", "V10"),
+                help="MRTK recordings: the version and layout written (default: as imported)",
+            )
     s = add("import", "import files into one scene (models first, then animations)")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.add_argument("--save", metavar="OUT.blend", help="save the result as a .blend file")
@@ -963,7 +971,8 @@ def _per_file(args) -> int:
     if args.shard:
         tasks = inputs.shard(tasks, *inputs.parse_shard(args.shard))
     stream = sys.stderr if cmd == "inspect" else sys.stdout  # stdout is the JSON document
-    options = {k: v for k, v in vars(args).items() if k in ("model", "to", "all_lods")}
+    kept = ("model", "to", "all_lods", "mrtk_version")
+    options = {k: v for k, v in vars(args).items() if k in kept}
     carried = _resumed(args, tasks, stream)
     todo = sum(1 for i, t in enumerate(tasks) if not t.skip and i not in carried)
     jobs = max(1, min(args.jobs or _default_jobs(cmd, tasks), todo))

@@ -19,6 +19,7 @@ import numpy as np
 from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, formats, structure
 from ...io_formats.bonespro.placement import bake_points
+from ...io_formats.bonespro.text import pack_source
 from ...io_formats.codec import FormatError
 from ...io_formats.scene import Scene
 from ..blender.actions import keep_actions
@@ -46,6 +47,9 @@ BOXES = "_bonespro_boxes"
 NODE_OFFSETS_PER_FRAME = "_bonespro_node_offsets_per_frame"
 BOXES_PER_FRAME = "_bonespro_boxes_per_frame"
 SOURCE_MESH = "_bonespro_source"
+#: The file's text, compressed, when another writer laid it out (numbers, comments,
+#: whitespace): the export writes it back where the values are unchanged.
+TEXT = "_bonespro_text"
 #: Blender frames per file frame of an import with a custom frame rate (absent: 1).
 FRAME_SCALE = "_bonespro_frame_scale"
 
@@ -168,6 +172,9 @@ def import_structure(context, path: str, options: StructureImportOptions) -> Res
     built = build_scene(context, scene)
     try:
         _put_weights(built, s, target if use_active else None, matrix)
+        text = structure.foreign_text(s)
+        if text is not None:
+            built.armature[TEXT] = pack_source(text)
     except Exception:
         built.discard()
         raise
@@ -337,6 +344,9 @@ def _bone_extras(job: _AnimationImport, parents: np.ndarray) -> dict:
     }
     if job.frame_scale != 1.0:
         extras[FRAME_SCALE] = job.frame_scale
+    text = anim_file.foreign_text(a)
+    if text is not None:
+        extras[TEXT] = pack_source(text)
     drift = float(np.abs(offsets - offsets[:1]).max())
     if drift > 1e-6:  # stored per frame: export writes them for the same frames
         extras[NODE_OFFSETS_PER_FRAME] = offsets[..., :3, :].ravel().tolist()
@@ -392,6 +402,9 @@ def _mesh_animation(job: _AnimationImport, positions, armature=None, how="") -> 
         at = a.frames() * job.frame_scale
         frames = frame_positions(obj, positions, at, name)
         obj[HEADER] = json.dumps(convert.header(a))
+        text = anim_file.foreign_text(a)
+        if text is not None:
+            obj[TEXT] = pack_source(text)
         if job.frame_scale != 1.0:
             obj[FRAME_SCALE] = job.frame_scale
         place_roots([obj], job.matrix)
