@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bpy
 import numpy as np
@@ -22,7 +22,7 @@ from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Sk
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat, guard, kept_keys
 from .actions import keep_actions
-from .guard import blender_name
+from .guard import NAME_BYTES, blender_name
 from .weights import assign_vertex_groups
 
 # Kept per bone while the rest pose is unchanged (hidden: kept_keys.py).
@@ -110,9 +110,29 @@ NAME = "_rigport_name"
 
 
 def keep_name(holder, name: str) -> None:
-    """Keep ``name`` on ``holder`` when Blender holds it as something else."""
-    if blender_name(name) != name:
+    """Keep ``name`` on ``holder`` when Blender holds it as something else: as
+    text, or (a name Blender cut to 63 bytes, made unique, or gave to an empty
+    one) with the name Blender gave, which says whether it was renamed since."""
+    if holder.name == name:
+        return
+    if not name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
+        holder[NAME] = json.dumps([name, holder.name])
+    elif blender_name(name) != name:
         holder[NAME] = json.dumps(name)
+
+
+def held_bone_names(armature) -> dict[str, str]:
+    """The file's name -> Blender's name of each bone whose whole name Blender
+    could not hold (:func:`keep_name`), and is not renamed since: animation
+    tracks name bones by the file's names."""
+    out = {}
+    for bone in armature.data.bones:
+        kept = bone.get(NAME)
+        if isinstance(kept, str) and kept.startswith("["):
+            pair = json.loads(kept)
+            if isinstance(pair, list) and len(pair) == 2 and pair[1] == bone.name:
+                out[pair[0]] = bone.name
+    return out
 
 
 def _ensure_object_mode(context) -> None:
@@ -508,8 +528,11 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     seen: set[str] = set()
     repeated = bad_keys = 0
     late: list[np.ndarray] = []  # key frames beyond Blender's range
+    held = held_bone_names(armature)
     for track in anim.tracks:
         track, lost = guard.guard_track(track)
+        if track.bone in held:
+            track = replace(track, bone=held[track.bone])
         bad_keys += lost
         if track.bone in seen:  # a second track for one bone: Blender has one curve
             repeated += 1

@@ -140,6 +140,8 @@ def file_name(holder) -> str:
             name = json.loads(kept)
         except ValueError:
             return holder.name
+        if isinstance(name, list) and len(name) == 2 and all(isinstance(x, str) for x in name):
+            return name[0] if name[1] == holder.name else holder.name  # [file's, Blender's]
         if isinstance(name, str) and guard.blender_name(name) == holder.name:  # not renamed
             return name
     return holder.name

@@ -1,0 +1,158 @@
+"""Urho3D models that come back exactly through Blender where they used to change:
+vertices no triangle uses (kept as loose vertices and written back in their
+buffer), bone names Blender cannot hold (longer than 63 bytes, empty, or equal in
+their first 63 bytes), and tangents that follow the object's transform."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigport.io_formats.urho3d import ani, mdl
+from rigport.samples import urho3d as samples
+
+
+def _import(bpy, path, lods: str = "ALL") -> list:
+    before = set(bpy.data.objects)
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(path), lods=lods) == {"FINISHED"}
+    return [o for o in bpy.data.objects if o not in before]
+
+
+def _export(bpy, path) -> None:
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(path)) == {"FINISHED"}
+
+
+def _meshes(objects: list) -> list:
+    return sorted((o for o in objects if o.type == "MESH"), key=lambda o: o.name)
+
+
+def _positions(vb: mdl.VertexBuffer) -> np.ndarray:
+    return vb.data["position0"].astype(np.float64)
+
+
+# -- vertices no triangle uses -------------------------------------------------
+
+
+def _unused_cases() -> dict[str, tuple[mdl.Model, int, int]]:
+    """Models with one unused vertex: (model, its vertex buffer, its place)."""
+    one = samples.with_unused_vertex(samples.skinned_model(n_bones=6, morphs=0), 0, 200)
+    morphed = samples.with_unused_vertex(samples.skinned_model(n_bones=6, morphs=2), 0, 200)
+    lod = samples.with_unused_vertex(samples.lod_buffer_model(n_bones=6), 1, 5)
+    return {"geometry": (one, 0, 200), "morphs": (morphed, 0, 200), "lod-buffer": (lod, 1, 5)}
+
+
+@pytest.mark.parametrize("case", ["geometry", "morphs", "lod-buffer"])
+def test_unused_vertex_unedited_byte_identical(blank_blend, tmp_path, case):
+    model, k, at = _unused_cases()[case]
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(model))
+    objects = _import(blank_blend, src)
+    owner = _meshes(objects)[k]  # the LOD that draws from the vertex's buffer keeps it
+    loose = np.ones(len(owner.data.vertices), bool)
+    corner_verts = np.empty(len(owner.data.loops), np.int32)
+    owner.data.loops.foreach_get("vertex_index", corner_verts)
+    loose[corner_verts] = False
+    assert int(loose.sum()) == 1
+    out = tmp_path / "out.mdl"
+    _export(blank_blend, out)
+    if case != "morphs":
+        assert out.read_bytes() == src.read_bytes()
+        return
+    # Shape-key offsets are not exact through Blender (a separate matter): the
+    # buffers are, and every morph lists the same vertices, past the unused one.
+    a, b = mdl.read(src.read_bytes()), mdl.read(out.read_bytes())
+    assert a.vertex_buffers[0].data.tobytes() == b.vertex_buffers[0].data.tobytes()
+    assert a.index_buffers[0].indices.tobytes() == b.index_buffers[0].indices.tobytes()
+    va, vb = a.vertex_buffers[0], b.vertex_buffers[0]
+    assert (va.morph_start, va.morph_count) == (vb.morph_start, vb.morph_count)
+    for ma, mb in zip(a.morphs, b.morphs, strict=True):
+        assert np.array_equal(ma.buffers[0].data["index"], mb.buffers[0].data["index"])
+
+
+def test_unused_vertex_survives_a_position_edit(blank_blend, tmp_path):
+    model, k, at = _unused_cases()["geometry"]
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(model))
+    body = _meshes(_import(blank_blend, src))[0]
+    co = np.empty(3 * len(body.data.vertices), np.float32)
+    body.data.vertices.foreach_get("co", co)
+    body.data.vertices.foreach_set("co", co * 2)  # doubles every file coordinate too
+    body.data.update()
+    out = tmp_path / "out.mdl"
+    _export(blank_blend, out)
+    a, b = mdl.read(src.read_bytes()), mdl.read(out.read_bytes())
+    assert b.vertex_buffers[k].count == a.vertex_buffers[k].count
+    assert np.allclose(_positions(b.vertex_buffers[k]), 2 * _positions(a.vertex_buffers[k]), 1e-6)
+    assert np.array_equal(b.vertex_buffers[k].data["normal0"], a.vertex_buffers[k].data["normal0"])
+
+
+def test_unused_vertex_survives_a_topology_edit(blank_blend, tmp_path):
+    model, k, at = _unused_cases()["geometry"]
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(model))
+    body = _meshes(_import(blank_blend, src))[0]
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(body.data)
+    bm.faces.ensure_lookup_table()
+    bmesh.ops.delete(bm, geom=[bm.faces[0]], context="FACES_ONLY")
+    bm.to_mesh(body.data)
+    bm.free()
+    out = tmp_path / "out.mdl"
+    _export(blank_blend, out)
+    b = mdl.read(out.read_bytes())
+    orphan = _positions(model.vertex_buffers[k])[at]
+    written = np.concatenate([_positions(vb) for vb in b.vertex_buffers])
+    assert np.any(np.all(np.abs(written - orphan) <= 1e-6, axis=1))
+    drawn = np.unique(np.concatenate([ib.indices for ib in b.index_buffers]))
+    assert len(drawn) < len(written)  # written, not drawn
+
+
+# -- bone names Blender cannot hold -------------------------------------------
+
+
+def test_unheld_bone_names_round_trip_and_take_their_animation(blank_blend, tmp_path):
+    bpy = blank_blend
+    model = samples.with_unheld_bone_names(samples.skinned_model(n_bones=6, morphs=0))
+    anim = samples.walk_animation(model, n_keys=5)
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(model))
+    (tmp_path / "a.ani").write_bytes(ani.write(anim))
+    objects = _import(bpy, src)
+    arm = next(o for o in objects if o.type == "ARMATURE")
+    held = [b.name for b in arm.data.bones]
+    assert len(set(held)) == 6 and not set(samples.UNHELD_BONE_NAMES) & set(held)
+    out = tmp_path / "out.mdl"
+    _export(bpy, out)
+    assert out.read_bytes() == src.read_bytes()  # names, and the weights of those bones
+
+    bpy.context.view_layer.objects.active = arm
+    assert bpy.ops.import_anim.urho3d_ani(filepath=str(tmp_path / "a.ani")) == {"FINISHED"}
+    action = arm.animation_data.action
+    assert "rigport_missing_bones" not in action
+    animated = {p.split('"')[1] for p in _curve_paths(action)}
+    assert animated == set(held)  # every track on its bone, the long-named ones too
+    assert bpy.ops.export_anim.urho3d_ani(filepath=str(tmp_path / "b.ani")) == {"FINISHED"}
+    back = ani.read((tmp_path / "b.ani").read_bytes())
+    assert [t.name for t in back.tracks] == [t.name for t in anim.tracks]
+    for x, y in zip(anim.tracks, back.tracks, strict=True):
+        assert np.allclose(x.keys["position"], y.keys["position"], atol=1e-5), x.name
+
+
+def test_renamed_bone_writes_its_new_name(blank_blend, tmp_path):
+    model = samples.with_unheld_bone_names(samples.skinned_model(n_bones=6, morphs=0))
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(model))
+    arm = next(o for o in _import(blank_blend, src) if o.type == "ARMATURE")
+    arm.data.bones[1].name = "Renamed"
+    out = tmp_path / "out.mdl"
+    _export(blank_blend, out)
+    names = [b.name for b in mdl.read(out.read_bytes()).bones]
+    assert names[1] == "Renamed" and names[2:4] == list(samples.UNHELD_BONE_NAMES[1:])
+
+
+def _curve_paths(action) -> list[str]:
+    from rigport.operators.blender import compat
+
+    return [fc.data_path for fc in compat.fcurves(action)]
