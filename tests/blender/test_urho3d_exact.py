@@ -18,8 +18,8 @@ def _import(bpy, path, lods: str = "ALL") -> list:
     return [o for o in bpy.data.objects if o not in before]
 
 
-def _export(bpy, path) -> None:
-    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(path)) == {"FINISHED"}
+def _export(bpy, path, **options) -> None:
+    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(path), **options) == {"FINISHED"}
 
 
 def _meshes(objects: list) -> list:
@@ -156,3 +156,85 @@ def _curve_paths(action) -> list[str]:
     from rigport.operators.blender import compat
 
     return [fc.data_path for fc in compat.fcurves(action)]
+
+
+# -- tangents follow the object's transform ------------------------------------
+
+
+def _file_frames(model: mdl.Model) -> tuple[np.ndarray, ...]:
+    """Per triangle corner of the file: its normal, its tangent (xyz, w) and the
+    directions of increasing u and v across its triangle (dP/du, dP/dv)."""
+    vb = model.vertex_buffers[0]
+    idx = np.concatenate([ib.indices for ib in model.index_buffers]).astype(np.int64)
+    tri = idx.reshape(-1, 3)
+    p = vb.data["position0"].astype(np.float64)[tri]
+    uv = vb.data["texcoord0"].astype(np.float64)[tri]
+    e1, e2 = p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]
+    d1, d2 = uv[:, 1] - uv[:, 0], uv[:, 2] - uv[:, 0]
+    det = d1[:, 0] * d2[:, 1] - d2[:, 0] * d1[:, 1]
+    dpdu = (e1 * d2[:, 1:2] - e2 * d1[:, 1:2]) / det[:, None]
+    dpdu /= np.linalg.norm(dpdu, axis=1, keepdims=True)
+    dpdv = (e2 * d1[:, 0:1] - e1 * d2[:, 0:1]) / det[:, None]
+    normals = vb.data["normal0"].astype(np.float64)[idx]
+    tangents = vb.data["tangent0"].astype(np.float64)[idx]
+    return normals, tangents, np.repeat(dpdu, 3, axis=0), np.repeat(dpdv, 3, axis=0)
+
+
+#: The export's own axes and scale (the Transform panel), turning the data.
+EXPORT_AXES = {"axis_forward": "Z", "axis_up": "X", "global_scale": 2.0}
+
+
+@pytest.mark.parametrize(
+    "rotation, scale, options",
+    [
+        ((0.4, -0.7, 1.1), (1, 1, 1), {}),
+        ((0.4, -0.7, 1.1), (1, 2.5, 0.5), {}),
+        ((0, 0, 0), (1, 1, 1), EXPORT_AXES),
+        ((0.4, -0.7, 1.1), (1, 2.5, 0.5), EXPORT_AXES),
+    ],
+    ids=["rotated", "scaled", "export-axes", "scaled-export-axes"],
+)
+def test_computed_tangents_follow_the_transform(blank_blend, tmp_path, rotation, scale, options):
+    """Blender's tangents (a new mesh has no file tangents) are written in the
+    file's space like the normals, through the object's placement and the
+    export's axes: unit length, perpendicular to the written normals, along the
+    written direction of increasing u, and with the same handedness as the
+    untransformed object's."""
+    bpy = blank_blend
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=3, size=2.0, calc_uvs=True)
+    obj = bpy.context.active_object
+    out = tmp_path / "plain.mdl"
+    _export(bpy, out)
+    plain_w = _file_frames(mdl.read(out.read_bytes()))[1][:, 3]
+    obj.rotation_euler = rotation
+    obj.scale = scale
+    obj.location = (1.0, 2.0, 3.0)
+    out = tmp_path / "placed.mdl"
+    _export(bpy, out, **options)
+    normals, tangents, dpdu, _ = _file_frames(mdl.read(out.read_bytes()))
+    assert not np.allclose(normals, [0.0, 1.0, 0.0], atol=1e-3)  # it did turn
+    assert np.allclose(np.linalg.norm(tangents[:, :3], axis=1), 1.0, atol=1e-5)
+    assert np.allclose(np.einsum("ij,ij->i", normals, tangents[:, :3]), 0.0, atol=1e-5)
+    assert np.allclose(np.einsum("ij,ij->i", tangents[:, :3], dpdu), 1.0, atol=1e-5)
+    assert np.array_equal(tangents[:, 3], plain_w)
+
+
+def test_kept_file_tangents_follow_the_object_transform(blank_blend, tmp_path):
+    """An imported model's own tangents (kept while its topology holds) turn with
+    its object as its normals do."""
+    model = samples.skinned_model(n_bones=0, morphs=0, color=False)
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(model))
+    body = _meshes(_import(blank_blend, src))[0]
+    body.rotation_euler = (0.4, -0.7, 1.1)
+    body.scale = (1.5, 1.5, 1.5)  # angles kept: tangents as along u as they were
+    out = tmp_path / "out.mdl"
+    _export(blank_blend, out)
+    a, b = mdl.read(src.read_bytes()), mdl.read(out.read_bytes())
+    assert b.vertex_buffers[0].count == a.vertex_buffers[0].count  # the kept layout
+    normals, tangents, dpdu, _ = _file_frames(b)
+    before = _file_frames(a)
+    assert np.allclose(np.einsum("ij,ij->i", normals, tangents[:, :3]), 0.0, atol=1e-5)
+    along = np.einsum("ij,ij->i", tangents[:, :3], dpdu)
+    assert np.allclose(along, np.einsum("ij,ij->i", before[1][:, :3], before[2]), atol=1e-4)
+    assert np.array_equal(tangents[:, 3], before[1][:, 3])
