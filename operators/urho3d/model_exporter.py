@@ -31,7 +31,7 @@ from ...io_formats.urho3d.model_import import (
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
 from ..blender import fingerprint
 from ..blender.armatures import one_armature
-from ..blender.extract import extract_mesh, extract_skeleton, file_name, read_prop
+from ..blender.extract import extract_mesh, extract_skeleton, read_prop
 from ..blender.weights import reader_groups_kept
 from ..conventions import ExportTransform, file_matrix
 from ..result import Result
@@ -167,10 +167,7 @@ def _find_transform(state: _ModelExport) -> None:
 
 def _read_lods(state: _ModelExport) -> None:
     """Each LOD level's objects read, placed, baked and merged into one mesh."""
-    names = None
-    if state.skeleton is not None:  # the vertex groups are named as Blender holds the bones
-        held = {file: name for name, file in _file_names(state.armature).items()}
-        names = [held.get(n, n) for n in state.skeleton.names]
+    names = state.skeleton.names if state.skeleton is not None else None
     options = state.options
     for lod, objs in sorted(state.by_lod.items()):
         # Blender's tangents only when the file's own are not all kept (they win on export)
@@ -265,11 +262,6 @@ def _rbfx_model_fields(model: mdl.Model, objects: list, layout: dict | None) -> 
         m.weight = values.get(m.name, 0.0)
         if m.name in kept and m.weight == 0.0:
             m.weight = weight_from_bits(kept[m.name])
-
-
-def _file_names(armature) -> dict[str, str]:
-    """Blender's name -> the file's name of each bone of ``armature``."""
-    return {b.name: file_name(b) for b in armature.data.bones}
 
 
 def _top(obj):

@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rigport.io_formats.unigine import mesh as unigine_mesh
 from rigport.io_formats.urho3d import ani, mdl
+from rigport.samples import unigine as unigine_samples
 from rigport.samples import urho3d as samples
 
 
@@ -153,9 +155,34 @@ def test_renamed_bone_writes_its_new_name(blank_blend, tmp_path):
 
 
 def _curve_paths(action) -> list[str]:
-    from rigport.operators.blender import compat
+    from rigport.operators.blender import compat  # imports bpy: only once Blender runs
 
     return [fc.data_path for fc in compat.fcurves(action)]
+
+
+def _unigine_bone_weights(surface, n_bones: int) -> np.ndarray:
+    w = surface.weights
+    return np.bincount(w.bones.astype(np.int64), w.values.astype(np.float64), minlength=n_bones)
+
+
+def test_unigine_unheld_bone_names_keep_names_and_weights(blank_blend, tmp_path):
+    """The same names through a Unigine mesh (the naming is shared): the bones keep
+    their whole names and the vertices weighted to them keep their weights."""
+    source = unigine_samples.skinned_mesh(n_bones=6, animations=0)
+    renamed = [b for b in source.bones if b.name.startswith("bone_")][:3]
+    for bone, name in zip(renamed, samples.UNHELD_BONE_NAMES, strict=True):
+        bone.name = name
+    src = tmp_path / "in.mesh"
+    src.write_bytes(unigine_mesh.write(source))
+    bpy = blank_blend
+    assert bpy.ops.import_scene.unigine_mesh(filepath=str(src)) == {"FINISHED"}
+    out = tmp_path / "out.mesh"
+    assert bpy.ops.export_scene.unigine_mesh(filepath=str(out)) == {"FINISHED"}
+    a, b = unigine_mesh.read(src.read_bytes()), unigine_mesh.read(out.read_bytes())
+    assert [x.name for x in b.bones] == [x.name for x in a.bones]
+    for sa, sb in zip(a.surfaces, b.surfaces, strict=True):
+        before, after = _unigine_bone_weights(sa, 6), _unigine_bone_weights(sb, 6)
+        assert np.allclose(after, before, rtol=1e-3), (before, after)
 
 
 # -- tangents follow the object's transform ------------------------------------
