@@ -568,17 +568,17 @@ def lod_buffer_model(**kwargs) -> mdl.Model:
     return model
 
 
-#: Bone names Blender cannot hold: 70 bytes, empty, and one equal to the first in
-#: its first 63 bytes (Blender cuts names to 63 bytes).
-UNHELD_BONE_NAMES = ("B" * 70, "", "B" * 63 + "Tail")
+#: Bone names Blender cannot hold: 70 bytes, empty, and two equal to the first in
+#: their first 63 bytes (Blender cuts names to 63 bytes, then makes them unique).
+UNHELD_BONE_NAMES = ("B" * 70, "", "B" * 63 + "Tail", "B" * 63)
 
 
 def with_unheld_bone_names(model: mdl.Model) -> mdl.Model:
-    """``model`` with bones 1, 2 and 3 named :data:`UNHELD_BONE_NAMES` (it needs
-    at least 4 bones)."""
-    if len(model.bones) < 4:
-        raise ValueError("the model needs at least 4 bones")
-    for bone, name in zip(model.bones[1:4], UNHELD_BONE_NAMES, strict=True):
+    """``model`` with bones 1 to 4 named :data:`UNHELD_BONE_NAMES` (it needs at
+    least 5 bones)."""
+    if len(model.bones) < 5:
+        raise ValueError("the model needs at least 5 bones")
+    for bone, name in zip(model.bones[1:5], UNHELD_BONE_NAMES, strict=True):
         bone.name = name
     return model
 

@@ -109,13 +109,14 @@ def set_prop(holder, key: str, value) -> None:
 NAME = "_rigport_name"
 
 
-def keep_name(holder, name: str) -> None:
+def keep_name(holder, name: str, unique: bool = False) -> None:
     """Keep ``name`` on ``holder`` when Blender holds it as something else: as
-    text, or (a name Blender cut to 63 bytes, made unique, or gave to an empty
-    one) with the name Blender gave, which says whether it was renamed since."""
+    text, or (a name Blender cut to 63 bytes or gave to an empty one; with
+    ``unique``, any it made unique: names of one skeleton) with the name Blender
+    gave, which says whether it was renamed since."""
     if holder.name == name:
         return
-    if not name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
+    if unique or not name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
         holder[NAME] = json.dumps([name, holder.name])
     elif blender_name(name) != name:
         holder[NAME] = json.dumps(name)
@@ -199,7 +200,7 @@ def build_armature(
         bone[REST] = [float(v) for v in np.asarray(bone.matrix_local).ravel()]
         bone[LOCAL] = [float(v) for v in (*local_t[i], *local_q[i], *local_s[i])]
         bone[INVERSE_BIND] = [float(v) for v in inv[i].ravel()]
-        keep_name(bone, original.names[i])
+        keep_name(bone, original.names[i], unique=True)
         for key, value in (skeleton.extras[i] if i < len(skeleton.extras) else {}).items():
             set_prop(bone, key, value)
     return obj
