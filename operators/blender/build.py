@@ -129,10 +129,14 @@ def held_bone_names(armature) -> dict[str, str]:
     out = {}
     for bone in armature.data.bones:
         kept = bone.get(NAME)
-        if isinstance(kept, str) and kept.startswith("["):
+        if not (isinstance(kept, str) and kept.startswith("[")):
+            continue
+        try:
             pair = json.loads(kept)
-            if isinstance(pair, list) and len(pair) == 2 and pair[1] == bone.name:
-                out[pair[0]] = bone.name
+        except ValueError:  # edited by hand: Blender's name is all there is
+            continue
+        if isinstance(pair, list) and len(pair) == 2 and pair[1] == bone.name:
+            out[str(pair[0])] = bone.name
     return out
 
 
