@@ -30,6 +30,7 @@ from typing import NamedTuple
 import bpy
 
 from ...io_formats.codec import FormatError
+from .build import held_bone_names
 
 
 class Choice(NamedTuple):
@@ -94,10 +95,16 @@ def by_bone_names(
         )
 
     return Rank(
-        lambda arm: len(wanted & {b.name for b in arm.data.bones}),
+        lambda arm: len(wanted & _bone_names(arm)),
         lambda score: how.format(score=score, wanted=len(wanted)),
         _refusal if refuse else None,
     )
+
+
+def _bone_names(armature) -> set[str]:
+    """The names animation tracks match: Blender's, and the file's whole names
+    of bones Blender holds cut or renamed (``build.held_bone_names``)."""
+    return {b.name for b in armature.data.bones} | set(held_bone_names(armature))
 
 
 def _only(pool: list, where: str | None, use_active: bool) -> Choice:
@@ -207,7 +214,7 @@ def animation_fit(path: str, armature, bone_names: Sequence[str]) -> list[str]:
     wanted = list(dict.fromkeys(bone_names))
     if not wanted:
         return []
-    have = {b.name for b in armature.data.bones}
+    have = _bone_names(armature)
     missing = [n for n in wanted if n not in have]
     hits = len(wanted) - len(missing)
     if hits == 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bpy
 import numpy as np
@@ -22,7 +22,7 @@ from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Sk
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat, exact_keys, guard, kept_keys
 from .actions import keep_actions
-from .guard import blender_name
+from .guard import NAME_BYTES, blender_name
 from .weights import assign_vertex_groups
 
 # Kept per bone while the rest pose is unchanged (hidden: kept_keys.py).
@@ -109,10 +109,35 @@ def set_prop(holder, key: str, value) -> None:
 NAME = "_rigport_name"
 
 
-def keep_name(holder, name: str) -> None:
-    """Keep ``name`` on ``holder`` when Blender holds it as something else."""
-    if blender_name(name) != name:
+def keep_name(holder, name: str, unique: bool = False) -> None:
+    """Keep ``name`` on ``holder`` when Blender holds it as something else: as
+    text, or (a name Blender cut to 63 bytes or gave to an empty one; with
+    ``unique``, any it made unique: names of one skeleton) with the name Blender
+    gave, which says whether it was renamed since."""
+    if holder.name == name:
+        return
+    if unique or not name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
+        holder[NAME] = json.dumps([name, holder.name])
+    elif blender_name(name) != name:
         holder[NAME] = json.dumps(name)
+
+
+def held_bone_names(armature) -> dict[str, str]:
+    """The file's name -> Blender's name of each bone whose whole name Blender
+    could not hold (:func:`keep_name`), and is not renamed since: animation
+    tracks name bones by the file's names."""
+    out = {}
+    for bone in armature.data.bones:
+        kept = bone.get(NAME)
+        if not (isinstance(kept, str) and kept.startswith("[")):
+            continue
+        try:
+            pair = json.loads(kept)
+        except ValueError:  # edited by hand: Blender's name is all there is
+            continue
+        if isinstance(pair, list) and len(pair) == 2 and pair[1] == bone.name:
+            out[str(pair[0])] = bone.name
+    return out
 
 
 def _ensure_object_mode(context) -> None:
@@ -179,7 +204,7 @@ def build_armature(
         bone[REST] = [float(v) for v in np.asarray(bone.matrix_local).ravel()]
         bone[LOCAL] = [float(v) for v in (*local_t[i], *local_q[i], *local_s[i])]
         bone[INVERSE_BIND] = [float(v) for v in inv[i].ravel()]
-        keep_name(bone, original.names[i])
+        keep_name(bone, original.names[i], unique=True)
         for key, value in (skeleton.extras[i] if i < len(skeleton.extras) else {}).items():
             set_prop(bone, key, value)
     return obj
@@ -508,8 +533,11 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     seen: set[str] = set()
     repeated = bad_keys = 0
     late: list[np.ndarray] = []  # key frames beyond Blender's range
+    held = held_bone_names(armature)
     for track in anim.tracks:
         track, lost = guard.guard_track(track)
+        if track.bone in held:
+            track = replace(track, bone=held[track.bone])
         bad_keys += lost
         if track.bone in seen:  # a second track for one bone: Blender has one curve
             repeated += 1

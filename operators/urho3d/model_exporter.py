@@ -17,12 +17,17 @@ from ...io_formats.scene import Mesh, Skeleton
 from ...io_formats.urho3d import engine_rules, mdl
 from ...io_formats.urho3d.layout import WEIGHT_BITS, weight_from_bits
 from ...io_formats.urho3d.model_export import (
+    COMPUTED_TANGENT,
     ExportOptions,
     export_model,
     file_order,
     imported_bone_limit,
 )
-from ...io_formats.urho3d.model_import import GEOMETRY_ATTRIBUTE, TANGENT_ATTRIBUTE
+from ...io_formats.urho3d.model_import import (
+    GEOMETRY_ATTRIBUTE,
+    NORMAL_ATTRIBUTE,
+    TANGENT_ATTRIBUTE,
+)
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
 from ..blender import fingerprint
 from ..blender.armatures import one_armature
@@ -267,16 +272,35 @@ def _top(obj):
 
 
 def _apply_object_transform(mesh: Mesh, obj, armature) -> None:
-    """``obj``'s placement (relative to ``armature`` when skinned) applied to the
-    positions and normals read in its own space."""
+    """``obj``'s placement (relative to ``armature`` when skinned) applied to what
+    was read in its own space: positions, normals (Blender's and the file's) by
+    the inverse transpose, tangents (Blender's and the file's) like positions,
+    their handedness flipped by a mirroring placement."""
     m = np.array(obj.matrix_world, np.float64)
     if armature is not None:
         m = np.linalg.inv(np.array(armature.matrix_world, np.float64)) @ m
     if np.allclose(m, np.eye(4), atol=1e-9):
         return
-    mesh.positions = (mesh.positions @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
+    linear = m[:3, :3]
+    normal_matrix = np.linalg.inv(linear).T
+    mesh.positions = (mesh.positions @ linear.T + m[:3, 3]).astype(np.float32)
     if mesh.normals is not None:
-        n = mesh.normals @ np.linalg.inv(m[:3, :3])
-        mesh.normals = (n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)).astype(
-            np.float32
-        )
+        mesh.normals = _directions(mesh.normals, normal_matrix)
+    if np.allclose(linear, np.eye(3), atol=1e-9):  # moved only: directions as they are
+        return
+    flip = np.linalg.det(linear) < 0
+    for attr in mesh.attributes:
+        if attr.name == NORMAL_ATTRIBUTE:
+            attr.data = _directions(attr.data, normal_matrix)
+        elif attr.name in (TANGENT_ATTRIBUTE, COMPUTED_TANGENT) and attr.data.shape[1:] == (4,):
+            data = attr.data.copy()
+            data[:, :3] = _directions(attr.data[:, :3], linear)
+            if flip:
+                data[:, 3] = -data[:, 3]
+            attr.data = data
+
+
+def _directions(v: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Unit directions ``v`` times ``matrix``, normalised (zero ones stay zero)."""
+    out = v @ matrix.T
+    return (out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)).astype(np.float32)
