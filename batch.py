@@ -379,7 +379,7 @@ def _describe(exc: BaseException, path: str) -> str:
         if exc.offset is None:
             return f"error: {msg}"
         if exc.message.startswith("re-encoded bytes differ"):
-            return f"re-encoded bytes differ at offset {exc.offset}: {msg}"
+            return f"{msg} at offset {exc.offset}"
         return f"error at offset {exc.offset}: {msg}"
     return f"error: {type(exc).__name__}: {exc}"
 

@@ -28,3 +28,50 @@ class FormatError(ValueError):
 
     def __str__(self) -> str:
         return self._text()
+
+
+# Plurals the s/es/ies rules get wrong, for the last word of a noun.
+_IRREGULAR = {
+    "vertex": "vertices",
+    "index": "indices",
+    "matrix": "matrices",
+    "axis": "axes",
+    "child": "children",
+    "fps": "fps",
+    "bytes": "bytes",
+    "data": "data",
+}
+
+
+def plural_of(noun: str) -> str:
+    """The plural of ``noun`` (its last word: "shape key" → "shape keys",
+    "mesh" → "meshes", "geometry" → "geometries", "vertex" → "vertices")."""
+    head, _, last = noun.rpartition(" ")
+    lower = last.lower()
+    if lower in _IRREGULAR:
+        many = _IRREGULAR[lower]
+        many = many.upper() if last.isupper() and len(last) > 1 else many
+    elif last.isupper() and len(last) > 1:
+        many = last + "s"  # LOD → LODs
+    elif lower.endswith(("s", "x", "z", "ch", "sh")):
+        many = last + "es"
+    elif lower.endswith("y") and lower[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        many = last[:-1] + "ies"
+    else:
+        many = last + "s"
+    return f"{head} {many}" if head else many
+
+
+def noun_for(count: int, noun: str, many: str | None = None) -> str:
+    """``noun`` when ``count`` is one (or minus one), else its plural (``many``
+    when the rules would get it wrong)."""
+    return noun if abs(count) == 1 else (many or plural_of(noun))
+
+
+def counted(count: int, noun: str, many: str | None = None, *, thousands: bool = False) -> str:
+    """A count and the noun that fits it: ``counted(1, "key")`` → "1 key",
+    ``counted(3, "mesh")`` → "3 meshes", ``counted(4642, "vertex",
+    thousands=True)`` → "4,642 vertices". Every message that counts something
+    builds its words here, so no message says "1 keys" or "2 meshs"."""
+    number = f"{int(count):,}" if thousands else str(int(count))
+    return f"{number} {noun_for(int(count), noun, many)}"

@@ -30,6 +30,7 @@ from typing import NamedTuple
 import bpy
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.errors import counted
 
 
 class Choice(NamedTuple):
@@ -182,14 +183,14 @@ def one_armature(objects: list, what: str) -> bpy.types.Object | None:
             found.setdefault(arm.name, (arm, []))[1].append(obj.name)
     if len(found) > 1:
         parts = [
-            f"{name!r} ({len(arm.data.bones)} bones: {', '.join(sorted(meshes)[:3])}"
+            f"{name!r} ({counted(len(arm.data.bones), 'bone')}: {', '.join(sorted(meshes)[:3])}"
             f"{' ...' if len(meshes) > 3 else ''})"
             for name, (arm, meshes) in sorted(found.items())
         ]
         raise FormatError(
             f"the meshes to export are deformed by {len(found)} armatures, "
             f"{'; '.join(parts)}; {what} holds one skeleton: export each character on "
-            "its own (select its meshes and use Selected Only)"
+            "its own (select its meshes and use Selected Objects)"
         )
     return next(iter(found.values()))[0] if found else None
 
@@ -213,7 +214,7 @@ def animation_fit(path: str, armature, bone_names: Sequence[str]) -> list[str]:
     if hits == 0:
         raise FormatError(
             f"0 of {len(wanted)} animated bones match a bone of armature "
-            f"{armature.name!r} ({len(have)} bones): the animation is not for it, "
+            f"{armature.name!r} ({counted(len(have), 'bone')}): the animation is not for it, "
             "nothing imported",
             None,
             path,

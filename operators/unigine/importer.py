@@ -22,7 +22,7 @@ from ..blender.armatures import fit_armature
 from ..blender.build import build_action, build_scene, rest_relative
 from ..common import in_file, parse_file
 from ..conventions import option_matrix, place_roots
-from ..result import Result
+from ..result import Result, counted
 from .settings import AnimImportOptions, MeshImportOptions
 
 
@@ -44,14 +44,14 @@ def import_mesh_file(context, path: str, options: MeshImportOptions) -> Result:
         built.armature[ANIMATIONS_KEY] = json.dumps([a.name for a in built.actions])
     if options.record_transform:
         place_roots(built.objects, option_matrix(options))
-    extra = f", {len(built.actions)} actions" if built.actions else ""
+    extra = f", {counted(len(built.actions), 'action')}" if built.actions else ""
     result = Result(
         objects=list(built.objects),
         armature=built.armature,
         actions=list(built.actions),
         undo=[built.discard],
     )
-    return result.info(f"{len(built.objects)} objects{extra}")
+    return result.info(f"{counted(len(built.objects), 'object')}{extra}")
 
 
 def import_anim_file(
@@ -78,10 +78,10 @@ def import_anim_file(
         raise
     undo = keep_actions(armature, actions)
     result = Result(
-        summary=f"{len(actions)} actions on {armature.name} ({how})",
+        summary=f"{counted(len(actions), 'action')} on {armature.name} ({how})",
         armature=armature,
         actions=actions,
         undo=[undo],
     )
-    result.info(f"{len(actions)} actions applied to {armature.name} ({how})")
+    result.info(f"{counted(len(actions), 'action')} applied to {armature.name} ({how})")
     return result.warn_all(warnings)
