@@ -11,7 +11,8 @@ animation). Each is imported into an empty Blender file and exported back to
 ``OUT/export/``; every exported file must re-encode byte for byte with the
 source's codec summary. The verdict of a round trip is "byte-identical", or
 else the largest distance between the posed vertices, bones and empties of the
-source and of its export, both imported and posed at the same frame. A sixth
+source and of its export (bone heads: the files store no tails), both imported
+and posed at the same frame. A sixth
 tile takes the Urho3D character to ``.glb`` with Blender's glTF exporter and
 back to ``.mdl``/``.ani`` (``cli/bridges.py``), measured the same way.
 
@@ -206,7 +207,7 @@ def pose(bpy, frame: int) -> None:
 
 def posed_points(bpy) -> dict[str, np.ndarray]:
     """World positions at the current frame, by kind, objects in name order: every
-    evaluated mesh vertex, every pose bone's head and tail, every empty."""
+    evaluated mesh vertex, every pose bone's head (in name order), every empty."""
     depsgraph = bpy.context.evaluated_depsgraph_get()
     verts, bones, empties = [], [], []
     for obj in sorted(bpy.context.scene.objects, key=lambda o: o.name):
@@ -218,8 +219,10 @@ def posed_points(bpy) -> dict[str, np.ndarray]:
             obj.evaluated_get(depsgraph).to_mesh_clear()
             verts.append(co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3])
         elif obj.type == "ARMATURE":
-            ends = _bone_ends(obj)
-            bones.append(ends.reshape(-1, 3))
+            # the joints by bone name (a glTF round trip may reorder the bones);
+            # a tail is Blender's own, the files store none
+            order = np.argsort([b.name for b in obj.pose.bones], kind="stable")
+            bones.append(_bone_ends(obj)[order, 0])
         elif obj.type == "EMPTY":
             empties.append(m[None, :3, 3])
 
