@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rigport.io_formats.codec.errors import counted, noun_for, plural_of
+from rigport.io_formats.codec.errors import (
+    counted,
+    counted_phrase,
+    noun_for,
+    plural_of,
+    singular_of,
+)
 from rigport.io_formats.unigine import common
 from rigport.io_formats.urho3d.animation_convert import steps_warning
 from rigport.tests.support import run_batch
@@ -52,6 +58,28 @@ def test_counted_options() -> None:
     assert counted(1, "person", "people") == "1 person"
     assert noun_for(2, "animation file") == "animation files"
     assert counted(True, "object") == "1 object"
+
+
+@pytest.mark.parametrize(
+    "word", ["key", "mesh", "vertex", "index", "geometry", "box", "batch", "face", "matrix"]
+)
+def test_singular_of_undoes_plural_of(word: str) -> None:
+    assert singular_of(plural_of(word)) == word
+
+
+def test_counted_phrase() -> None:
+    assert counted_phrase(1, "bones with a NaN/Inf rest") == "1 bone with a NaN/Inf rest"
+    assert counted_phrase(2, "bones with a NaN/Inf rest") == "2 bones with a NaN/Inf rest"
+    assert counted_phrase(1, "duplicate faces") == "1 duplicate face"
+    assert counted_phrase(1, "NaN/Inf or zero-length normals") == "1 NaN/Inf or zero-length normal"
+    assert counted_phrase(1, "bone loops (cut)") == "1 bone loop (cut)"
+    assert (
+        counted_phrase(1, "bones that are their own parent or whose parent is out of range")
+        == "1 bone that is its own parent or whose parent is out of range"
+    )
+    assert counted_phrase(1, "singular or NaN/Inf inverse bind matrices") == (
+        "1 singular or NaN/Inf inverse bind matrix"
+    )
 
 
 def test_steps_warning_one_key_one_track() -> None:
