@@ -112,4 +112,6 @@ def test_demo_without_corpus_fails_loudly(tmp_path):
     assert rows["BonesPro"][4] == "FAIL"
     assert rows["Urho3D"][1] == "character.mdl,character_Walk.ani"
     assert rows["Urho3D"][2:5] == ["ok", "ok", "ok"]
+    bridge = VERDICT.match(rows["glTF"][6])
+    assert bridge and float(bridge.group(1)) < 1e-5, rows["glTF"]
     assert "5 of 6 formats passed" in proc.stdout.splitlines()[-1]
