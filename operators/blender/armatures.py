@@ -60,13 +60,14 @@ class Rank:
 @dataclass(frozen=True)
 class Count:
     """The only candidate with ``bones`` bones, those ``prefer`` accepts first.
-    The sentences take ``{bones}`` and ``{count}`` (how many have that many)."""
+    The sentences take ``{bones}`` (the counted bones: "12 bones") and ``{count}``
+    (how many have that many)."""
 
     bones: int
     prefer: Callable[[bpy.types.Object], bool] | None = None
-    how: str = "the only armature with {bones} bones"
-    several: str = "select the armature to animate ({count} armatures have {bones} bones)"
-    none: str = "no armature has the animation's {bones} bones"
+    how: str = "the only armature with {bones}"
+    several: str = "select the armature to animate ({count} armatures have {bones})"
+    none: str = "no armature has the animation's {bones}"
 
 
 def iter_armatures(context) -> Iterator[bpy.types.Object]:
@@ -130,9 +131,9 @@ def _counted(pool: list, count: Count) -> Choice:
     pick = [o for o in fits if count.prefer(o)] if count.prefer is not None else []
     pick = pick or fits
     if len(pick) == 1:
-        return Choice(pick[0], count.how.format(bones=count.bones, count=1))
+        return Choice(pick[0], count.how.format(bones=counted(count.bones, "bone"), count=1))
     sentence = count.several if pick else count.none
-    return Choice(None, sentence.format(bones=count.bones, count=len(pick)))
+    return Choice(None, sentence.format(bones=counted(count.bones, "bone"), count=len(pick)))
 
 
 def choose_armature(
