@@ -17,6 +17,7 @@ import numpy as np
 
 from ...io_formats import global_transform
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.errors import counted
 from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Animation, Mesh, Scene, Skeleton
 from ...io_formats.unigine import anim, anim_file_convert, mesh
@@ -41,7 +42,7 @@ from ..blender.extract import (
     triangle_tangents,
 )
 from ..conventions import file_matrix
-from ..result import Result, counted
+from ..result import Result
 from .settings import AnimExportOptions, ExportAxes, MeshExportOptions
 
 # -- the file's space -----------------------------------------------------------

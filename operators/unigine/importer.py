@@ -14,6 +14,7 @@ import os
 
 import bpy
 
+from ...io_formats.codec.errors import counted
 from ...io_formats.unigine import anim, anim_file_convert, mesh
 from ...io_formats.unigine.common import FRAME_RATE
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
@@ -22,7 +23,7 @@ from ..blender.armatures import fit_armature
 from ..blender.build import build_action, build_scene, rest_relative
 from ..common import in_file, parse_file
 from ..conventions import option_matrix, place_roots
-from ..result import Result, counted
+from ..result import Result
 from .settings import AnimImportOptions, MeshImportOptions
 
 
