@@ -381,8 +381,9 @@ def _describe(exc: BaseException, path: str) -> str:
             msg = f"{exc.path}: {msg}"
         if exc.offset is None:
             return f"error: {msg}"
-        if msg.startswith(REENCODED):  # the offset goes into the sentence, not before it
-            return f"{REENCODED} at offset {exc.offset}{msg[len(REENCODED) :]}"
+        if exc.message.startswith(REENCODED):  # the offset goes into the sentence
+            head = msg[: len(msg) - len(exc.message)]
+            return f"{head}{REENCODED} at offset {exc.offset}{exc.message[len(REENCODED) :]}"
         return f"error at offset {exc.offset}: {msg}"
     return f"error: {type(exc).__name__}: {exc}"
 

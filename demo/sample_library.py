@@ -1,9 +1,8 @@
 """Sample files of all five formats, made by RigPort's own writers (no bpy).
 
 ``write_library(folder, count)`` writes ``count`` files, cycling through the
-formats, each a little different (size and seed vary with its number); the
-first five are the demo's assets. Used by ``demo/run_demo.py``,
-``bench/batch_bench.py`` and the tests as ``rigport.demo.sample_library``; it
+formats, each a little different (size and seed vary with its number). Used
+by ``bench/batch_bench.py`` and the tests as ``rigport.demo.sample_library``; it
 needs the package ``rigport`` loaded (``loader.py``).
 """
 

@@ -26,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from ..codec import FormatError
+from ..codec.errors import counted
 from ..scene import FloatCurve
 from . import keys as kc
 from .line_records import pack_line_record, straight_code, unpack_line_record
@@ -650,7 +651,7 @@ def export_recording(
     rest = sorted(f"{role} {path}[{index}]" for role, path, index in set(curves) - used)
     if rest:
         warnings.append(
-            f"{len(rest)} F-curves have no place in a recording and are not written: "
+            f"{counted(len(rest), 'F-curve')} with no place in a recording, not written: "
             + ", ".join(rest[:5])
             + (" ..." if len(rest) > 5 else "")
         )

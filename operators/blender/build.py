@@ -17,6 +17,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.errors import counted
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
@@ -594,7 +595,8 @@ def _late_note(late: list[np.ndarray], fps: float) -> str:
         return ""
     rounded = int(np.count_nonzero(frames.astype(np.float32) != frames))
     text = (
-        f"{len(frames)} keys beyond frame {LAST_FRAME:,} (up to {np.abs(frames).max() / fps:.6g} s "
+        f"{counted(len(frames), 'key')} beyond frame {LAST_FRAME:,} "
+        f"(up to {np.abs(frames).max() / fps:.6g} s "
         f"at {fps:g} fps), Blender's last: they are on the action but never play, and the "
         f"scene's frame range stops at {LAST_FRAME:,}"
     )

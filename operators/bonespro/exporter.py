@@ -30,7 +30,7 @@ from ..blender import compat
 from ..blender.armatures import choose_armature, mesh_armature, one_armature
 from ..blender.extract import extract_skeleton, read_prop
 from ..conventions import ExportScope, evaluated_meshes, file_matrix, scene_fps
-from ..result import Result
+from ..result import Result, counted
 from .importer import (
     BOXES,
     BOXES_PER_FRAME,
@@ -291,7 +291,7 @@ def write_structure(
         counts, bones, weights = get_weights(mesh, names)
         positions = world_positions(mesh, space=space)
         if (counts == 0).any():
-            warnings.append(f"{int((counts == 0).sum())} vertices have no bone weights")
+            warnings.append(f"no bone weights on {counted(int((counts == 0).sum()), 'vertex')}")
     s = convert.scene_to_structure(skeleton, positions, counts, bones, weights, lengths)
     s = bake_structure(s, matrix)
     s.source = _stored_text(armature)

@@ -27,7 +27,7 @@ from ..blender.armatures import Count, choose_armature, mesh_armature
 from ..blender.build import build_action, build_scene
 from ..common import in_file, read_bytes
 from ..conventions import option_matrix, place_roots, scene_fps
-from ..result import Message, Result
+from ..result import Message, Result, counted
 from .rig import (
     bone_order,
     bone_parents,
@@ -147,7 +147,8 @@ def import_structure(context, path: str, options: StructureImportOptions) -> Res
     with in_file(path):
         scene = convert.structure_to_scene(s, name)
     target = context.view_layer.objects.active
-    result = Result().info(f"{len(s.names)} bones, {len(s.positions)} vertices")
+    bones, vertices = counted(len(s.names), "bone"), counted(len(s.positions), "vertex")
+    result = Result().info(f"{bones}, {vertices}")
     use_active = (
         options.weights_to == "AUTO"
         and target is not None
@@ -273,7 +274,8 @@ def import_animation(
     names = bone_order(armature)
     if len(names) != a.bone_count:
         raise FormatError(
-            f"the animation has {a.bone_count} bones, {armature.name!r} has {len(names)}",
+            f"the animation has {counted(a.bone_count, 'bone')}, "
+            f"{armature.name!r} has {len(names)}",
             None,
             path,
         )

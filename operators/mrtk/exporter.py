@@ -24,7 +24,7 @@ from ...io_formats.mrtk.convert import ExportOptions, ExportStats, export_record
 from ...io_formats.mrtk.placement import bake_curves
 from ..animation_files import action_paths
 from ..conventions import ExportScope, FrameRateOptions, file_matrix, scene_fps
-from ..result import Result
+from ..result import Result, counted
 from .build import recording_meta
 from .extract import (
     extract_curves,
@@ -146,7 +146,7 @@ def export_file(context, path: str, options: RecordingExportOptions) -> Result:
         prefix = f"{os.path.basename(job.path)}: " if len(jobs) > 1 else ""
         warnings += [prefix + w for w in done.warnings]
         lines += done.infos
-    written = f"{len(jobs)} MRTK recording{'s' if len(jobs) != 1 else ''} written"
+    written = f"{counted(len(jobs), 'MRTK recording')} written"
     out = Result(summary=written).info(written)
     for line in lines:
         out.info(line)
