@@ -351,7 +351,7 @@ def run_task(command: str, task, options: dict, fingerprints: bool = False):
         if command == "inspect":
             data = inspect_file(task.item)
             return progress.Result.ok(task.item, data["format"], data=data)
-        detail, counts = _export_like(task.item, task.output, options)
+        detail, counts = _export_like(task.item, task.output, {**options, "model": task.model})
         return progress.Result.ok(task.item, detail, counts=counts, output=task.output)
 
     source = cli.journal.fingerprint(task.item) if fingerprints else None
@@ -706,6 +706,7 @@ def _finish(args, prog, jobs: int = 1) -> int:
                     "jobs": jobs,
                     "shard": args.shard,
                     "bpy": prog.bpy or _bpy_version(),
+                    **({"pairing": args.pairing} if getattr(args, "pairing", None) else {}),
                 },
             )
             written = True
@@ -957,9 +958,13 @@ def _per_file(args) -> int:
     if cmd in ("check", "inspect"):
         tasks = inputs.expand(args.files, args.recursive, open_containers=cmd == "check")
     else:
-        tasks = cli.outputs.plan(
+        tasks, found = cli.outputs.plan_paired(
             cmd, args.inputs, args.output, args.recursive, args.model, getattr(args, "to", None)
         )
+        if found is not None:
+            args.pairing = found.to_json()
+            for line in found.lines():
+                print(line, flush=True)
     if args.shard:
         tasks = inputs.shard(tasks, *inputs.parse_shard(args.shard))
     stream = sys.stderr if cmd == "inspect" else sys.stdout  # stdout is the JSON document
