@@ -773,9 +773,16 @@ def _import(args) -> int:
 
 
 def _bridged(args) -> bool:
-    """Whether a conversion has glTF, FBX or USD on one side (``cli/bridges.py``)."""
+    """Whether a conversion has glTF, FBX or USD on one side (``cli/bridges.py``),
+    named or in a folder among the inputs."""
     bridge_of = cli.bridges.bridge_of
-    return any(bridge_of(p) for p in [*args.inputs, args.output, *(args.to or [])])
+    if any(bridge_of(p) for p in [*args.inputs, args.output, *(args.to or [])]):
+        return True
+    folders = [
+        p for p in args.inputs if cli.members.split_member(p)[1] is None and os.path.isdir(p)
+    ]
+    walked = cli.inputs.expand(folders, args.recursive, extra=cli.bridges.extensions())
+    return any(bridge_of(t.item) for t in walked)
 
 
 def _check_convert_extensions(args) -> None:

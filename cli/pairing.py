@@ -140,6 +140,12 @@ def choose(
         if not fits:
             best, best_s = max(models, key=lambda ms: len(bones.names & ms[1].names))
             found = len(bones.names & best_s.names)
+            if not found:
+                listed = ", ".join(os.path.basename(members.file_name(m)) for m, _s in models)
+                return None, (
+                    f"none of its {len(bones.names)} tracks names a bone of a model in its "
+                    f"folder ({listed}); name one with --model"
+                )
             return None, (
                 f"its {len(bones.names)} tracks match no model's bones in its folder "
                 f"(closest: {os.path.basename(members.file_name(best))}, "

@@ -17,6 +17,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ...io_formats.codec import FormatError
+from ...io_formats.names import action_name
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
@@ -109,9 +110,13 @@ def set_prop(holder, key: str, value) -> None:
 NAME = "_rigport_name"
 
 
-def keep_name(holder, name: str) -> None:
-    """Keep ``name`` on ``holder`` when Blender holds it as something else."""
-    if blender_name(name) != name:
+def keep_name(holder, name: str, shown: str | None = None) -> None:
+    """Keep ``name`` on ``holder`` when Blender holds it as something else: its own
+    spelling, or ``shown``, the name the holder got instead (an action named after
+    its file), kept beside it so that a rename by the user still wins."""
+    if shown is not None and shown != blender_name(name):
+        holder[NAME] = json.dumps([name, shown])
+    elif blender_name(name) != name:
         holder[NAME] = json.dumps(name)
 
 
@@ -478,14 +483,23 @@ def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
 
 
 def build_action(
-    armature: bpy.types.Object, anim: Animation, fps: float, rest: dict | None = None
+    armature: bpy.types.Object,
+    anim: Animation,
+    fps: float,
+    rest: dict | None = None,
+    file_stem: str | None = None,
+    clips: int = 1,
 ) -> bpy.types.Action:
     """An action keyed in pose space from engine-local tracks (linear keys).
 
     ``rest`` is :func:`rest_relative` of the armature: an importer that builds many
-    actions onto one armature computes it once (it was a third of an IFP import)."""
-    action = bpy.data.actions.new(blender_name(anim.name or "Animation"))
-    keep_name(action, anim.name or "Animation")
+    actions onto one armature computes it once (it was a third of an IFP import).
+    ``file_stem`` names the action when the clip's own name is generic or taken
+    (``io_formats/names.py``; ``clips``: how many the file holds); the clip's name
+    is kept for the exporter."""
+    shown = action_name(anim.name, file_stem, bpy.data.actions, clips)
+    action = bpy.data.actions.new(blender_name(shown))
+    keep_name(action, anim.name or "Animation", action.name)
     try:
         _fill_action(action, armature, anim, fps, rest)
     except Exception:

@@ -142,6 +142,8 @@ def file_name(holder) -> str:
             return holder.name
         if isinstance(name, str) and guard.blender_name(name) == holder.name:  # not renamed
             return name
+        if isinstance(name, list) and len(name) == 2 and name[1] == holder.name:
+            return str(name[0])  # named after its file (build.keep_name), not renamed
     return holder.name
 
 

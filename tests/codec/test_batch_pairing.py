@@ -57,3 +57,13 @@ def test_pair_reads_a_library(tmp_path: Path):
     assert set(found.unpaired) == {str(tmp_path / "b" / "Stray.ani")}
     assert found.lines()[0].startswith(f"pair: {tmp_path / 'a' / 'Hero.mdl'} <- ")
     assert found.to_json()["unpaired"][0]["reason"].endswith("name one with --model")
+
+
+def test_partial_match_names_the_closest_model():
+    models = [("l/Hero.mdl", _s("a", "b", "c")), ("l/Ogre.mdl", _s("x"))]
+    found, why = pairing.choose("l/Hero_Wave.ani", _s("a", "b", "hand"), models)
+    assert found is None
+    assert why == (
+        "its 3 tracks match no model's bones in its folder (closest: Hero.mdl, 2 of 3 found); "
+        "name one with --model"
+    )
