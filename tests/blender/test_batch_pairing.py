@@ -119,3 +119,24 @@ def test_corpus_urho3d_folder_pairs_jack(corpus_dir, tmp_path):
     _same_animation(lib / "Jack_Walk.ani", out / "Jack_Walk.ani")
     models = sorted(p.name for p in lib.glob("*.mdl"))
     assert sorted(p.name for p in out.glob("*.mdl")) == models
+
+
+def test_library_to_gltf_one_file_per_model_with_its_animations(characters, tmp_path):
+    from rigport.cli.bridges import _gltf_animation_names
+
+    lib, made = characters
+    out = tmp_path / "out"
+    out.mkdir()
+    report = tmp_path / "r.json"
+    proc = run_batch("convert", lib, out, "-r", "--to", ".glb", "--report", report)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("3 ok, 0 failed, 1 skipped in ")
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.glb"))
+    assert written == ["a/Hero.glb", "a/Ogre.glb", "b/Hero.glb"]
+    for model, anims in made.items():
+        glb = out / Path(model).relative_to(lib).with_suffix(".glb")
+        # the clips are "Take 001" inside: the glTF animations take the file names
+        assert sorted(_gltf_animation_names(str(glb))) == sorted(a.stem for a in anims)
+    doc = json.loads(report.read_text())
+    assert doc["pairing"]["unpaired"][0]["item"] == str(lib / "b" / "Stray.ani")
+    assert doc["totals"] == {"ok": 3, "failed": 0, "skipped": 1, "not run": 0}
