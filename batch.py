@@ -12,7 +12,10 @@ Commands (FILE may be a folder: its files with a known extension, sorted):
                                    with .glb .gltf .fbx .usd .usda .usdc on a side:
                                    one scene, through Blender's own add-ons
                                    [--axis-forward A] [--axis-up A] [--scale S]
-                                   [--action NAME] (cli/bridges.py)
+                                   [--action NAME] (cli/bridges.py); folders
+                                   with --to .glb: one file per model
+    Without --model, each animation of a folder goes with the model of its
+    folder whose bones its tracks name (cli/pairing.py; the report's "pairing").
     import FILE... [--save OUT.blend] [--all-lods]   one scene: models, then animations
     pack DIR OUT.pak [--lz4] [--rbfx]          codec only: a package of DIR's files
 
