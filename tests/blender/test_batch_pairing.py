@@ -94,9 +94,14 @@ def test_model_forces_one(characters, tmp_path):
     out.mkdir()
     ogre = lib / "a" / "Ogre.mdl"
     proc = run_batch("roundtrip", lib / "a", out, "--model", ogre, "--keep-going", "--jobs", "1")
-    # Hero's animations onto Ogre's skeleton: their tracks find no bones
-    assert "pair:" not in proc.stdout
+    # every animation onto Ogre's skeleton: Hero's find none of its bones
+    assert proc.returncode == 1 and "pair:" not in proc.stdout
     assert (out / "Clip.ani").is_file() and (out / "Ogre_Walk.ani").is_file()
+    for clip in ("Hero_Run", "Hero_Walk"):
+        assert f"{clip}.ani: error: 0 of 5 animated bones match a bone of armature 'Ogre'" in (
+            proc.stdout
+        )
+        assert not (out / f"{clip}.ani").exists()
 
 
 def test_corpus_urho3d_folder_pairs_jack(corpus_dir, tmp_path):
