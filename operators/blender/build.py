@@ -18,6 +18,7 @@ from mathutils import Matrix
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
+from ...io_formats.names import action_name
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
@@ -110,14 +111,16 @@ def set_prop(holder, key: str, value) -> None:
 NAME = "_rigport_name"
 
 
-def keep_name(holder, name: str, unique: bool = False) -> None:
+def keep_name(holder, name: str, unique: bool = False, shown: bool = False) -> None:
     """Keep ``name`` on ``holder`` when Blender holds it as something else: as
-    text, or (a name Blender cut to 63 bytes or gave to an empty one; with
-    ``unique``, any it made unique: names of one skeleton) with the name Blender
-    gave, which says whether it was renamed since."""
+    text, or with the name Blender gave beside it (which says whether the user
+    renamed it since) when Blender cut it to 63 bytes or gave an empty one a name,
+    with ``unique`` when it made it unique (names of one skeleton), and with
+    ``shown`` when the holder was named otherwise on purpose (an action named
+    after its file)."""
     if holder.name == name:
         return
-    if unique or not name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
+    if unique or shown or not name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
         holder[NAME] = json.dumps([name, holder.name])
     elif blender_name(name) != name:
         holder[NAME] = json.dumps(name)
@@ -504,14 +507,23 @@ def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
 
 
 def build_action(
-    armature: bpy.types.Object, anim: Animation, fps: float, rest: dict | None = None
+    armature: bpy.types.Object,
+    anim: Animation,
+    fps: float,
+    rest: dict | None = None,
+    file_stem: str | None = None,
+    clips: int = 1,
 ) -> bpy.types.Action:
     """An action keyed in pose space from engine-local tracks (linear keys).
 
     ``rest`` is :func:`rest_relative` of the armature: an importer that builds many
-    actions onto one armature computes it once (it was a third of an IFP import)."""
-    action = bpy.data.actions.new(blender_name(anim.name or "Animation"))
-    keep_name(action, anim.name or "Animation")
+    actions onto one armature computes it once (it was a third of an IFP import).
+    ``file_stem`` names the action when the clip's own name is generic or taken
+    (``io_formats/names.py``; ``clips``: how many the file holds); the clip's name
+    is kept for the exporter."""
+    shown = action_name(anim.name, file_stem, bpy.data.actions, clips)
+    action = bpy.data.actions.new(blender_name(shown))
+    keep_name(action, anim.name or "Animation", shown=True)
     try:
         _fill_action(action, armature, anim, fps, rest)
     except Exception:

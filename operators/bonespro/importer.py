@@ -323,7 +323,9 @@ def _bone_animation(job: _AnimationImport, armature, names: list[str], how: str)
             f"bone transforms with shear: the action's keys are off by up to {shear:.3g}"
         )
     neutral.extras = _bone_extras(job, parents)
-    action = build_action(armature, neutral, fps)
+    action = build_action(
+        armature, neutral, fps, file_stem=os.path.splitext(os.path.basename(job.path))[0]
+    )
     undo = keep_actions(armature, [action])
     if armature.name in context.view_layer.objects:
         _make_active(context, armature)

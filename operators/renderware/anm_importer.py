@@ -75,7 +75,7 @@ def import_anm_file(
         neutral = anim_convert.anm_to_animation(f, hanim_bones(armature), name)
     scale_translations(neutral, options.global_scale)
     fps = custom_fps(options) or scene_fps(context)
-    action = build_action(armature, neutral, fps)
+    action = build_action(armature, neutral, fps, file_stem=name)
     action[PROP_STAMP] = int(f.stamp)
     record_scale(action, options.global_scale)
     undo = keep_actions(armature, [action])

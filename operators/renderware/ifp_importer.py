@@ -217,6 +217,7 @@ def _build_actions(
     actions keep the file's bytes after its animations by that key, not a copy."""
     bones = armature_bones(armature)
     rest = rest_relative(armature.data)
+    stem = os.path.splitext(os.path.basename(path))[0]
     made: list = []
     missing: dict[str, int] = {}
     try:
@@ -225,7 +226,9 @@ def _build_actions(
             for m in miss:
                 missing[m] = missing.get(m, 0) + 1
             scale_translations(neutral, scale)
-            action = build_action(armature, neutral, fps, rest)
+            action = build_action(
+                armature, neutral, fps, rest, file_stem=stem, clips=len(f.animations)
+            )
             made.append(action)
             record_scale(action, scale)
             kept = {

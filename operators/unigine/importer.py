@@ -75,9 +75,10 @@ def import_anim_file(
     fps = options.frames_per_second(context)
     actions = []
     rest = rest_relative(armature.data)
+    stem = os.path.splitext(os.path.basename(path))[0]
     try:
         for a in anims:
-            actions.append(build_action(armature, a, fps, rest))
+            actions.append(build_action(armature, a, fps, rest, file_stem=stem, clips=len(anims)))
     except Exception:
         for action in actions:
             bpy.data.actions.remove(action)
