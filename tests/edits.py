@@ -65,8 +65,16 @@ def assert_same_surface(expected: tuple, got: tuple) -> None:
     used_g = pos_g[np.unique(tris_g)]
     scale = max(1.0, float(np.abs(used_e).max()))
     tol = 1e-5 * scale
-    assert nearest(used_e, used_g)[0].max() <= tol, "an edited vertex is missing in the file"
-    assert nearest(used_g, used_e)[0].max() <= tol, "the file holds a vertex not in the edit"
+    missing = nearest(used_e, used_g)[0]
+    extra = nearest(used_g, used_e)[0]
+    assert missing.max() <= tol, (
+        f"{int((missing > tol).sum())} of {len(used_e)} edited vertices are missing in the file "
+        f"(off by up to {missing.max():.4g})"
+    )
+    assert extra.max() <= tol, (
+        f"the file holds {int((extra > tol).sum())} vertices not in the edit "
+        f"(off by up to {extra.max():.4g})"
+    )
     area_e, area_g = area(pos_e, tris_e), area(pos_g, tris_g)
     assert abs(area_g - area_e) <= 1e-4 * area_e, (area_e, area_g)
 

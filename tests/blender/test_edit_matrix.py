@@ -242,8 +242,27 @@ EDITS: dict[str, Callable] = {
 #: (model, edit) -> a fragment of the sentence the export refuses it with.
 REFUSED: dict[tuple[str, str], str] = {}
 
+#: (model, edit) -> a fragment of the warning the export writes the case with,
+#: leaving out what the format cannot hold (the sentence names the object too).
+WARNED: dict[tuple[str, str], str] = {
+    ("renderware-clump", "add-shape-key"): "1 shape key(s) left out (Morph targets: as imported",
+    ("renderware-ped", "add-shape-key"): "1 shape key(s) left out (Morph targets: as imported",
+}
+
 #: (model, edit) -> why the case fails today (another session's work in progress).
-XFAIL: dict[tuple[str, str], str] = {}
+XFAIL: dict[tuple[str, str], str] = {
+    ("urho3d-sample", "separate"): "Urho3D model export (wt-urho): the separated object "
+    "carries a copy of the imported layout without its fingerprint; the export then "
+    "writes geometry 0 with no LOD levels and stops at the engine rules with an "
+    "AssertionError (a traceback sentence, not a refusal)",
+    ("renderware-clump", "separate"): "RenderWare kept data (wt-rw): the separated object "
+    "carries a copy of the atomic's kept data; its atomic is written on frame 0 with "
+    "vertices in the wrong space (a third of them misplaced on re-import) and librw "
+    "crashes (SIGSEGV) reading the file",
+    ("renderware-ped", "separate"): "RenderWare kept data (wt-rw): two skinned atomics on "
+    "frame 0 after Separate; a third of the vertices misplaced on re-import, librw "
+    "crashes (SIGSEGV) reading the file",
+}
 
 
 # -- what a mesh holds ---------------------------------------------------------
@@ -260,20 +279,15 @@ def _groups(obj, me) -> tuple[list[str], np.ndarray]:
     return names, w
 
 
-def _weights(obj, me, bones: list[str], limit: int = 4) -> np.ndarray:
-    """(vertex x bone) weights as a file holds them: the ``limit`` largest of the
-    groups named after bones, normalised."""
+def _weights(obj, me, bones: list[str]) -> np.ndarray:
+    """(vertex x bone) weights of the groups named after bones."""
     names, w = _groups(obj, me)
     out = np.zeros((len(me.vertices), len(bones)), np.float64)
     column = {b: i for i, b in enumerate(bones)}
     for k, name in enumerate(names):
         if name in column:
             out[:, column[name]] = w[:, k]
-    if out.shape[1] > limit:
-        cut = np.sort(out, axis=1)[:, -limit][:, None]
-        out = np.where(out >= cut, out, 0.0)
-    total = out.sum(axis=1, keepdims=True)
-    return np.divide(out, total, out=np.zeros_like(out), where=total > 0)
+    return out
 
 
 def _state(bpy, meshes: list, bones: list[str], evaluate: bool) -> SimpleNamespace:
@@ -283,7 +297,11 @@ def _state(bpy, meshes: list, bones: list[str], evaluate: bool) -> SimpleNamespa
     base = 0
     for obj in meshes:
         if evaluate:
+            # the basis through the modifiers, as the export reads it (the shape
+            # keys are written as offsets from it, whatever their current values)
             saved = [(m, m.show_viewport) for m in obj.modifiers if m.type == "ARMATURE"]
+            pinned = obj.show_only_shape_key, obj.active_shape_key_index
+            obj.show_only_shape_key, obj.active_shape_key_index = True, 0
             for m, _ in saved:
                 m.show_viewport = False
             ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
@@ -298,6 +316,7 @@ def _state(bpy, meshes: list, bones: list[str], evaluate: bool) -> SimpleNamespa
                 ev.to_mesh_clear()
                 for m, shown in saved:
                     m.show_viewport = shown
+                obj.show_only_shape_key, obj.active_shape_key_index = pinned
         pos.append(p)
         tris.append(t + base)
         keyed.append((base, len(p), edits.offsets(obj) if len(p) == len(obj.data.vertices) else {}))
@@ -315,12 +334,26 @@ def _state(bpy, meshes: list, bones: list[str], evaluate: bool) -> SimpleNamespa
     )
 
 
-def assert_same_weights(expected: SimpleNamespace, got: SimpleNamespace) -> None:
-    """Each vertex read back carries the weights of the edited vertex at its place
-    (of the edited vertices there, the closest in weights: a seam's split vertices)."""
-    dist, at = edits.nearest(got.pos, expected.pos)
-    diff = np.abs(got.weights - expected.weights[at]).max(axis=1)
-    assert diff.max() <= 2e-3, f"{int((diff > 2e-3).sum())} vertices read back other weights"
+def assert_same_weights(expected: SimpleNamespace, got: SimpleNamespace, tol: float = 2e-3) -> None:
+    """Each vertex read back carries the weights of the edited vertex at its place:
+    the bones it keeps are a largest few of the edited vertex's (a file holds four
+    or so; between equal weights either may go), their weights the edited ones
+    normalised."""
+    _, at = edits.nearest(got.pos, expected.pos)
+    e, g = expected.weights[at], got.weights
+    kept = g > 1e-6
+    e_kept = np.where(kept, e, 0.0)
+    total = e_kept.sum(axis=1, keepdims=True)
+    assert (total[:, 0] > 0).all() or not kept.any()
+    norm = np.divide(e_kept, total, out=np.zeros_like(e), where=total > 0)
+    off = np.abs(g - norm).max(axis=1)
+    assert off.max() <= tol, f"{int((off > tol).sum())} vertices read back other weights"
+    smallest_kept = np.where(kept, e, np.inf).min(axis=1)
+    largest_dropped = np.where(kept, 0.0, e).max(axis=1)
+    bad = kept.any(axis=1) & (largest_dropped > smallest_kept + 1e-4)
+    assert not bad.any(), f"{int(bad.sum())} vertices lost a larger weight than one they kept"
+    lost = ~kept.any(axis=1) & (e.sum(axis=1) > tol)
+    assert not lost.any(), f"{int(lost.sum())} weighted vertices read back unweighted"
 
 
 # -- running one case ------------------------------------------------------------
@@ -388,6 +421,10 @@ def run_case(bpy, tmp_path: Path, said, model: str, edit: str) -> SimpleNamespac
     if had_keys and not done.keys:
         name = ch.body.name
         assert any(name in m and "shape key" in m for m in messages), messages
+    if (model, edit) in WARNED:
+        fragment, name = WARNED[model, edit], ch.body.name
+        assert any(fragment in m and name in m for m in messages), messages
+        done.keys = False
 
     data = out.read_bytes()
     if fmt.name == "urho3d":
@@ -405,7 +442,8 @@ def run_case(bpy, tmp_path: Path, said, model: str, edit: str) -> SimpleNamespac
     if bones:
         assert [b.name for b in again.arm.data.bones] == bones
         assert_same_weights(expected, got)
-    return SimpleNamespace(outcome="pass", text="; ".join(messages))
+    outcome = "warned" if (model, edit) in WARNED else "pass"
+    return SimpleNamespace(outcome=outcome, text="; ".join(messages))
 
 
 def _librw_reads(path: Path) -> None:
@@ -438,7 +476,7 @@ def test_edit_matrix(blank_blend, tmp_path, said, model, edit):
         assert done.outcome == "refused"
         assert REFUSED[model, edit] in done.text
     else:
-        assert done.outcome == "pass", done.text
+        assert done.outcome in ("pass", "warned"), done.text
 
 
 @pytest.mark.parametrize("edit", ["extrude", "dissolve-ngon", "join-new-mesh"])
