@@ -199,7 +199,8 @@ def _join_cube(bpy, ch: Character, tmp: Path) -> Edited:
 
 
 def _add_shape_key(bpy, ch: Character, tmp: Path) -> Edited:
-    """A new shape key moving every third vertex of the body."""
+    """A new shape key on the body, each vertex moved by a function of where it
+    is (a seam's split vertices move together, as a sculpted key moves them)."""
     body = ch.body
     if body.data.shape_keys is None:
         body.shape_key_add(name="Basis", from_mix=False)
@@ -208,8 +209,7 @@ def _add_shape_key(bpy, ch: Character, tmp: Path) -> Edited:
     co = np.empty(n * 3, np.float32)
     key.data.foreach_get("co", co)
     co = co.reshape(n, 3)
-    moved = np.arange(0, n, 3)
-    co[moved] += np.array([0.02, -0.01, 0.03], np.float32) * (1 + moved % 5)[:, None]
+    co += 0.03 * np.sin(3.0 * co[:, [1, 2, 0]])
     key.data.foreach_set("co", co.ravel())
     return Edited(ch.objects, ch.meshes)
 
