@@ -3,8 +3,13 @@ means for the asset (``ui/report.py`` gathers every format's ``describe``)."""
 
 from __future__ import annotations
 
-from ...ui.report import Report, mesh_edited
+from ...ui.panel import kept_mesh_rows
+from ...ui.report import Report
 from ..blender.extract import read_prop
+from . import kept
+
+#: What the next RenderWare export rebuilds when the triangles changed.
+REBUILT = "the Bin Mesh, spheres and split data from Blender's mesh"
 
 
 def rw_version_text(version: int) -> str:
@@ -30,8 +35,7 @@ def describe(obj, r: Report) -> None:
         r.kept.append(
             f"geometry data ({', '.join(parts)}), valid while the triangles are unchanged"
         )
-        if mesh_edited(obj):
-            r.changes.append("the Bin Mesh, spheres and split data will be rebuilt")
+        kept_mesh_rows(obj, r, getattr(kept, "FINGERPRINT", None), "the geometry data", REBUILT)
     if read_prop(obj, "rw_skin") is not None:
         r.kept.append("skin layout (bone limits, used bones)")
     hanim = read_prop(obj, "rw_hanim")
