@@ -470,8 +470,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("model", "edit"), CASES)
-def test_edit_matrix(blank_blend, tmp_path, said, model, edit):
+def test_edit_matrix(blank_blend, tmp_path, said, record_property, model, edit):
     done = run_case(blank_blend, tmp_path, said, model, edit)
+    record_property("outcome", done.outcome)  # for tools/edit_matrix_table.py
     if (model, edit) in REFUSED:
         assert done.outcome == "refused"
         assert REFUSED[model, edit] in done.text
