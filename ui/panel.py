@@ -119,11 +119,21 @@ class OBJECT_OT_rigport_forget_kept(bpy.types.Operator):
             bpy.app.handlers.load_post.remove(migrate_on_load)
 
 
-def kept_mesh_rows(obj, r: Report, key: str | None, kept: str, rebuilt: str) -> None:
+def kept_mesh_rows(
+    obj,
+    r: Report,
+    key: str | None,
+    kept: str,
+    rebuilt: str,
+    moved: str | None = None,
+    counts: bool = True,
+) -> None:
     """The panel's rows on whether the data a format kept at import (``kept``, in
     words) still describes ``obj``'s mesh, and what the next export rebuilds
     (``rebuilt``) when it does not: by the fingerprint stored under ``key`` at
-    import (the rule the exporters compare by), else by the import's counts.
+    import (the rule the exporters compare by), else by the import's counts
+    (unless ``counts`` is False). ``moved``: the row for moved vertices, when the
+    format says more than that the kept data stays and bounds are recomputed.
 
     Runs in draw(): it hashes topology and positions only, and nothing above
     :data:`FULL_COMPARE_LIMIT` vertices. No cache: Blender gives a mesh no edit
@@ -132,6 +142,8 @@ def kept_mesh_rows(obj, r: Report, key: str | None, kept: str, rebuilt: str) -> 
         return
     old = fingerprint.stored(obj, key) if key else None
     if old is None:
+        if not counts:
+            return
         edited = mesh_edited(obj)
         if edited:
             r.changes.append(f"the mesh's faces changed: the next export rebuilds {rebuilt}")
@@ -150,7 +162,9 @@ def kept_mesh_rows(obj, r: Report, key: str | None, kept: str, rebuilt: str) -> 
     if fingerprint.TOPOLOGY in changed:
         r.changes.append(f"the mesh's faces changed: the next export rebuilds {rebuilt}")
     elif fingerprint.POSITIONS in changed:
-        r.changes.append(f"vertices moved: {kept} is kept, bounds recomputed from the mesh")
+        r.changes.append(
+            moved or f"vertices moved: {kept} is kept, bounds recomputed from the mesh"
+        )
     else:
         r.kept.append(f"{kept} still matches the mesh's faces and positions")
 
