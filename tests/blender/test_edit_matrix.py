@@ -105,6 +105,12 @@ class Character:
     path: Path
 
     @property
+    def lods(self) -> list:
+        """The meshes of the other LOD levels (Urho3D), by level and name."""
+        found = [o for o in self.objects if o.type == "MESH" and int(o.get("urho_lod", 0)) > 0]
+        return sorted(found, key=lambda o: (int(o["urho_lod"]), o.name))
+
+    @property
     def body(self):
         """The mesh an edit works on: the first LOD's largest."""
         return max(self.meshes, key=lambda o: (len(o.data.vertices), o.name))
@@ -402,7 +408,11 @@ def run_case(bpy, tmp_path: Path, said, model: str, edit: str) -> SimpleNamespac
 
     out = tmp_path / f"out{fmt.ext}"
     said.result = None
+    lods = _state(bpy, ch.lods, bones, evaluate=True) if ch.lods else None
+    levels = [int(o["urho_lod"]) for o in ch.lods]
     for o in bpy.context.view_layer.objects:
+        if o in done.export:
+            o.hide_set(False)  # the import hides the other LODs: selected with the body
         o.select_set(o in done.export)
     bpy.context.view_layer.objects.active = done.meshes[0]
     op = getattr(bpy.ops.export_scene, fmt.exporter)
@@ -437,6 +447,10 @@ def run_case(bpy, tmp_path: Path, said, model: str, edit: str) -> SimpleNamespac
     if bones:
         assert [b.name for b in again.arm.data.bones] == bones
         assert_same_weights(expected, got)
+    assert [int(o["urho_lod"]) for o in again.lods] == levels
+    if lods is not None:  # the other LODs, unedited, come back as they were
+        got_lods = _state(bpy, again.lods, bones, evaluate=False)
+        edits.assert_same_surface((lods.pos, lods.tris), (got_lods.pos, got_lods.tris))
     outcome = "warned" if (model, edit) in WARNED else "pass"
     return SimpleNamespace(outcome=outcome, text="; ".join(messages))
 
