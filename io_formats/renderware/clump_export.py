@@ -176,7 +176,20 @@ def _clump_items(known: list, extras: dict, stamp: int) -> list:
     out = list(known)
     for at, item in sorted(placed, key=lambda p: p[0]):
         out.insert(min(at, len(out)), item)
-    return out
+    return _after_atomics(out)
+
+
+def _after_atomics(items: list) -> list:
+    """Sections kept by their place in the file that now fall between atomics
+    (the export has more atomics than the file had) moved after the last one,
+    in their order: a reader takes the clump's atomics one after another."""
+    at = [i for i, x in enumerate(items) if isinstance(x, Atomic)]
+    if not at or at[-1] - at[0] + 1 == len(at):
+        return items
+    run = items[at[0] : at[-1] + 1]
+    atomics = [x for x in run if isinstance(x, Atomic)]
+    others = [x for x in run if not isinstance(x, Atomic)]
+    return items[: at[0]] + atomics + others + items[at[-1] + 1 :]
 
 
 def _depth_first(skeleton: Skeleton | None) -> tuple[Skeleton | None, np.ndarray | None]:
