@@ -6,14 +6,10 @@ from __future__ import annotations
 from ...ui.panel import kept_mesh_rows
 from ...ui.report import Report
 from ..blender.extract import read_prop
-from .build import FINGERPRINT
+from . import build
 
 #: What the next RenderWare export rebuilds when the triangles changed.
 REBUILT = "the Bin Mesh, spheres and split data from Blender's mesh"
-#: What it keeps when only vertices moved.
-MOVED = (
-    "vertices moved: the bounding spheres will be recomputed; the Bin Mesh and split data are kept"
-)
 
 
 def rw_version_text(version: int) -> str:
@@ -41,7 +37,7 @@ def describe(obj, r: Report) -> None:
         )
         strips = int(geometry.get("bin_mesh_flags") or 0) & 1
         rebuilt = REBUILT + (" (triangle strips again, as the file drew them)" if strips else "")
-        kept_mesh_rows(obj, r, FINGERPRINT, "the kept geometry data", rebuilt, MOVED)
+        kept_mesh_rows(obj, r, build.FINGERPRINT, "the geometry data", rebuilt)
     if read_prop(obj, "rw_skin") is not None:
         r.kept.append("skin layout (bone limits, used bones)")
     hanim = read_prop(obj, "rw_hanim")

@@ -9,7 +9,7 @@ from ...ui.panel import kept_mesh_rows
 from ...ui.report import Report, json_value, plural
 from ..blender import kept_keys
 from ..blender.extract import read_prop
-from .kept import FINGERPRINT
+from . import kept as kept_names
 
 
 def describe(obj, r: Report) -> None:
@@ -19,8 +19,8 @@ def describe(obj, r: Report) -> None:
         r.kept.append(
             "each surface's name and what it holds (shape key names, UV maps, colours, tangents)"
         )
-    if obj.type == "MESH":
-        _exact(obj, r)
+        if obj.type == "MESH":
+            _exact(obj, r)
     if obj.type == "ARMATURE":
         anims = json_value(read_prop(obj, ANIMATIONS_KEY))
         if any(kept_keys.has(b, "unigine_index") for b in obj.data.bones):
@@ -43,9 +43,7 @@ def _exact(obj, r: Report) -> None:
     kept_mesh_rows(
         obj,
         r,
-        FINGERPRINT,
+        kept_names.FINGERPRINT,
         "the surfaces' kept data",
-        "the surfaces' vertices, bounds and weights from Blender's mesh (vertices no "
-        "triangle uses are left out)",
-        "vertices moved: the moved surfaces' bounds are recomputed",
+        "the surfaces' vertices, bounds and weights from Blender's mesh",
     )

@@ -28,7 +28,7 @@ FORMATS = {
         "rw_dff",
         ".dff",
         lambda: dff.write(rsamples.gta_ped()),
-        "rigport.operators.renderware.kept",
+        "rigport.operators.renderware.build",
         "the geometry data",
         "the Bin Mesh, spheres and split data from Blender's mesh",
     ),

@@ -124,6 +124,7 @@ def test_panel_says_what_is_kept_and_what_an_edit_changes(blank_blend, tmp_path)
     assert "the file's bounds, weight bytes and zero-weight influences" in text
     assert "bounds are recomputed" not in text
     obj.data.vertices[0].co.x += 1.0
-    assert "vertices moved: the moved surfaces' bounds are recomputed" in "\n".join(
-        report_kept(obj)
+    assert (
+        "vertices moved: the surfaces' kept data is kept, bounds recomputed from the mesh"
+        in "\n".join(report_kept(obj))
     )
