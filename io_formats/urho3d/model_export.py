@@ -180,8 +180,22 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
             if stored is not None and not opts.recompute_tangents:
                 data.by_vertex[key] = axes.tangents(stored, conv).astype(np.float32)
             elif computed is not None:
-                cols[key] = axes.tangents(computed, conv).astype(np.float32)
+                cols[key] = _engine_tangents(computed, conv)
     return data
+
+
+def _engine_tangents(computed: np.ndarray, convert: bool) -> np.ndarray:
+    """Blender's tangents (bitangent = w * normal x tangent) as the engine's
+    (bitangent = w * tangent x normal: Urho3D's shaders). Swapped factors turn
+    the cross product round, and so does the mirror of the axes: w stays when
+    the axes are converted, and turns when they are not. With the axes
+    converted, the tangents AssetImporter wrote into the stock models come
+    back sign for sign."""
+    out = np.array(computed, np.float32)
+    out[:, :3] = axes.vectors(out[:, :3], convert)
+    if not convert:
+        out[:, 3] = -out[:, 3]
+    return out
 
 
 def _kept_normals(mesh: Mesh) -> tuple[np.ndarray, np.ndarray | None]:

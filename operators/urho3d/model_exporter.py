@@ -151,6 +151,18 @@ def _in_file_order(obj) -> bool:
     return bool(layout.get("axes", True)) and not layout.get(REWOUND_KEY)
 
 
+def _into_blender_order(mesh: Mesh) -> None:
+    """A mesh read from an object in the file's order, rewound into Blender's; the
+    tangents Blender computed on its inside-out faces get their bitangent sign
+    turned, as Blender computes it on faces that agree with their normals."""
+    rewind_mesh(mesh)
+    for attr in mesh.attributes:
+        if attr.name == COMPUTED_TANGENT and attr.data.shape[1:] == (4,):
+            data = attr.data.copy()
+            data[:, 3] = -data[:, 3]
+            attr.data = data
+
+
 def _without_kept(mesh: Mesh) -> None:
     """Drop the file's per-vertex and per-corner data (``urho:*`` point and corner
     attributes: vertex order, normals, tangents, UVs, morph data, raw elements)."""
@@ -196,7 +208,7 @@ def _read_lods(state: _ModelExport) -> None:
                 if obj.name in state.rebuilt:
                     _without_kept(mesh)
                 if _in_file_order(obj):
-                    rewind_mesh(mesh)
+                    _into_blender_order(mesh)
                 _apply_object_transform(mesh, obj, state.armature)
                 meshes.append(mesh)
         bake_meshes(meshes, state.matrix)

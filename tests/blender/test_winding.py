@@ -244,16 +244,13 @@ def test_urho3d_old_import_exports_the_file(blank_blend, corpus_dir, tmp_path, m
     """A .blend saved before imports rewound the triangles holds them in the file's
     order, with a layout that lacks the mark: it still exports the file byte for
     byte (its faces are turned into Blender's order before the export rewinds)."""
-    from rigport.io_formats.urho3d import axes, model_import
+    from rigport.io_formats.urho3d import model_import
     from rigport.operators.blender.extract import read_prop
     from rigport.operators.urho3d.model_exporter import ModelExportOptions, export_mdl
 
     bpy = blank_blend
     src = corpus_dir / "urho3d/Box.mdl"
-    with monkeypatch.context() as old:
-        old.setattr(axes, "rewind", lambda corners, convert: corners)
-        old.setattr(model_import, "REWOUND_KEY", "not_the_mark")
-        assert bpy.ops.import_scene.urho3d_mdl(filepath=str(src)) == {"FINISHED"}
+    _old_import(bpy, monkeypatch, src)
     (obj,) = [o for o in bpy.data.objects if o.type == "MESH"]
     assert model_import.REWOUND_KEY not in read_prop(obj, "urho_layout")
     agree, total = _agreement(bpy)
@@ -283,3 +280,46 @@ def test_urho3d_cube_round_trip(blank_blend, tmp_path):
         ModelExportOptions(),
     )
     assert second.read_bytes() == first.read_bytes()
+
+
+def _tangent_signs(model: mdl.Model) -> np.ndarray:
+    vb = model.vertex_buffers[0]
+    (name,) = [n for n in vb.data.dtype.names if n.startswith("tangent")]
+    return np.sign(vb.data[name][:, 3])
+
+
+def _old_import(bpy, monkeypatch, path: Path) -> None:
+    """Import ``path`` as imports did before they rewound the triangles: the
+    file's corner order, a layout without the mark."""
+    from rigport.io_formats.urho3d import axes, model_import
+
+    with monkeypatch.context() as old:
+        old.setattr(axes, "rewind", lambda corners, convert: corners)
+        old.setattr(model_import, "REWOUND_KEY", "not_the_mark")
+        assert bpy.ops.import_scene.urho3d_mdl(filepath=str(path)) == {"FINISHED"}
+
+
+@pytest.mark.parametrize("how", ["converted", "file axes", "old import"])
+def test_urho3d_recomputed_tangents_match_the_stock_files(
+    blank_blend, corpus_dir, tmp_path, monkeypatch, how
+):
+    """Tangents Blender computes, exported, have the bitangent signs of the
+    tangents AssetImporter wrote into the stock Sphere (Urho3D's shaders take
+    bitangent = w * tangent x normal): with the axes converted or not, and from
+    a .blend whose import kept the file's corner order."""
+    from rigport.operators.urho3d.model_exporter import ModelExportOptions, export_mdl
+    from rigport.operators.urho3d.model_importer import ModelImportOptions, import_mdl
+
+    bpy = blank_blend
+    src = corpus_dir / "urho3d/Sphere.mdl"
+    if how == "old import":
+        _old_import(bpy, monkeypatch, src)
+    else:
+        options = ModelImportOptions(lods="FIRST", convert=how == "converted")
+        import_mdl(bpy.context, str(src), options)
+    objs = [o for o in bpy.data.objects if o.type == "MESH" and o.get("urho_lod", 0) == 0]
+    out = tmp_path / "Sphere.mdl"
+    export_mdl(bpy.context, str(out), objs, ModelExportOptions(recompute_tangents=True))
+    want = _tangent_signs(mdl.read(src.read_bytes()))
+    got = _tangent_signs(mdl.read(out.read_bytes()))
+    assert len(got) == len(want) and (got == want).all()
