@@ -38,7 +38,9 @@ def matrices(m: np.ndarray, convert: bool) -> np.ndarray:
 
 
 def tangents(t: np.ndarray, convert: bool) -> np.ndarray:
-    """Vector4 tangents: xyz like a direction; w (handedness) flips with the mirror."""
+    """The file's Vector4 tangents as an import keeps them and an export writes
+    them back (each undoes the other): xyz like a direction, w negated. Blender's
+    own tangents go out through ``model_export._engine_tangents``."""
     t = np.asarray(t)
     if not convert:
         return t

@@ -323,3 +323,50 @@ def test_urho3d_recomputed_tangents_match_the_stock_files(
     want = _tangent_signs(mdl.read(src.read_bytes()))
     got = _tangent_signs(mdl.read(out.read_bytes()))
     assert len(got) == len(want) and (got == want).all()
+
+
+def _agree_share(front: np.ndarray, normal: np.ndarray) -> float:
+    """The share of triangles (not degenerate) whose front agrees with their normals."""
+    ok = (np.linalg.norm(front, axis=1) > 1e-12) & (np.linalg.norm(normal, axis=1) > 1e-6)
+    return float((np.einsum("ij,ij->i", front[ok], normal[ok]) > 0).mean())
+
+
+def test_renderware_to_urho3d_agrees_with_normals(blank_blend, corpus_dir, tmp_path):
+    """A clump converted to a model: its triangles face as its normals do."""
+    from rigport.operators.urho3d.model_exporter import ModelExportOptions, export_mdl
+
+    bpy = blank_blend
+    src = corpus_dir / "renderware/teapot.dff"
+    assert bpy.ops.import_scene.rw_dff(filepath=str(src)) == {"FINISHED"}
+    out = tmp_path / "teapot.mdl"
+    export_mdl(
+        bpy.context,
+        str(out),
+        [o for o in bpy.data.objects if o.type == "MESH"],
+        ModelExportOptions(),
+    )
+    front, _, normal = _urho3d_triangles(mdl.read(out.read_bytes()))
+    assert _agree_share(front, normal) > 0.99
+
+
+def test_urho3d_to_unigine_agrees_with_normals(blank_blend, corpus_dir, tmp_path):
+    """A model converted to a Unigine mesh: its triangles face as its normals do."""
+    from rigport.io_formats.unigine.mesh_import import tangent_normals
+    from rigport.operators.unigine.exporter import export_mesh_file
+    from rigport.operators.unigine.settings import MeshExportOptions
+    from rigport.operators.urho3d.model_importer import ModelImportOptions, import_mdl
+
+    bpy = blank_blend
+    import_mdl(bpy.context, str(corpus_dir / "urho3d/Jack.mdl"), ModelImportOptions(lods="FIRST"))
+    out = tmp_path / "Jack.mesh"
+    export_mesh_file(
+        bpy.context,
+        str(out),
+        [o for o in bpy.data.objects if o.type == "MESH"],
+        MeshExportOptions(),
+    )
+    fronts, normals = [], []
+    for s in unigine_mesh.read(out.read_bytes()).surfaces:
+        fronts.append(_front(s.targets[0].positions, s.coords)[0])
+        normals.append(tangent_normals(s.targets[0].tangents)[s.tris.reshape(-1, 3)].mean(axis=1))
+    assert _agree_share(np.concatenate(fronts), np.concatenate(normals)) > 0.99
