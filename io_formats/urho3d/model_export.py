@@ -180,8 +180,22 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
             if stored is not None and not opts.recompute_tangents:
                 data.by_vertex[key] = axes.tangents(stored, conv).astype(np.float32)
             elif computed is not None:
-                cols[key] = axes.tangents(computed, conv).astype(np.float32)
+                cols[key] = _engine_tangents(computed, conv)
     return data
+
+
+def _engine_tangents(computed: np.ndarray, convert: bool) -> np.ndarray:
+    """Blender's tangents (bitangent = w * normal x tangent) as the engine's
+    (bitangent = w * tangent x normal: Urho3D's shaders). Swapped factors turn
+    the cross product round, and so does the mirror of the axes: w stays when
+    the axes are converted, and turns when they are not. With the axes
+    converted, the tangents AssetImporter wrote into the stock models come
+    back sign for sign."""
+    out = np.array(computed, np.float32)
+    out[:, :3] = axes.vectors(out[:, :3], convert)
+    if not convert:
+        out[:, 3] = -out[:, 3]
+    return out
 
 
 def _kept_normals(mesh: Mesh) -> tuple[np.ndarray, np.ndarray | None]:
@@ -271,7 +285,7 @@ def _draw_candidates(s: _ModelPass, g: int, lod: int, prim: int) -> _Draw:
     vb = s.draw_vb[(g, lod)]
     elements = s.vb_elements[vb]
     corner_data = _corner_columns(mesh, elements, s.opts)
-    verts, corners = _draw_vertices(mesh, g, prim)
+    verts, corners = _draw_vertices(mesh, g, prim, s.opts.convert_axes)
     weights, joints = _skin_columns(mesh, s.mappings[g])
     # One row of per-corner data per corner; a vertex splits where its rows differ.
     corner_cols = corner_data.cols
@@ -308,16 +322,37 @@ def _draw_candidates(s: _ModelPass, g: int, lod: int, prim: int) -> _Draw:
     return draw
 
 
-def _draw_vertices(mesh: Mesh, g: int, prim: int) -> tuple[np.ndarray, np.ndarray | None]:
+def _draw_vertices(
+    mesh: Mesh, g: int, prim: int, convert: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
     """The vertex of each corner (triangles) or edge end (lines) of geometry ``g``; the
-    corners themselves for triangles."""
+    corners themselves for triangles, rewound into the engine's order when ``convert``
+    mirrors the axes."""
     if prim == PRIMITIVE_TRIANGLES:
         tri = np.nonzero(mesh.face_materials == g)[0]
-        corners = (tri[:, None] * 3 + np.arange(3)).reshape(-1)
+        corners = axes.rewind((tri[:, None] * 3 + np.arange(3)).reshape(-1), convert)
         return mesh.corner_verts[corners], corners
     geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
     sel = (geo == g) if geo is not None else np.ones(len(mesh.loose_edges), bool)
     return mesh.loose_edges[sel].reshape(-1), None
+
+
+def rewind_mesh(mesh: Mesh) -> None:
+    """Swap every triangle's second and third corners and their per-corner data,
+    in place: a triangle mesh whose corners are in the file's order (a .blend
+    saved before imports rewound them) into Blender's, or a mesh mirrored by
+    its placement back to facing out."""
+    order = axes.rewind(np.arange(len(mesh.corner_verts)), True)
+    mesh.corner_verts = mesh.corner_verts[order]
+    if mesh.normals is not None:
+        mesh.normals = mesh.normals[order]
+    for uv_set in mesh.uv_sets:
+        uv_set.uv = uv_set.uv[order]
+    for color_set in mesh.colors:
+        color_set.color = color_set.color[order]
+    for attr in mesh.attributes:
+        if attr.domain == "CORNER":
+            attr.data = attr.data[order]
 
 
 def _first_seen(ids: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:

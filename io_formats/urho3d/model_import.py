@@ -41,6 +41,10 @@ MORPH_NORMAL = "urho:morph_normal:{}"
 MORPH_TANGENT = "urho:morph_tangent:{}"
 MORPH_LISTED = "urho:morph_listed:{}"
 BONE_INDEX_KEY = "urho_index"  # a bone's place in the file (Blender keeps parents first)
+#: The layout's mark that the import rewound the triangles into Blender's order
+#: (see :func:`axes.rewind`); a layout without it (a .blend saved before) holds
+#: the file's order, which the exporter turns into Blender's before it writes.
+REWOUND_KEY = "rewound"
 _SKIN_OR_POSITION = (SEM_POSITION, SEM_BLENDINDICES, SEM_BLENDWEIGHTS)
 _ATTRIBUTE_TYPES = {
     TYPE_INT: "INT",
@@ -187,7 +191,7 @@ def _topology(s: _LodPass) -> None:
             edges.append(local.reshape(-1, 2))
             edge_geo.append(np.full(len(local) // 2, g, np.int32))
         else:
-            tri_corners.append(local)
+            tri_corners.append(axes.rewind(local, s.convert))
             tri_mats.append(np.full(len(local) // 3, g, np.int32))
     corner_verts = np.concatenate(tri_corners) if tri_corners else np.zeros(0, np.int32)
     n_faces = len(corner_verts) // 3
@@ -452,6 +456,7 @@ def import_model(model: Model, name: str, all_lods: bool = False, convert: bool 
     n_lods = max((len(g.lods) for g in model.geometries), default=0)
     levels = range(n_lods) if all_lods else range(min(1, n_lods))
     layout = model_layout(model, convert)
+    layout[REWOUND_KEY] = True
     if model.version is not None:
         layout["version"] = model.version
     unused = unused_by_lod(model)

@@ -22,10 +22,12 @@ from ...io_formats.urho3d.model_export import (
     export_model,
     file_order,
     imported_bone_limit,
+    rewind_mesh,
 )
 from ...io_formats.urho3d.model_import import (
     GEOMETRY_ATTRIBUTE,
     NORMAL_ATTRIBUTE,
+    REWOUND_KEY,
     TANGENT_ATTRIBUTE,
 )
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
@@ -139,6 +141,28 @@ def _orphaned(obj) -> bool:
     )
 
 
+def _in_file_order(obj) -> bool:
+    """``obj`` was imported, with the axes converted, before imports rewound the
+    file's triangles into Blender's order (its layout lacks the mark): its faces
+    still run the file's way."""
+    layout = read_prop(obj, "urho_layout")
+    if not isinstance(layout, dict):
+        return False
+    return bool(layout.get("axes", True)) and not layout.get(REWOUND_KEY)
+
+
+def _into_blender_order(mesh: Mesh) -> None:
+    """A mesh read from an object in the file's order, rewound into Blender's; the
+    tangents Blender computed on its inside-out faces get their bitangent sign
+    turned, as Blender computes it on faces that agree with their normals."""
+    rewind_mesh(mesh)
+    for attr in mesh.attributes:
+        if attr.name == COMPUTED_TANGENT and attr.data.shape[1:] == (4,):
+            data = attr.data.copy()
+            data[:, 3] = -data[:, 3]
+            attr.data = data
+
+
 def _without_kept(mesh: Mesh) -> None:
     """Drop the file's per-vertex and per-corner data (``urho:*`` point and corner
     attributes: vertex order, normals, tangents, UVs, morph data, raw elements)."""
@@ -183,6 +207,8 @@ def _read_lods(state: _ModelExport) -> None:
                 mesh = extract_mesh(obj, names, tangents=need)
                 if obj.name in state.rebuilt:
                     _without_kept(mesh)
+                if _in_file_order(obj):
+                    _into_blender_order(mesh)
                 _apply_object_transform(mesh, obj, state.armature)
                 meshes.append(mesh)
         bake_meshes(meshes, state.matrix)
@@ -289,6 +315,8 @@ def _apply_object_transform(mesh: Mesh, obj, armature) -> None:
     if np.allclose(linear, np.eye(3), atol=1e-9):  # moved only: directions as they are
         return
     flip = np.linalg.det(linear) < 0
+    if flip:  # a mirrored object: Blender draws it facing out, so must the file
+        rewind_mesh(mesh)
     for attr in mesh.attributes:
         if attr.name == NORMAL_ATTRIBUTE:
             attr.data = _directions(attr.data, normal_matrix)
