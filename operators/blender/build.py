@@ -508,6 +508,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     seen: set[str] = set()
     repeated = bad_keys = 0
     late: list[np.ndarray] = []  # key frames beyond Blender's range
+    coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given
     for track in anim.tracks:
         track, lost = guard.guard_track(track)
         bad_keys += lost
@@ -527,6 +528,10 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         late.append(frames[np.abs(frames) > LAST_FRAME])
         if k not in linear_runs:
             linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
+        # F-curve update() sorts keys: unsorted or repeated frames are read back instead
+        at = frames.astype(np.float32)
+        given = bool(np.all(at[1:] > at[:-1]))
+        bone_coords = coords.setdefault(track.bone, {})
         for (prop, values), on in zip(
             (("location", loc), ("rotation_quaternion", quat), ("scale", scl)), keyed, strict=True
         ):
@@ -535,15 +540,20 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
             co = np.empty((values.shape[1], k, 2), np.float32)
             co[:, :, 0] = frames
             co[:, :, 1] = values.T
+            chan = bone_coords.setdefault(prop, {})
             for index in range(values.shape[1]):
                 fc = make_fcurve(f"{path}.{prop}", index, track.bone)
                 fc.keyframe_points.add(k)
                 fc.keyframe_points.foreach_set("co", co[index].ravel())
                 fc.keyframe_points.foreach_set("interpolation", linear_runs[k])
                 fc.update()
+                chan[index] = (fc, co[index] if given else None)
     if missing:
         action["rigport_missing_bones"] = missing
-    exact_keys.keep(action, armature, anim, rels, set(missing))
+    from .extract import tracks_from_coords  # extract imports this module
+
+    rebuilt = tracks_from_coords(armature, coords, rels, float(action["rigport_fps"]))
+    exact_keys.keep(action, armature, anim, rels, set(missing), rebuilt)
     note = ", ".join(
         f"{n} {what}"
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))
