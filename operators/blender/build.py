@@ -17,7 +17,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ...io_formats.codec import FormatError
-from ...io_formats.posing import basis_to_local, local_to_basis
+from ...io_formats.posing import _uniform, basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat, exact_keys, guard, kept_keys
@@ -465,15 +465,23 @@ def rest_relative(
 
 
 def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
-    """A track's engine-local translation, rotation and scale keys; a channel it
-    does not key holds the engine-local rest (worked out only then)."""
+    """A track's engine-local translation, rotation and scale keys, and for a
+    channel it does not key, a stand-in that is never keyed. With uniform bind
+    scales each channel converts on its own, so the stand-in is identity (a
+    view, nothing worked out); otherwise the channels mix in the conversion and
+    the stand-in is the engine-local rest."""
     channels = [track.translation, track.rotation, track.scale]
     if all(c is not None for c in channels):
         return channels
     identity = (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
-    rest = basis_to_local(*rels[track.bone], *identity)
+    _, _, parent_scale, own_scale = rels[track.bone]
+    if _uniform(parent_scale) and _uniform(own_scale):  # local_to_basis's own test
+        rest = identity
+    else:
+        rest = basis_to_local(*rels[track.bone], *identity)
     return [
-        c if c is not None else np.tile(r[0], (k, 1)) for c, r in zip(channels, rest, strict=True)
+        c if c is not None else np.broadcast_to(r[:1], (k, r.shape[1]))
+        for c, r in zip(channels, rest, strict=True)
     ]
 
 
