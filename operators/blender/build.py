@@ -517,6 +517,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     repeated = bad_keys = 0
     late: list[np.ndarray] = []  # key frames beyond Blender's range
     coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given
+    shared: set[str] = set()  # bones keyed at ascending frames, the same on every curve
     for track in anim.tracks:
         track, lost = guard.guard_track(track)
         bad_keys += lost
@@ -539,6 +540,8 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         # F-curve update() sorts keys: unsorted or repeated frames are read back instead
         at = frames.astype(np.float32)
         given = bool(np.all(at[1:] > at[:-1]))
+        if given:
+            shared.add(track.bone)
         bone_coords = coords.setdefault(track.bone, {})
         for (prop, values), on in zip(
             (("location", loc), ("rotation_quaternion", quat), ("scale", scl)), keyed, strict=True
@@ -560,7 +563,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         action["rigport_missing_bones"] = missing
     from .extract import tracks_from_coords  # extract imports this module
 
-    rebuilt = tracks_from_coords(armature, coords, rels, float(action["rigport_fps"]))
+    rebuilt = tracks_from_coords(armature, coords, rels, float(action["rigport_fps"]), shared)
     exact_keys.keep(action, armature, anim, rels, set(missing), rebuilt)
     note = ", ".join(
         f"{n} {what}"

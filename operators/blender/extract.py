@@ -555,12 +555,19 @@ def read_key_coords(action: bpy.types.Action, rels: dict) -> KeyCoords:
 
 
 def tracks_from_coords(
-    armature: bpy.types.Object, per_bone: KeyCoords, rels: dict, fps: float
+    armature: bpy.types.Object,
+    per_bone: KeyCoords,
+    rels: dict,
+    fps: float,
+    shared: set[str] | frozenset[str] = frozenset(),
 ) -> list[BoneTrack]:
     """The numpy half of :func:`extract_animation`: engine-local tracks, in the
     armature's bone order, from F-curve keys (:func:`read_key_coords`, or the
     arrays ``build_action`` gave Blender, which then are the same bits). A curve
-    is evaluated only at a frame it has no key on."""
+    is evaluated only at a frame it has no key on. ``shared``: bones whose curves
+    all key the same ascending frames (as ``build_action`` keys them), taken as
+    they are: what the checks of :func:`_shared_frames` and :func:`sample_fcurve`
+    would find, without them."""
     tracks = []
     for bone in armature.data.bones:
         chans = per_bone.get(bone.name)
@@ -570,7 +577,11 @@ def tracks_from_coords(
             for index, (fc, co) in c.items():
                 if co is None:
                     c[index] = (fc, _key_coords(fc))
-        frames = _shared_frames([co[:, 0] for c in chans.values() for _, co in c.values()])
+        keys = [co for c in chans.values() for _, co in c.values()]
+        same = bone.name in shared
+        frames = (
+            keys[0][:, 0].astype(np.float64) if same else _shared_frames([co[:, 0] for co in keys])
+        )
         k = len(frames)
         values = {}
         for prop, width, default in (
@@ -585,7 +596,7 @@ def tracks_from_coords(
                 arr[:] = default
             for index, (fc, co) in chans.get(prop, {}).items():
                 if index < width:
-                    arr[:, index] = sample_fcurve(fc, frames, co)
+                    arr[:, index] = co[:, 1] if same else sample_fcurve(fc, frames, co)
             values[prop] = arr
         lt, lq, ls = basis_to_local(
             *rels[bone.name], values["location"], values["rotation_quaternion"], values["scale"]
