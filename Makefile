@@ -141,6 +141,7 @@ bench: venv
 	$(call bench_all,mrtk_bench.py,mrtk,MRTK input recordings (bench/mrtk_bench.py))
 	$(call bench_all,bonespro_bench.py,bonespro,BonesPro text exports (bench/bonespro_bench.py))
 	$(call bench_all,renderware_anim_bench.py,renderware_anim,RenderWare animations and textures (bench/renderware_anim_bench.py))
+	$(call bench_all,anim_bench.py --repeat 3,anim_import,Animation import against Blender's calls (bench/anim_bench.py))
 	set -o pipefail; $(PY50) bench/batch_bench.py --files 1000 --jobs 2 \
 	  | $(SECTION) batch "batch.py on a library (bench/batch_bench.py)"
 

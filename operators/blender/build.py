@@ -19,7 +19,7 @@ from mathutils import Matrix
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
 from ...io_formats.names import action_name
-from ...io_formats.posing import basis_to_local, local_to_basis
+from ...io_formats.posing import _uniform, basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat, exact_keys, guard, kept_keys
@@ -494,15 +494,23 @@ def rest_relative(
 
 
 def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
-    """A track's engine-local translation, rotation and scale keys; a channel it
-    does not key holds the engine-local rest (worked out only then)."""
+    """A track's engine-local translation, rotation and scale keys, and for a
+    channel it does not key, a stand-in that is never keyed. With uniform bind
+    scales each channel converts on its own, so the stand-in is identity (a
+    view, nothing worked out); otherwise the channels mix in the conversion and
+    the stand-in is the engine-local rest."""
     channels = [track.translation, track.rotation, track.scale]
     if all(c is not None for c in channels):
         return channels
     identity = (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
-    rest = basis_to_local(*rels[track.bone], *identity)
+    _, _, parent_scale, own_scale = rels[track.bone]
+    if _uniform(parent_scale) and _uniform(own_scale):  # local_to_basis's own test
+        rest = identity
+    else:
+        rest = basis_to_local(*rels[track.bone], *identity)
     return [
-        c if c is not None else np.tile(r[0], (k, 1)) for c, r in zip(channels, rest, strict=True)
+        c if c is not None else np.broadcast_to(r[:1], (k, r.shape[1]))
+        for c, r in zip(channels, rest, strict=True)
     ]
 
 
@@ -547,6 +555,8 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     repeated = bad_keys = 0
     late: list[np.ndarray] = []  # key frames beyond Blender's range
     held = held_bone_names(armature)
+    coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given
+    shared: set[str] = set()  # bones keyed at ascending frames, the same on every curve
     for track in anim.tracks:
         track, lost = guard.guard_track(track)
         if track.bone in held:
@@ -568,6 +578,12 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         late.append(frames[np.abs(frames) > LAST_FRAME])
         if k not in linear_runs:
             linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
+        # F-curve update() sorts keys: unsorted or repeated frames are read back instead
+        at = frames.astype(np.float32)
+        given = bool(np.all(at[1:] > at[:-1]))
+        if given:
+            shared.add(track.bone)
+        bone_coords = coords.setdefault(track.bone, {})
         for (prop, values), on in zip(
             (("location", loc), ("rotation_quaternion", quat), ("scale", scl)), keyed, strict=True
         ):
@@ -576,15 +592,20 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
             co = np.empty((values.shape[1], k, 2), np.float32)
             co[:, :, 0] = frames
             co[:, :, 1] = values.T
+            chan = bone_coords.setdefault(prop, {})
             for index in range(values.shape[1]):
                 fc = make_fcurve(f"{path}.{prop}", index, track.bone)
                 fc.keyframe_points.add(k)
                 fc.keyframe_points.foreach_set("co", co[index].ravel())
                 fc.keyframe_points.foreach_set("interpolation", linear_runs[k])
                 fc.update()
+                chan[index] = (fc, co[index] if given else None)
     if missing:
         action["rigport_missing_bones"] = missing
-    exact_keys.keep(action, armature, anim, rels, set(missing))
+    from .extract import tracks_from_coords  # extract imports this module
+
+    rebuilt = tracks_from_coords(armature, coords, rels, float(action["rigport_fps"]), shared)
+    exact_keys.keep(action, armature, anim, rels, set(missing), rebuilt)
     note = ", ".join(
         f"{n} {what}"
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))

@@ -29,12 +29,17 @@ def keep(
     anim: Animation,
     rest: dict,
     missing: set[str],
+    made: list[BoneTrack] | None = None,
 ) -> None:
     """Keep on ``action`` what its export needs to give back ``anim``'s tracks
-    exactly (the tracks of the ``missing`` bones whole)."""
+    exactly (the tracks of the ``missing`` bones whole). ``made``: the tracks the
+    export will read, converted from the keys ``build_action`` gave Blender (else
+    read back from the action)."""
     from .extract import extract_animation  # extract imports build, which calls this
 
-    rebuilt = {t.bone: t for t in extract_animation(armature, action, rest=rest).tracks}
+    if made is None:
+        made = extract_animation(armature, action, rest=rest).tracks
+    rebuilt = {t.bone: t for t in made}
     kept: list[exact_keys.KeptTrack] = []
     seen: set[str] = set()
     for track in anim.tracks:

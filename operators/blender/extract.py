@@ -526,7 +526,28 @@ def extract_animation(
     recorded = action.get("rigport_fps") if use_recorded_fps else None
     fps = float(recorded if recorded is not None else (fps or 24.0))
     rels = rest_relative(armature.data) if rest is None else rest
-    per_bone: dict[str, dict[str, dict[int, object]]] = {}
+    tracks = tracks_from_coords(armature, read_key_coords(action, rels), rels, fps)
+    tracks = exact_keys.restore(action, tracks, result)
+    stored = float(kept_keys.get(action, LENGTH, 0.0))
+    length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
+    return Animation(
+        file_name(action),
+        length,
+        tracks,
+        read_extras(action),
+    )
+
+
+#: Per bone name, per channel (``location``, ``rotation_quaternion``, ``scale``),
+#: per array index: the F-curve and its keys as (n, 2) float32 (frame, value),
+#: ``None`` for keys still to be read from the F-curve.
+KeyCoords = dict[str, dict[str, dict[int, tuple[object, np.ndarray | None]]]]
+
+
+def read_key_coords(action: bpy.types.Action, rels: dict) -> KeyCoords:
+    """The Blender half of :func:`extract_animation`: every pose-bone transform
+    F-curve's keys (one ``foreach_get`` each), for the bones ``rels`` has."""
+    per_bone: KeyCoords = {}
     for fc in compat.fcurves(action):
         path = fc.data_path
         if not path.startswith('pose.bones["'):
@@ -535,14 +556,38 @@ def extract_animation(
         name = name.replace('\\"', '"').replace("\\\\", "\\")
         if prop not in ("location", "rotation_quaternion", "scale") or name not in rels:
             continue
-        per_bone.setdefault(name, {}).setdefault(prop, {})[fc.array_index] = fc
+        per_bone.setdefault(name, {}).setdefault(prop, {})[fc.array_index] = (fc, _key_coords(fc))
+    return per_bone
+
+
+def tracks_from_coords(
+    armature: bpy.types.Object,
+    per_bone: KeyCoords,
+    rels: dict,
+    fps: float,
+    shared: set[str] | frozenset[str] = frozenset(),
+) -> list[BoneTrack]:
+    """The numpy half of :func:`extract_animation`: engine-local tracks, in the
+    armature's bone order, from F-curve keys (:func:`read_key_coords`, or the
+    arrays ``build_action`` gave Blender, which then are the same bits). A curve
+    is evaluated only at a frame it has no key on. ``shared``: bones whose curves
+    all key the same ascending frames (as ``build_action`` keys them), taken as
+    they are: what the checks of :func:`_shared_frames` and :func:`sample_fcurve`
+    would find, without them."""
     tracks = []
     for bone in armature.data.bones:
         chans = per_bone.get(bone.name)
         if not chans:
             continue
-        coords = {fc: _key_coords(fc) for c in chans.values() for fc in c.values()}
-        frames = _shared_frames([co[:, 0] for co in coords.values()])
+        for c in chans.values():
+            for index, (fc, co) in c.items():
+                if co is None:
+                    c[index] = (fc, _key_coords(fc))
+        keys = [co for c in chans.values() for _, co in c.values()]
+        same = bone.name in shared
+        frames = (
+            keys[0][:, 0].astype(np.float64) if same else _shared_frames([co[:, 0] for co in keys])
+        )
         k = len(frames)
         values = {}
         for prop, width, default in (
@@ -555,9 +600,9 @@ def extract_animation(
                 arr[:, 0] = 1.0
             elif default:
                 arr[:] = default
-            for index, fc in chans.get(prop, {}).items():
+            for index, (fc, co) in chans.get(prop, {}).items():
                 if index < width:
-                    arr[:, index] = sample_fcurve(fc, frames, coords[fc])
+                    arr[:, index] = co[:, 1] if same else sample_fcurve(fc, frames, co)
             values[prop] = arr
         lt, lq, ls = basis_to_local(
             *rels[bone.name], values["location"], values["rotation_quaternion"], values["scale"]
@@ -571,15 +616,7 @@ def extract_animation(
                 ls if "scale" in chans else None,
             )
         )
-    tracks = exact_keys.restore(action, tracks, result)
-    stored = float(kept_keys.get(action, LENGTH, 0.0))
-    length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
-    return Animation(
-        file_name(action),
-        length,
-        tracks,
-        read_extras(action),
-    )
+    return tracks
 
 
 def _key_coords(fc) -> np.ndarray:

@@ -341,3 +341,95 @@ def test_forgotten_or_damaged_record(blank_blend, tmp_path, corpus_dir):
         assert np.allclose(x.keys["time"], y.keys["time"], atol=1e-6)
         if x.mask & ani.CHANNEL_POSITION:
             assert np.allclose(x.keys["position"], y.keys["position"], atol=1e-5)
+
+
+def _spy_keep(monkeypatch) -> list:
+    """Every ``exact_keys.keep`` call's action, armature, rest and the tracks
+    ``build_action`` converted from the keys it gave Blender."""
+    from rigport.operators.blender import exact_keys as blender_exact_keys
+
+    seen = []
+    keep = blender_exact_keys.keep
+
+    def spy(action, armature, anim, rest, missing, made=None):
+        seen.append((action, armature, rest, made))
+        return keep(action, armature, anim, rest, missing, made)
+
+    monkeypatch.setattr(blender_exact_keys, "keep", spy)
+    return seen
+
+
+def _assert_made_is_blenders(seen: list) -> None:
+    """keep()'s tracks equal, bit for bit, a conversion of Blender's read-back
+    of the action (what an export reads)."""
+    from rigport.operators.blender.extract import read_key_coords, tracks_from_coords
+
+    assert seen
+    for action, armature, rest, made in seen:
+        assert made is not None
+        back = tracks_from_coords(
+            armature, read_key_coords(action, rest), rest, action["rigport_fps"]
+        )
+        assert [t.bone for t in made] == [t.bone for t in back]
+        for a, b in zip(made, back, strict=True):
+            for field in ("times", "translation", "rotation", "scale"):
+                x, y = getattr(a, field), getattr(b, field)
+                assert (x is None) == (y is None), (a.bone, field)
+                if x is not None:
+                    assert x.dtype == y.dtype and x.shape == y.shape, (a.bone, field)
+                    assert x.tobytes() == y.tobytes(), (action.name, a.bone, field)
+
+
+@pytest.mark.parametrize("name", ["Jack_Walk.ani", "reattiva/Tube_Wave.ani"])
+def test_kept_tracks_equal_blenders_read_back_corpus(
+    blank_blend, tmp_path, corpus_dir, monkeypatch, name
+):
+    bpy = blank_blend
+    src = corpus_dir / "urho3d" / name
+    _urho_model(
+        bpy, tmp_path, (src.parent / ("Jack.mdl" if "Jack" in name else "Tube.mdl")).read_bytes()
+    )
+    seen = _spy_keep(monkeypatch)
+    data = src.read_bytes()
+    assert _urho_trip(bpy, tmp_path, data) == data
+    _assert_made_is_blenders(seen)
+
+
+@pytest.mark.parametrize("game", ["SA", "VC"])
+def test_kept_tracks_equal_blenders_read_back_ifp(blank_blend, tmp_path, monkeypatch, game):
+    bpy = blank_blend
+    _ped(bpy, tmp_path, game, turned_frame=True)
+    data = ifp.write(ifp_samples.walk_package(game, animations=3, quirks=True))
+    (tmp_path / "in.ifp").write_bytes(data)
+    seen = _spy_keep(monkeypatch)
+    assert bpy.ops.import_anim.gta_ifp(filepath=str(tmp_path / "in.ifp")) == {"FINISHED"}
+    assert len(seen) == 3
+    _assert_made_is_blenders(seen)
+
+
+@pytest.mark.parametrize("disorder", ["unsorted", "repeated"])
+def test_kept_tracks_equal_blenders_read_back_disordered_times(
+    blank_blend, tmp_path, corpus_dir, monkeypatch, disorder
+):
+    """Keys out of time order or at one time twice: Blender's F-curve update
+    sorts them, so those tracks are read back from Blender, and still equal it."""
+    bpy = blank_blend
+    _urho_model(bpy, tmp_path, (corpus_dir / "urho3d" / "Jack.mdl").read_bytes())
+    anim = ani.read((corpus_dir / "urho3d" / "Jack_Walk.ani").read_bytes())
+    times = anim.tracks[1].keys["time"]
+    assert len(times) > 4
+    if disorder == "unsorted":
+        anim.tracks[1].keys[[1, 3]] = anim.tracks[1].keys[[3, 1]]
+    else:
+        times[2] = times[1]
+    seen = _spy_keep(monkeypatch)
+    _urho_trip(bpy, tmp_path, ani.write(anim))
+    _assert_made_is_blenders(seen)
+    from rigport.operators.blender import compat
+
+    action = seen[0][0]
+    bone = anim.tracks[1].name
+    fc = next(f for f in compat.fcurves(action) if f.data_path.startswith(f'pose.bones["{bone}"]'))
+    co = np.empty(2 * len(fc.keyframe_points), np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    assert np.all(np.diff(co[0::2]) >= 0)  # Blender sorted them, unlike the file
