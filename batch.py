@@ -234,7 +234,7 @@ class _Blender:
     def import_file(self, path: str, state: dict, options: dict) -> str:
         """Import one file; what Blender could not hold is one warning on its line."""
         self.guard.take_notes()
-        summary = _line(self._import_file(path, state, options))
+        summary = self._import_file(path, state, options).line()
         notes = self.guard.take_notes()
         return summary + (f"; warning: {self.guard.summary(notes)}" if notes else "")
 

@@ -514,6 +514,14 @@ def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
     ]
 
 
+class _TakenActionNames:
+    """Whether an action already has a name, asked with the name as the file spells
+    it (``bpy.data.actions`` refuses text that is not UTF-8)."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and bpy.data.actions.get(blender_name(name)) is not None
+
+
 def build_action(
     armature: bpy.types.Object,
     anim: Animation,
@@ -529,7 +537,7 @@ def build_action(
     ``file_stem`` names the action when the clip's own name is generic or taken
     (``io_formats/names.py``; ``clips``: how many the file holds); the clip's name
     is kept for the exporter."""
-    shown = action_name(anim.name, file_stem, bpy.data.actions, clips)
+    shown = action_name(anim.name, file_stem, _TakenActionNames(), clips)
     action = bpy.data.actions.new(blender_name(shown))
     keep_name(action, anim.name or "Animation", shown=True)
     try:

@@ -253,8 +253,8 @@ REFUSED: dict[tuple[str, str], str] = {}
 #: (model, edit) -> a fragment of the warning the export writes the case with,
 #: leaving out what the format cannot hold (the sentence names the object too).
 WARNED: dict[tuple[str, str], str] = {
-    ("renderware-clump", "add-shape-key"): "1 shape key(s) left out (Morph targets: as imported",
-    ("renderware-ped", "add-shape-key"): "1 shape key(s) left out (Morph targets: as imported",
+    ("renderware-clump", "add-shape-key"): "1 shape key left out (Shape Keys: as imported",
+    ("renderware-ped", "add-shape-key"): "1 shape key left out (Shape Keys: as imported",
 }
 
 #: (model, edit) -> why the case fails today (another session's work in progress).
