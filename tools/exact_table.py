@@ -146,6 +146,7 @@ def _urho3d_cases() -> list[Case]:
         return anim
 
     cases = [
+        Case("Urho3D .mdl", "tentacle.mdl", lambda: mdl.write(u.skinned_model(n_bones=6))),
         Case("Urho3D .mdl", "unused_vertex.mdl", unused_vertex),
         Case("Urho3D .mdl", "long_names.mdl", lambda: mdl.write(long_names())),
         Case(
