@@ -116,6 +116,16 @@ def test_anim_header_kept_through_blender(blank_blend, tmp_path):
     assert len(nubs) == 2 and not any(names[k] in arm.data.bones for k in nubs)
     rot = anim.read(back).animations[0].frames.rotation[:, nubs]
     assert len(np.unique(rot.reshape(len(rot), -1), axis=0)) > 1  # keyed, not held at bind
+    from rigport.operators.unigine import exporter, settings
+
+    done = exporter.export_anim_file(
+        bpy.context, str(tmp_path / "api.anim"), arm, settings.AnimExportOptions()
+    )
+    assert (tmp_path / "api.anim").read_bytes() == data
+    assert any(
+        "carried 2 track(s) of bones the armature lacks" in t and "Bip01 Nub, Root Nub" in t
+        for t in done.infos
+    ), done.infos
 
 
 def test_clip_without_scale_gains_no_scale_box(blank_blend, tmp_path):
