@@ -116,9 +116,33 @@ def clip_to_neutral(
     t = dequantize_box(fr.translation, c.translation_min, c.translation_size)
     s = dequantize_box(fr.scale, c.scale_min, c.scale_size)
     t, q, s = decode(fr, bind[idx], t, s)
-    return to_animation(
+    anim = to_animation(
         c.name, [names[i] for i in idx], c.flag, t, q, s, stored_mask(c.flag, fr), fps, extras
     )
+    anim.settle = clip_settle(c, fps)
+    return anim
+
+
+def clip_settle(c: AnimClip, fps: float):
+    """How ``c`` stores a channel (the exact keys' ``settle``): times as file frames,
+    rotations as shorts, translations and scales as ushorts in the clip's boxes. Keys
+    Blender gives back within a rounding of the file's settle alike, so they need no
+    residue: the export writes the file's bytes from them."""
+    boxes = {
+        "translation": (c.translation_min, c.translation_size),
+        "scale": (c.scale_min, c.scale_size),
+    }
+
+    def settle(channel: str, values: np.ndarray) -> np.ndarray:
+        v = np.asarray(values, np.float64)
+        if channel == "times":
+            return on_file_frames(v * fps)
+        if channel == "rotation":
+            return quat_to_short(v)
+        lo, size = boxes[channel]
+        return quantize_box(v, lo, size).astype(np.uint16)
+
+    return settle
 
 
 def quat_to_short(q_wxyz: np.ndarray) -> np.ndarray:
@@ -247,7 +271,11 @@ def _box(
         return lo, size
     flat = values.reshape(-1, 3)
     k_lo, k_size = kept[0].astype(np.float64), kept[1].astype(np.float64)
-    inside = np.all((flat >= k_lo) & (flat <= k_lo + k_size), axis=0) if len(flat) else True
+    # a value off an edge by less than half a step, or by rounding noise, quantises
+    # onto the edge: Blender's reading of the file's own keys stays in the file's box
+    slack = np.maximum(k_size / 131070.0, BOX_NOISE * np.maximum(1.0, np.abs(k_lo) + k_size))
+    inside = (flat >= k_lo - slack) & (flat <= k_lo + k_size + slack)
+    inside = np.all(inside, axis=0) if len(flat) else True
     use = ~stored | (inside & np.isfinite(k_lo + k_size) & (k_size >= 0))
     return np.where(use, kept[0], lo).astype(np.float32), np.where(use, kept[1], size).astype(
         np.float32
