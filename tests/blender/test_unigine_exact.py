@@ -143,11 +143,11 @@ def test_clip_without_scale_gains_no_scale_box(blank_blend, tmp_path):
         assert _anim_trip(bpy, tmp_path, data) == data
     arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
     action = arm.animation_data.action
-    assert action[BOXES_KEY]
+    assert "_" + BOXES_KEY in action and BOXES_KEY not in action  # hidden, as kept data is
     # quantised keys Blender gives back within a step need no residue: the kept
     # record is digests and little else (it was larger than the file before)
     assert len(action["_rigport_exact_keys"]) < len(data) / 4
-    del action[BOXES_KEY]  # as if Blender made the clip
+    del action["_" + BOXES_KEY]  # as if Blender made the clip
     out = tmp_path / "made.anim"
     assert bpy.ops.export_anim.unigine_anim(
         filepath=str(out), frame_rate="CUSTOM", export_animations="ACTIVE"
