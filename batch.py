@@ -12,7 +12,10 @@ Commands (FILE may be a folder: its files with a known extension, sorted):
                                    with .glb .gltf .fbx .usd .usda .usdc on a side:
                                    one scene, through Blender's own add-ons
                                    [--axis-forward A] [--axis-up A] [--scale S]
-                                   [--action NAME] (cli/bridges.py)
+                                   [--action NAME] (cli/bridges.py); folders
+                                   with --to .glb: one file per model
+    Without --model, each animation of a folder goes with the model of its
+    folder whose bones its tracks name (cli/pairing.py; the report's "pairing").
     import FILE... [--save OUT.blend] [--all-lods]   one scene: models, then animations
     pack DIR OUT.pak [--lz4] [--rbfx]          codec only: a package of DIR's files
 
@@ -140,6 +143,9 @@ def _parse(path: str):
         raise err.with_path(path) from None
 
 
+REENCODED = "re-encoded bytes differ"
+
+
 def check_file(path: str) -> str:
     """Parse, re-encode and compare; returns the detail text, raises on failure."""
     fmt, obj, data = _parse(path)
@@ -148,7 +154,7 @@ def check_file(path: str) -> str:
         n = min(len(out), len(data))
         diff = next((i for i in range(n) if out[i] != data[i]), n)
         raise io_formats.codec.FormatError(
-            f"re-encoded bytes differ ({len(out)} bytes written, {len(data)} read)", diff, path
+            f"{REENCODED} ({len(out)} bytes written, {len(data)} read)", diff, path
         )
     return f"lossless ({len(data)} bytes)"
 
@@ -282,8 +288,8 @@ class _Blender:
 
 
 def _line(done) -> str:
-    """A batch handler's Result as its line."""
-    return done.line()
+    """A batch handler's Result as its line (after "wrote FILE (N bytes)")."""
+    return f", {done.line()}" if done.summary else done.line()
 
 
 _BLENDER: list[_Blender] = []
@@ -351,7 +357,7 @@ def run_task(command: str, task, options: dict, fingerprints: bool = False):
         if command == "inspect":
             data = inspect_file(task.item)
             return progress.Result.ok(task.item, data["format"], data=data)
-        detail, counts = _export_like(task.item, task.output, options)
+        detail, counts = _export_like(task.item, task.output, {**options, "model": task.model})
         return progress.Result.ok(task.item, detail, counts=counts, output=task.output)
 
     source = cli.journal.fingerprint(task.item) if fingerprints else None
@@ -378,8 +384,9 @@ def _describe(exc: BaseException, path: str) -> str:
             msg = f"{exc.path}: {msg}"
         if exc.offset is None:
             return f"error: {msg}"
-        if exc.message.startswith("re-encoded bytes differ"):
-            return f"re-encoded bytes differ at offset {exc.offset}: {msg}"
+        if exc.message.startswith(REENCODED):  # the offset goes into the sentence
+            head = msg[: len(msg) - len(exc.message)]
+            return f"{head}{REENCODED} at offset {exc.offset}{exc.message[len(REENCODED) :]}"
         return f"error at offset {exc.offset}: {msg}"
     return f"error: {type(exc).__name__}: {exc}"
 
@@ -432,6 +439,11 @@ def _parser() -> argparse.ArgumentParser:
                 "(one per kind: --to .mdl --to .ani)",
             )
             _bridge_options(s)
+            s.add_argument(
+                "--mrtk-version",
+                choices=("V11_SIMPLE", "V11_FULL", "V10"),
+                help="MRTK recordings: the version and layout written (default: as imported)",
+            )
     s = add("import", "import files into one scene (models first, then animations)")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.add_argument("--save", metavar="OUT.blend", help="save the result as a .blend file")
@@ -656,7 +668,8 @@ def _dispatch(args) -> int:
     if cmd == "convert":
         _check_convert_extensions(args)
         if _bridged(args):
-            return _convert_scene(args)
+            folders = [p for p in args.inputs if split_member(p)[1] is None and os.path.isdir(p)]
+            return _convert_library(args) if folders else _convert_scene(args)
     return _per_file(args)
 
 
@@ -706,6 +719,7 @@ def _finish(args, prog, jobs: int = 1) -> int:
                     "jobs": jobs,
                     "shard": args.shard,
                     "bpy": prog.bpy or _bpy_version(),
+                    **({"pairing": args.pairing} if getattr(args, "pairing", None) else {}),
                 },
             )
             written = True
@@ -772,9 +786,17 @@ def _import(args) -> int:
 
 
 def _bridged(args) -> bool:
-    """Whether a conversion has glTF, FBX or USD on one side (``cli/bridges.py``)."""
+    """Whether a conversion has glTF, FBX or USD on one side (``cli/bridges.py``),
+    named or in a folder among the inputs."""
     bridge_of = cli.bridges.bridge_of
-    return any(bridge_of(p) for p in [*args.inputs, args.output, *(args.to or [])])
+    to = ["FILE" + (e if e.startswith(".") else "." + e) for e in args.to or []]
+    if any(bridge_of(p) for p in [*args.inputs, args.output, *to]):
+        return True
+    folders = [
+        p for p in args.inputs if cli.members.split_member(p)[1] is None and os.path.isdir(p)
+    ]
+    walked = cli.inputs.expand(folders, args.recursive, extra=cli.bridges.extensions())
+    return any(bridge_of(t.item) for t in walked)
 
 
 def _check_convert_extensions(args) -> None:
@@ -849,18 +871,15 @@ def _convert_scene(args) -> int:
     state: dict = {"actions": []}
     rigport_options = {**vars(args), "all_lods": True}
 
-    def load(task) -> str:
-        if bridges.bridge_of(task.item):
-            return bridges.import_file(task.item, state, options)
-        line = bl.import_file(task.item, state, rigport_options)
-        if state.get("action") is not None and state["action"] not in state["actions"]:
-            state["actions"].append(state["action"])
-        return line
-
     def work(task):
         if task.skip:
             return progress.Result(task.item, progress.SKIPPED, detail=task.skip)
-        return _attempt(task.item, lambda: progress.Result.ok(task.item, load(task)))
+        return _attempt(
+            task.item,
+            lambda: progress.Result.ok(
+                task.item, _load(bl, task.item, state, options, rigport_options)
+            ),
+        )
 
     prog = progress.Progress(len(tasks) + len(outs))
     out_tasks = [inputs.Task(out) for out in outs]
@@ -879,6 +898,119 @@ def _convert_scene(args) -> int:
         return work(task)
 
     _run_list(args, [*tasks, *out_tasks], step, prog)
+    return _finish(args, prog)
+
+
+def _load(bl, item: str, state: dict, options: dict, rigport_options: dict) -> str:
+    """Import one file into the scene ``state`` describes: glTF, FBX or USD through
+    Blender, else RigPort's importer (its action joins ``state["actions"]``)."""
+    bridges = cli.bridges
+    if bridges.bridge_of(item):
+        return bridges.import_file(item, state, options)
+    line = bl.import_file(item, state, rigport_options)
+    if state.get("action") is not None and state["action"] not in state["actions"]:
+        state["actions"].append(state["action"])
+    return line
+
+
+def _bridge_targets(args) -> list[str]:
+    """``--to``'s extensions, lower case with their dot; a usage error for an unknown one."""
+    known = [*io_formats.registry.extensions(), *cli.bridges.extensions()]
+    out = []
+    for ext in args.to or []:
+        ext = (ext if ext.startswith(".") else "." + ext).lower()
+        if ext not in known:
+            raise UsageError(f"--to {ext}: unknown extension (expected {', '.join(sorted(known))})")
+        out.append(ext)
+    return out
+
+
+def _library_groups(args, tasks: list) -> tuple[list, dict[str, list[str]]]:
+    """The scenes of a library conversion: one Task per model or glTF, FBX or USD
+    file, in list order (animations, and files no scene takes, as skipped Tasks),
+    and the animations pairing gives each model."""
+    inputs, bridges, kind_of = cli.inputs, cli.bridges, cli.outputs.kind_of
+    kinds = {t.item: kind_of(t.item) for t in tasks if not t.skip and not bridges.bridge_of(t.item)}
+    found = cli.pairing.pair([p for p, k in kinds.items() if k in ("model", "animation")])
+    if kinds:
+        args.pairing = found.to_json()
+        for line in found.lines():
+            print(line, flush=True)
+    groups = []
+    for task in tasks:
+        kind = kinds.get(task.item)
+        if task.skip or bridges.bridge_of(task.item) or kind == "model":
+            groups.append(task)
+        elif kind == "animation" and task.item in found.model:
+            continue  # it goes with its model
+        elif kind == "animation":
+            groups.append(
+                inputs.Task(task.item, task.root, skip=f"unpaired: {found.unpaired[task.item]}")
+            )
+        else:
+            groups.append(inputs.Task(task.item, task.root, skip=f"a {kind} file is not converted"))
+    animations: dict[str, list[str]] = {}
+    for anim, model in found.model.items():
+        animations.setdefault(model, []).append(anim)
+    return groups, animations
+
+
+def _convert_library(args) -> int:
+    """``convert`` of folders with glTF, FBX or USD on a side: one scene per model
+    (with the animations pairing gives it) or per glTF, FBX or USD file, each written
+    as OUT/<its path>.<ext> for every ``--to``; sharded like the per-file commands."""
+    inputs, progress, bridges = cli.inputs, cli.progress, cli.bridges
+    if args.resume or args.model:
+        raise UsageError(
+            "--resume and --model do not apply to converting folders to or from glTF, FBX or USD"
+        )
+    inputs.check_output_folder(args.output)
+    exts = _bridge_targets(args)
+    if not exts:
+        raise UsageError(f"{args.output}: converting folders needs --to EXT (e.g. --to .glb)")
+    for ext in exts:
+        if not bridges.bridge_of("FILE" + ext):
+            _kind_for_export(os.path.join(args.output, "FILE" + ext))  # a model or animation
+    options = {
+        "axis_forward": args.bridge_forward,
+        "axis_up": args.bridge_up,
+        "scale": args.bridge_scale,
+        "action": args.bridge_actions,
+    }
+    tasks = inputs.expand(args.inputs, args.recursive, extra=bridges.extensions())
+    bridges.check_options(options, [t.item for t in tasks] + exts)
+    groups, animations = _library_groups(args, tasks)
+    if args.shard:
+        groups = inputs.shard(groups, *inputs.parse_shard(args.shard))
+    anchor = inputs.common_anchor(tasks)
+    bl = blender()
+    rigport_options = {**vars(args), "all_lods": True}
+
+    def scene(task) -> str:
+        base = os.path.join(args.output, os.path.splitext(inputs.relative_name(task, anchor))[0])
+        os.makedirs(os.path.dirname(os.path.abspath(base)), exist_ok=True)
+        bl.reset()
+        state: dict = {"actions": []}
+        with_ = animations.get(task.item, [])
+        lines = [_load(bl, item, state, options, rigport_options) for item in [task.item, *with_]]
+        stem = os.path.basename(base)
+        written = [_write_scene(bl, base + ext, state, options, True, stem) for ext in exts]
+        took = [f"with {', '.join(os.path.basename(a) for a in with_)}"] if with_ else []
+        return "; ".join([lines[0], *took, *written])
+
+    def step(task):
+        if task.skip:
+            return progress.Result(task.item, progress.SKIPPED, detail=task.skip)
+        return _attempt(task.item, lambda: progress.Result.ok(task.item, scene(task)))
+
+    journal = None
+    if args.report:
+        journal = cli.journal.Journal(
+            args.report,
+            {"command": "convert", "arguments": args.argv, "jobs": 1, "shard": args.shard},
+        )
+    prog = progress.Progress(len(groups), sys.stdout, journal)
+    _run_list(args, groups, step, prog)
     return _finish(args, prog)
 
 
@@ -957,13 +1089,18 @@ def _per_file(args) -> int:
     if cmd in ("check", "inspect"):
         tasks = inputs.expand(args.files, args.recursive, open_containers=cmd == "check")
     else:
-        tasks = cli.outputs.plan(
+        tasks, found = cli.outputs.plan_paired(
             cmd, args.inputs, args.output, args.recursive, args.model, getattr(args, "to", None)
         )
+        if found is not None:
+            args.pairing = found.to_json()
+            for line in found.lines():
+                print(line, flush=True)
     if args.shard:
         tasks = inputs.shard(tasks, *inputs.parse_shard(args.shard))
     stream = sys.stderr if cmd == "inspect" else sys.stdout  # stdout is the JSON document
-    options = {k: v for k, v in vars(args).items() if k in ("model", "to", "all_lods")}
+    kept = ("model", "to", "all_lods", "mrtk_version")
+    options = {k: v for k, v in vars(args).items() if k in kept}
     carried = _resumed(args, tasks, stream)
     todo = sum(1 for i, t in enumerate(tasks) if not t.skip and i not in carried)
     jobs = max(1, min(args.jobs or _default_jobs(cmd, tasks), todo))

@@ -3,6 +3,7 @@
 ``members``: files inside containers (``PACKAGE.pak:path/inside.mdl``);
 ``inputs``: the file list of a run (folders walked, packages opened, shards);
 ``outputs``: where ``roundtrip`` and ``convert`` write each file;
+``pairing``: which model each animation of a library goes with;
 ``progress``: per-file results, progress lines, the summary and the JSON report;
 ``pool``: worker processes for ``--jobs N``; ``journal``: the report as the run
 goes, and ``--resume``. Nothing here imports bpy.

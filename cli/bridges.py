@@ -22,6 +22,7 @@ import os
 import struct
 from dataclasses import dataclass
 
+from ..io_formats.codec.errors import counted
 from . import UsageError, members
 
 AXES = ("X", "Y", "Z", "-X", "-Y", "-Z")
@@ -163,7 +164,7 @@ def _taken(actions: list, name: str) -> bool:
 
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    return counted(n, noun, plural)
 
 
 def _fbx_axes(options: dict) -> dict:

@@ -21,19 +21,27 @@ from . import UsageError, members
 class Task:
     """One file of a run. ``root`` is the folder argument a walk found it under
     (None for a file named on the command line); ``skip`` says why it is not
-    processed; ``output`` is where a converting command writes it."""
+    processed; ``output`` is where a converting command writes it; ``model`` is
+    the skeleton of an animation (``--model``, or the model pairing chose)."""
 
     item: str
     root: str | None = None
     output: str | None = None
     skip: str | None = None
+    model: str | None = None
 
     @property
     def named(self) -> bool:
         return self.root is None
 
     def to_json(self) -> dict:
-        return {"item": self.item, "root": self.root, "output": self.output, "skip": self.skip}
+        return {
+            "item": self.item,
+            "root": self.root,
+            "output": self.output,
+            "skip": self.skip,
+            "model": self.model,
+        }
 
 
 def _needs_sniff(ext: str) -> bool:
@@ -49,10 +57,11 @@ def _head(path: str) -> bytes | None:
         return None  # the command reports the file it cannot read
 
 
-def walk(folder: str, recursive: bool) -> list[Task]:
-    """The files under ``folder`` with a known extension, sorted by their path
-    relative to it (``/``-separated). Hidden files and folders are left out."""
-    known = set(registry.extensions())
+def walk(folder: str, recursive: bool, extra: list[str] | None = None) -> list[Task]:
+    """The files under ``folder`` with a known extension (or one of ``extra``: the
+    glTF, FBX and USD a conversion takes), sorted by their path relative to it
+    (``/``-separated). Hidden files and folders are left out."""
+    known = set(registry.extensions()) | set(extra or [])
     found: list[str] = []
     for here, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".")] if recursive else []
@@ -89,7 +98,7 @@ def expand(
     tasks: list[Task] = []
     for path in paths:
         if members.split_member(path)[1] is None and os.path.isdir(path):
-            found = walk(path, recursive)
+            found = walk(path, recursive, extra)
         else:
             if members.ext(path) not in known:
                 raise UsageError(
@@ -121,16 +130,27 @@ def shard(tasks: list[Task], k: int, n: int) -> list[Task]:
     return tasks[k - 1 :: n]
 
 
-def relative_name(task: Task) -> str:
+def relative_name(task: Task, anchor: str | None = None) -> str:
     """The path a converting command recreates under its output folder: relative
-    to the walked folder, the member's path for a file in a container, else the
-    file's own name."""
+    to the walked folder (to ``anchor``, the folder the walked folders share, when
+    there are several, so that ``lib/a/x.mdl`` and ``lib/b/x.mdl`` stay apart as
+    ``a/x.mdl`` and ``b/x.mdl``), the member's path for a file in a container,
+    else the file's own name."""
     container, member = members.split_member(task.item)
     if member is not None:
         return member.replace("\\", "/")
     if task.root is not None:
-        return os.path.relpath(task.item, task.root)
+        return os.path.relpath(task.item, anchor or task.root)
     return os.path.basename(task.item)
+
+
+def common_anchor(tasks: list[Task]) -> str | None:
+    """The folder several walked folders share (None with one or none): outputs keep
+    each walked folder's own name below OUT."""
+    roots = sorted({os.path.abspath(t.root) for t in tasks if t.root is not None})
+    if len(roots) < 2:
+        return None
+    return os.path.commonpath(roots)
 
 
 def _probe(path: str, folder: str) -> None:

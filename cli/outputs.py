@@ -14,7 +14,7 @@ import os
 
 from ..io_formats import registry
 from ..io_formats.codec import FormatError
-from . import UsageError, inputs, members
+from . import UsageError, inputs, members, pairing
 
 
 def kind_of(path: str) -> str:
@@ -39,6 +39,9 @@ def _label(path: str) -> str:
         return members.ext(path)
 
 
+NEEDS_MODEL = "{}: an animation needs --model MODEL for its skeleton"
+
+
 def problem(command: str, src: str, out: str, model: str | None) -> str | None:
     """Why ``command`` cannot write ``src`` to ``out``, or None."""
     in_kind, out_kind = kind_of(src), kind_of(out)
@@ -52,7 +55,7 @@ def problem(command: str, src: str, out: str, model: str | None) -> str | None:
             "have different extensions (use convert)"
         )
     if in_kind == "animation" and not model:
-        return f"{src}: an animation needs --model MODEL for its skeleton"
+        return NEEDS_MODEL.format(src)
     if os.path.abspath(out) == os.path.abspath(src):
         return f"{out}: the output would overwrite its input"
     return None
@@ -81,6 +84,37 @@ def plan(
 ) -> list[inputs.Task]:
     """The tasks of ``roundtrip``/``convert`` with their outputs; output folders
     are created below OUT, which must exist and be writable."""
+    return plan_paired(command, paths, out, recursive, model, to)[0]
+
+
+def _pair(tasks: list[inputs.Task], model: str | None) -> pairing.Pairing | None:
+    """Each animation's model: ``--model`` for all, else the one ``pairing`` finds
+    (None when there is no animation to pair)."""
+    kinds = {t.item: kind_of(t.item) for t in tasks if not t.skip}
+    if model:
+        for task in tasks:
+            if kinds.get(task.item) == "animation":
+                task.model = model
+        return None
+    if "animation" not in kinds.values():
+        return None
+    found = pairing.pair([p for p, k in kinds.items() if k in ("model", "animation")])
+    for task in tasks:
+        if task.item in found.model:
+            task.model = found.model[task.item]
+    return found
+
+
+def plan_paired(
+    command: str,
+    paths: list[str],
+    out: str,
+    recursive: bool = False,
+    model: str | None = None,
+    to: list[str] | None = None,
+) -> tuple[list[inputs.Task], pairing.Pairing | None]:
+    """:func:`plan`, and how the animations were paired with models (None with
+    ``--model``, one input, or no animation)."""
     if model:
         inputs.expand([model])  # a usage error for an unknown extension
         if kind_of(model) != "model":
@@ -94,19 +128,22 @@ def plan(
     ):
         inputs.check_output_file(out)
         tasks[0].output = out
+        tasks[0].model = model
         reason = problem(command, tasks[0].item, out, model)
         if reason:
             raise UsageError(reason)
-        return tasks
+        return tasks, None
     inputs.check_output_folder(out)
     targets = _targets(to)
     if command == "convert" and not targets:
         raise UsageError(f"{out}: converting into a folder needs --to EXT (e.g. --to .dff)")
+    found = _pair(tasks, model)
+    anchor = inputs.common_anchor(tasks)
     seen: dict[str, str] = {}
     for task in tasks:
         if task.skip:
             continue
-        name = inputs.relative_name(task)
+        name = inputs.relative_name(task, anchor)
         if command == "convert":
             kind = kind_of(task.item)
             if kind not in targets:
@@ -114,7 +151,9 @@ def plan(
                 continue
             name = os.path.splitext(name)[0] + targets[kind]
         task.output = os.path.join(out, name)
-        reason = problem(command, task.item, task.output, model)
+        reason = problem(command, task.item, task.output, task.model)
+        if reason == NEEDS_MODEL.format(task.item) and found and task.item in found.unpaired:
+            reason = f"{task.item}: unpaired: {found.unpaired[task.item]}"
         key = os.path.normcase(os.path.abspath(task.output))
         if not reason and key in seen:
             reason = f"its output {task.output} is also the output of {seen[key]}"
@@ -124,4 +163,4 @@ def plan(
         seen.setdefault(key, task.item)
         if not reason:
             os.makedirs(os.path.dirname(os.path.abspath(task.output)), exist_ok=True)
-    return tasks
+    return tasks, found

@@ -1,9 +1,8 @@
 """Sample files of all five formats, made by RigPort's own writers (no bpy).
 
 ``write_library(folder, count)`` writes ``count`` files, cycling through the
-formats, each a little different (size and seed vary with its number); the
-first five are the demo's assets. Used by ``demo/run_demo.py``,
-``bench/batch_bench.py`` and the tests as ``rigport.demo.sample_library``; it
+formats, each a little different (size and seed vary with its number). Used
+by ``bench/batch_bench.py`` and the tests as ``rigport.demo.sample_library``; it
 needs the package ``rigport`` loaded (``loader.py``).
 """
 
@@ -17,6 +16,7 @@ from rigport.io_formats.bonespro import structure as b_struct
 from rigport.io_formats.mrtk import recording as k_rec
 from rigport.io_formats.renderware import dff as r_dff
 from rigport.io_formats.unigine import mesh as g_mesh
+from rigport.io_formats.urho3d import ani as u_ani
 from rigport.io_formats.urho3d import mdl as u_mdl
 from rigport.samples import bonespro as b_samples
 from rigport.samples import mrtk as k_samples
@@ -76,4 +76,38 @@ def write_library(folder: Path, count: int) -> list[tuple[str, Path]]:
         path = sub / f"{name.lower()}_{i // len(made):04d}{ext}"
         path.write_bytes(make(i // len(made)))
         out.append((name, path))
+    return out
+
+
+# Characters of a library run: (folder, model stem, bones, animation stems).
+# Two folders hold a ``Hero.mdl`` and a ``Hero_Walk.ani`` of different
+# skeletons; ``Clip.ani`` fits Ogre by its bones alone; ``Stray.ani`` fits none.
+CHARACTERS = (
+    ("a", "Hero", 5, ("Hero_Walk", "Hero_Run")),
+    ("a", "Ogre", 7, ("Ogre_Walk", "Clip")),
+    ("b", "Hero", 6, ("Hero_Walk",)),
+)
+
+
+def write_characters(folder: Path, take_name: str = "Take 001") -> dict[str, list[Path]]:
+    """Urho3D characters with their animations in two subfolders of ``folder``
+    (see ``CHARACTERS``), every animation named ``take_name`` inside, plus
+    ``b/Stray.ani`` whose tracks name bones no model has. The animation files
+    of each model, by the model's path."""
+    out: dict[str, list[Path]] = {}
+    for i, (sub, stem, n_bones, anims) in enumerate(CHARACTERS):
+        model = u_samples.skinned_model(n_bones=n_bones, grid=(12 + i, 6), morphs=1)
+        for bone in model.bones:
+            bone.name = bone.name.replace("Tentacle", f"{stem}{n_bones}")
+        path = folder / sub / f"{stem}.mdl"
+        os.makedirs(path.parent, exist_ok=True)
+        path.write_bytes(u_mdl.write(model))
+        out[str(path)] = []
+        for k, anim in enumerate(anims):
+            clip = u_samples.walk_animation(model, n_keys=9 + k, name=take_name, cycles=1 + k)
+            anim_path = folder / sub / f"{anim}.ani"
+            anim_path.write_bytes(u_ani.write(clip))
+            out[str(path)].append(anim_path)
+    stray = u_samples.walk_animation([f"Ghost_{j}" for j in range(4)], n_keys=5, name=take_name)
+    (folder / "b" / "Stray.ani").write_bytes(u_ani.write(stray))
     return out

@@ -127,7 +127,7 @@ class Importable:
     kind it imports (in the order they are built: models before what goes on
     them), ``kind_of`` tells a member's kind by its name; ``noun`` ("archive",
     "package") and ``what`` ("a model or an animation") word its refusals,
-    ``labels`` (kind: plural) its summary ("2 models, 1 animations")."""
+    ``labels`` (kind: noun) its summary ("2 models, 1 animation")."""
 
     container: str
     readers: dict[str, Callable[[bytes], Any]]

@@ -22,7 +22,7 @@ from .blender import guard
 from .blender.snapshot import SceneState
 from .common import FileBrowserList, Progress, import_failed
 from .conventions import FrameRateOptions, select_imported
-from .result import Result, report
+from .result import Result, counted, report
 
 #: ``build(context, archive, member, so_far)``: one member into the scene, after
 #: the members ``so_far`` made (their objects, armature and actions).
@@ -55,7 +55,7 @@ def import_members(
         done.take_back()
         raise
     done.summary = ", ".join(
-        f"{sum(m.kind == kind for m in members)} {label}" for kind, label in spec.labels.items()
+        counted(sum(m.kind == kind for m in members), label) for kind, label in spec.labels.items()
     )
     return done
 

@@ -19,7 +19,7 @@ from .blender import guard
 from .blender.actions import keep_all
 from .blender.snapshot import SceneState
 from .conventions import select_imported
-from .result import Result, report
+from .result import Result, counted, report
 
 T = TypeVar("T")
 
@@ -381,7 +381,7 @@ def batch_add_built(state: dict, built: Result) -> str:
         state["armature"] = built.armature
     state.setdefault("objects", []).extend(built.objects)
     arm = f", armature {built.armature.name}" if built.armature is not None else ""
-    return f"{len(built.objects)} objects{arm}"
+    return f"{counted(len(built.objects), 'object')}{arm}"
 
 
 def batch_meshes(state: dict) -> list:

@@ -76,19 +76,19 @@ class ExportScope:
     """Mixin for exporters: which objects, and whether modifiers are applied."""
 
     use_selection: BoolProperty(
-        name="Selected Only",
+        name="Selected Objects",
         default=False,
         description="Export selected objects only",
     )
     use_visible: BoolProperty(
-        name="Visible Only",
+        name="Visible Objects",
         default=False,
         description="Export visible objects only",
     )
     use_active_collection: BoolProperty(
         name="Active Collection",
         default=False,
-        description="Export only objects of the active collection (and its children)",
+        description="Export only objects from the active collection (and its children)",
     )
     collection: StringProperty(
         name="Source Collection",
@@ -100,8 +100,8 @@ class ExportScope:
     apply_modifiers: BoolProperty(
         name="Apply Modifiers",
         default=True,
-        description="Export meshes as their modifiers make them (Armature modifiers excepted: "
-        "the skin is exported). Shape keys are kept when the modifiers keep the vertex count",
+        description="Apply modifiers to mesh objects (except Armature ones: the skin is "
+        "exported). Shape keys are kept when the modifiers keep the vertex count",
     )
 
     def scope_objects(self, context, types: tuple[str, ...] = ("MESH",)) -> list:

@@ -15,6 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..io_formats.codec.errors import counted, noun_for
+
+__all__ = ["Level", "Message", "Result", "counted", "noun_for", "report"]
+
 
 class Level(enum.Enum):
     """How much a message matters; the values are Blender's report types."""

@@ -4,7 +4,7 @@ A small rig (names with spaces, a parent written after its child, scaled and
 rotated bind pose, node transforms offset from the bone transforms, vertices
 with one to four weights) and its animation in every export mode and header
 setting, plus :func:`decorate` which rewrites a file with comments and odd
-whitespace.
+whitespace and :func:`other_writer` which formats its numbers as other writers do.
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ from ..io_formats.bonespro.convert import (
 )
 from ..io_formats.bonespro.euler import euler_to_matrix
 from ..io_formats.bonespro.structure import Structure
+from ..io_formats.bonespro.text import split_text
+
+#: Number formats of other writers: C's fixed six decimals (3ds Max's own exporters;
+#: "-0.000000" for a small negative), exponents, and seven significant digits.
+OTHER_FORMATS = {"fixed": "%.6f", "exponent": "%.6e", "short": "%.7g"}
 
 NAMES = ["Bip01", "Bip01 Pelvis", "Bip01 Spine", "Bip01 L Thigh", "Bip01 R Thigh", "Tail Tip"]
 PARENTS = [-1, 0, 1, 5, 1, 1]  # bone 3 hangs under bone 5, written after it
@@ -175,7 +180,7 @@ def decorate(data: bytes, seed: int = 0) -> bytes:
     tokens), tabs, runs of spaces, CRLF and LF line ends and blank lines."""
     rng = np.random.default_rng(seed)
     out = ["// BonesPro export, decorated by RigPort's tests\r\n", "  \t\n"]
-    for i, line in enumerate(data.decode("ascii").split("\n")):
+    for i, line in enumerate(data.decode("utf-8").split("\n")):
         if not line:
             continue
         pick = int(rng.integers(0, 6))
@@ -195,4 +200,21 @@ def decorate(data: bytes, seed: int = 0) -> bytes:
             out.append("  ".join(words) + "\r\n")
         else:
             out.append(" \t ".join(words) + "\n")
-    return "".join(out).encode("ascii")
+    return "".join(out).encode("utf-8")
+
+
+def other_writer(data: bytes, style: str = "fixed") -> bytes:
+    """The same file with every number that is not a whole one (counts and indices stay)
+    written in :data:`OTHER_FORMATS` ``style`` instead of RigPort's ``%.9g``: values
+    within 5e-7 of the file's, in another text."""
+    fmt = OTHER_FORMATS[style]
+    tokens, gaps = split_text(data.decode("utf-8"))
+    out = []
+    for gap, tok in zip(gaps, tokens, strict=False):
+        try:
+            value = float(tok)
+        except ValueError:
+            value = None
+        whole = tok.lstrip("-").isdigit()
+        out.append(gap + (tok if value is None or whole else fmt % value))
+    return ("".join(out) + gaps[-1]).encode("utf-8")

@@ -518,6 +518,71 @@ def skinned_model(
     )
 
 
+def with_unused_vertex(
+    model: mdl.Model, vertex_buffer: int = 0, at: int | None = None
+) -> mdl.Model:
+    """``model`` with one more vertex in ``vertex_buffer`` that no draw uses, at
+    place ``at`` (default: the middle), as some engine files have: a copy of the
+    vertex there, moved along its normal so that it is no other vertex's twin.
+    Indices, morph indices and the morph range after it shift by one."""
+    vb = model.vertex_buffers[vertex_buffer]
+    at = vb.count // 2 if at is None else at
+    extra = vb.data[at : at + 1].copy()
+    extra["position0"] += np.float32(0.05) * extra["normal0"] + np.float32(0.01)
+    vb.data = np.concatenate([vb.data[:at], extra, vb.data[at:]])
+    for geo in model.geometries:
+        for d in geo.lods:
+            if d.vertex_buffer != vertex_buffer:
+                continue
+            ib = model.index_buffers[d.index_buffer].indices
+            part = ib[d.index_start : d.index_start + d.index_count]
+            part[part >= at] += 1
+    for m in model.morphs:
+        for mb in m.buffers:
+            if mb.vertex_buffer == vertex_buffer:
+                mb.data["index"][mb.data["index"] >= at] += 1
+    if vb.morph_count and vb.morph_start >= at:
+        vb.morph_start += 1
+    elif vb.morph_count and vb.morph_start + vb.morph_count > at:
+        vb.morph_count += 1
+    return model
+
+
+def lod_buffer_model(**kwargs) -> mdl.Model:
+    """:func:`skinned_model` with two LODs (no morphs), whose LOD 1 draws from a
+    vertex and an index buffer of its own (the vertices it uses, in order), as
+    exporters that write a buffer per LOD do."""
+    model = skinned_model(lods=2, morphs=0, **kwargs)
+    vb = model.vertex_buffers[0]
+    ib = model.index_buffers[0].indices
+    lod1 = [geo.lods[1] for geo in model.geometries]
+    idx = np.concatenate([ib[d.index_start : d.index_start + d.index_count] for d in lod1])
+    used = np.unique(idx)
+    model.index_buffers[0].indices = ib[: min(d.index_start for d in lod1)]
+    model.vertex_buffers.append(mdl.VertexBuffer(vb.elements, vb.data[used], 0, 0, vb.legacy_mask))
+    model.index_buffers.append(mdl.IndexBuffer(np.searchsorted(used, idx).astype(ib.dtype)))
+    start = 0
+    for d in lod1:
+        d.vertex_buffer, d.index_buffer, d.index_start = 1, 1, start
+        start += d.index_count
+    return model
+
+
+#: Bone names Blender cannot hold: 70 bytes, empty, and two equal to the first in
+#: their first 63 bytes (Blender cuts names to 63 bytes, then makes them unique).
+UNHELD_BONE_NAMES = ("B" * 70, "", "B" * 63 + "Tail", "B" * 63)
+
+
+def with_unheld_bone_names(model: mdl.Model) -> mdl.Model:
+    """``model`` with bones 1 to 4 named :data:`UNHELD_BONE_NAMES` (it needs at
+    least 5 bones)."""
+    if len(model.bones) < 5:
+        raise ValueError("the model needs at least 5 bones")
+    for bone, name in zip(model.bones[1:5], UNHELD_BONE_NAMES, strict=True):
+        bone.name = name
+    return model
+
+
 # --------------------------------------------------------------------------
 # walk cycle
 # --------------------------------------------------------------------------

@@ -8,8 +8,12 @@ from collections.abc import Iterator
 import bpy
 from bpy.app.handlers import persistent
 
-from ..operators.blender import kept_keys
-from .report import describe
+from ..operators.blender import fingerprint, kept_keys
+from .report import Report, describe, mesh_edited, n
+
+#: Above this many vertices draw() does not hash the mesh (about 7 ms at 100,000
+#: vertices for topology and positions, on every redraw): the panel says so.
+FULL_COMPARE_LIMIT = 100_000
 
 
 def _actions_of(obj) -> Iterator:
@@ -113,6 +117,56 @@ class OBJECT_OT_rigport_forget_kept(bpy.types.Operator):
     def unregister(cls) -> None:
         if migrate_on_load in bpy.app.handlers.load_post:
             bpy.app.handlers.load_post.remove(migrate_on_load)
+
+
+def kept_mesh_rows(
+    obj,
+    r: Report,
+    key: str | None,
+    kept: str,
+    rebuilt: str,
+    moved: str | None = None,
+    counts: bool = True,
+) -> None:
+    """The panel's rows on whether the data a format kept at import (``kept``, in
+    words) still describes ``obj``'s mesh, and what the next export rebuilds
+    (``rebuilt``) when it does not: by the fingerprint stored under ``key`` at
+    import (the rule the exporters compare by), else by the import's counts
+    (unless ``counts`` is False). ``moved``: the row for moved vertices, when the
+    format says more than that the kept data stays and bounds are recomputed.
+
+    Runs in draw(): it hashes topology and positions only, and nothing above
+    :data:`FULL_COMPARE_LIMIT` vertices. No cache: Blender gives a mesh no edit
+    counter, so a cached answer could miss an edit made from Python."""
+    if obj is None or obj.type != "MESH":
+        return
+    old = fingerprint.stored(obj, key) if key else None
+    if old is None:
+        if not counts:
+            return
+        edited = mesh_edited(obj)
+        if edited:
+            r.changes.append(f"the mesh's faces changed: the next export rebuilds {rebuilt}")
+        elif edited is not None:
+            r.kept.append(f"{kept} still matches the mesh's vertex and face counts")
+        return
+    if len(obj.data.vertices) > FULL_COMPARE_LIMIT:
+        r.kept.append(
+            f"edits not checked while drawing (over {n(FULL_COMPARE_LIMIT)} vertices): "
+            "export compares the mesh with the import"
+        )
+        return
+    parts = tuple(p for p in (fingerprint.TOPOLOGY, fingerprint.POSITIONS) if p in old)
+    now = fingerprint.compute(obj.data, parts)
+    changed = {p for p in parts if now[p] != old[p]}
+    if fingerprint.TOPOLOGY in changed:
+        r.changes.append(f"the mesh's faces changed: the next export rebuilds {rebuilt}")
+    elif fingerprint.POSITIONS in changed:
+        r.changes.append(
+            moved or f"vertices moved: {kept} is kept, bounds recomputed from the mesh"
+        )
+    else:
+        r.kept.append(f"{kept} still matches the mesh's faces and positions")
 
 
 def draw_report(layout, obj) -> None:

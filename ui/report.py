@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..io_formats.codec.errors import noun_for
 from ..io_formats.global_transform import split
 from ..operators import format_parts
 from ..operators.blender import guard, kept_keys
@@ -49,7 +50,7 @@ def n(value: int) -> str:
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{n(count)} {word if count == 1 else (many or word + 's')}"
+    return f"{n(count)} {noun_for(count, word, many)}"
 
 
 def json_value(value):

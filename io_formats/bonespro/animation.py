@@ -8,12 +8,13 @@ units); :mod:`.convert` turns them into matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..codec import FormatError
 from .euler import ORDERS
-from .text import COUNT_LIMIT, Tokens, format_numbers
+from .text import COUNT_LIMIT, KeptText, Tokens, format_numbers, keep_text
 
 BONES = "Bones"
 MESH_ABSOLUTE = "Mesh (absolute)"
@@ -61,6 +62,9 @@ class Animation:
     block_counts: np.ndarray | None = None  # (Nf, Nb) int32
     block_vertices: np.ndarray | None = None  # (total,) int32
     block_positions: np.ndarray | None = None  # (total, 3) float64
+    # The file read (another writer's text): :func:`write` keeps its text (see
+    # ``text.keep_text``).
+    source: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def transform_width(self) -> int:
@@ -90,6 +94,7 @@ def read(data: bytes) -> Animation:
     step = tok.number("Step")
     anim = Animation(nb, nv, nf, mode, system, representation, order, units, first, last, step)
     anim.quoted = quoted
+    anim.source = data
     if nf > EMPTY_FRAME_LIMIT and _values_per_frame(anim) == 0:
         raise tok.error(
             f"{nf} frames that hold no values: nothing in the file backs a count above "
@@ -197,7 +202,34 @@ def _word(text: str, quoted: bool) -> str:
 
 
 def write(a: Animation) -> bytes:
-    """The animation file as text, laid out as in the specification."""
+    """The animation file as text: the text of the file it was read from, as far as
+    its values are unchanged (:func:`write_kept`), else RigPort's."""
+    return write_kept(a).data
+
+
+def write_kept(a: Animation) -> KeptText:
+    """:func:`write`, with how many values it wrote RigPort's way and why the file's own
+    text is not kept, if it is not (``text.keep_text``)."""
+    ours = _write(a)
+    if a.source is None:
+        return KeptText(ours)
+    try:
+        canonical = _write(read(a.source))
+    except FormatError as err:
+        return KeptText(ours, 0, f"the file's own text is not kept: it cannot be read ({err})")
+    return keep_text(ours, a.source, canonical)
+
+
+def foreign_text(a: Animation) -> bytes | None:
+    """The text ``a`` was read from when RigPort writes its values differently (what
+    an import keeps for the export), else None."""
+    if a.source is None or _write(a) == a.source:
+        return None
+    return a.source
+
+
+def _write(a: Animation) -> bytes:
+    """RigPort's text of the animation, laid out as in the specification."""
     q = a.quoted
     parts = [
         f"{a.bone_count}\n{a.vertex_count}\n{a.frame_count}\n",

@@ -7,12 +7,13 @@ form (``p' = p R + T``), shape (N, 4, 3).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..codec import FormatError
 from ..transforms import parent_first_order
-from .text import Tokens, format_numbers
+from .text import KeptText, Tokens, format_numbers, keep_text
 
 BONE_VALUES = 3 + 12 + 12  # box, bone transform, node transform
 
@@ -28,6 +29,9 @@ class Structure:
     weight_counts: np.ndarray  # (Nv,) int32: Nbv per vertex
     weight_bones: np.ndarray  # (sum Nbv,) int32, vertex by vertex in file order
     weights: np.ndarray  # (sum Nbv,) float64
+    # The file read (another writer's text): :func:`write` keeps its text (see
+    # ``text.keep_text``).
+    source: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def weight_starts(self) -> np.ndarray:
@@ -70,6 +74,7 @@ def read(data: bytes) -> Structure:
         counts,
         bones,
         weights,
+        data,
     )
 
 
@@ -119,8 +124,35 @@ def _read_vertices(
 
 
 def write(s: Structure) -> bytes:
-    """The structure file as text, one value group per line as the specification lays it
-    out (UTF-8; plain ASCII unless a bone name is not)."""
+    """The structure file as text: the text of the file it was read from, as far as
+    its values are unchanged (:func:`write_kept`), else RigPort's."""
+    return write_kept(s).data
+
+
+def write_kept(s: Structure) -> KeptText:
+    """:func:`write`, with how many values it wrote RigPort's way and why the file's own
+    text is not kept, if it is not (``text.keep_text``)."""
+    ours = _write(s)
+    if s.source is None:
+        return KeptText(ours)
+    try:
+        canonical = _write(read(s.source))
+    except FormatError as err:
+        return KeptText(ours, 0, f"the file's own text is not kept: it cannot be read ({err})")
+    return keep_text(ours, s.source, canonical)
+
+
+def foreign_text(s: Structure) -> bytes | None:
+    """The text ``s`` was read from when RigPort writes its values differently (what
+    an import keeps for the export), else None."""
+    if s.source is None or _write(s) == s.source:
+        return None
+    return s.source
+
+
+def _write(s: Structure) -> bytes:
+    """RigPort's text of the structure, one value group per line as the specification
+    lays it out (UTF-8; plain ASCII unless a bone name is not)."""
     nb, nv = len(s.names), len(s.positions)
     for name in s.names:
         if ">" in name or "\n" in name or "\r" in name:

@@ -10,8 +10,11 @@ number. Line numbers are worked out only when an error is reported.
 
 from __future__ import annotations
 
+import base64
 import re
 import warnings
+import zlib
+from typing import NamedTuple
 
 import numpy as np
 
@@ -191,3 +194,117 @@ def format_numbers(values: np.ndarray, per_line: int, fmt: str = "%.9g") -> str:
         return ""
     line = " ".join([fmt] * per_line) + "\n"
     return (line * len(flat)) % tuple(flat.ravel().tolist())
+
+
+# ------------------------------------------------------------------ another writer's text
+# A token and the whitespace and comments before it, as the reader sees them (names
+# first, so "//" inside <...> is a name's; a comment may follow a token without a space).
+_GAP_AND_TOKEN = re.compile(
+    r"((?:\s+|//[^\n]*)*)"  # the gap
+    r"(<[^>\n]*>|[^\s</]+(?:/(?!/)[^\s</]*)*|/(?!/)[^\s</]*(?:/(?!/)[^\s</]*)*|<)"  # the token
+)
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """The text of a file and its encoding, as :class:`Tokens` reads it."""
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+def split_text(text: str) -> tuple[list[str], list[str]]:
+    """(tokens, gaps): ``gaps[i]`` is the whitespace and comments before ``tokens[i]``
+    (``gaps[-1]`` what follows the last token); a byte-order mark is part of the first."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    pairs = _GAP_AND_TOKEN.findall(text, len(bom))
+    gaps = [gap for gap, _ in pairs]
+    tokens = [tok for _, tok in pairs]
+    end = len(bom) + len("".join(gaps)) + len("".join(tokens))
+    gaps.append(text[end:])
+    if gaps:
+        gaps[0] = bom + gaps[0]
+    return tokens, gaps
+
+
+def _tokens(text: str) -> list[str]:
+    """The tokens of :func:`split_text` alone (faster for text without comments, such as
+    RigPort's own)."""
+    return _TOKEN.findall(text) if "//" not in text else split_text(text)[0]
+
+
+def _same_number(a: list[str], b: list[str]) -> np.ndarray:
+    """Per pair of tokens: both numbers, equal once rounded to float32 (what Blender
+    keeps of a value: its own rounding of an unedited one is no edit)."""
+    try:  # numbers only (the usual case): numpy parses them in one call each
+        x, y = np.array(a, np.float64), np.array(b, np.float64)
+        return x.astype(np.float32) == y.astype(np.float32)
+    except ValueError:
+        pass
+    out = np.zeros(len(a), bool)
+    for i, (p, q) in enumerate(zip(a, b, strict=True)):
+        try:
+            out[i] = np.float32(float(p)) == np.float32(float(q))
+        except ValueError:
+            pass
+    return out
+
+
+class KeptText(NamedTuple):
+    """What :func:`keep_text` wrote: the bytes, how many values it wrote RigPort's way
+    (edited ones), and why the file's text is not kept at all ("" when it is)."""
+
+    data: bytes
+    edited: int = 0
+    lost: str = ""
+
+
+def keep_text(ours: bytes, source: bytes, canonical: bytes) -> KeptText:
+    """``ours`` (values written RigPort's way) with the text of ``source``, the file
+    they came from, wherever it still holds: every value that is unchanged keeps the
+    file's text for it, the whitespace and the comments are the file's; an edited
+    value is written RigPort's way. ``canonical`` is RigPort's writing of the file's
+    own values: a value is unchanged where ``ours`` has the same token (or the same
+    number in float32). When the values no longer line up with the file's (bones,
+    vertices or frames changed), ``ours`` with the reason.
+    """
+    if ours == canonical:
+        return KeptText(source)
+    text, encoding = decode(source)
+    mine = _tokens(ours.decode("utf-8"))
+    theirs, gaps = split_text(text)
+    base = _tokens(canonical.decode("utf-8"))
+    if not len(mine) == len(theirs) == len(base):
+        return KeptText(
+            ours,
+            len(mine),
+            f"the file's own number formatting and comments are not kept: it had "
+            f"{len(theirs)} values and words, this export has {len(mine)}",
+        )
+    edited = [i for i, (m, b) in enumerate(zip(mine, base, strict=True)) if m != b]
+    rounded = _same_number([mine[i] for i in edited], [base[i] for i in edited])
+    changed = [i for i, same in zip(edited, rounded.tolist(), strict=True) if not same]
+    for i in changed:
+        theirs[i] = mine[i]
+    out = "".join(g + t for g, t in zip(gaps, theirs + [""], strict=True))
+    try:
+        return KeptText(out.encode(encoding), len(changed))
+    except UnicodeEncodeError:
+        return KeptText(
+            ours, len(mine), f"the file's own text is not kept: a name is not {encoding}"
+        )
+
+
+def pack_source(data: bytes) -> str:
+    """A file's text, compressed, as a custom property can hold it (:func:`unpack_source`)."""
+    return "zlib:" + base64.b64encode(zlib.compress(data, 9)).decode("ascii")
+
+
+def unpack_source(packed: object) -> bytes | None:
+    """The text :func:`pack_source` packed; None for anything else."""
+    if not isinstance(packed, str) or not packed.startswith("zlib:"):
+        return None
+    try:
+        return zlib.decompress(base64.b64decode(packed[5:], validate=True))
+    except (ValueError, zlib.error):
+        return None

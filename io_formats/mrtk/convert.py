@@ -26,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from ..codec import FormatError
+from ..codec.errors import counted
 from ..scene import FloatCurve
 from . import keys as kc
 from .line_records import pack_line_record, straight_code, unpack_line_record
@@ -341,6 +342,47 @@ class ExportOptions:
     convert: bool = True
     fps: float = 60.0
     tolerance: float = 1e-4  # simple layout: largest distance of the samples' lines to the curve
+    rate: float = 0.0  # simple layout: Bezier segments' samples per second (0: sampling_rate)
+
+
+@dataclass
+class ExportStats:
+    """What an export wrote: keys in all, and what sampling Bezier segments into the
+    straight segments of the simple layout added (:func:`keys.sample_at_rate`)."""
+
+    rate: float = 0.0  # samples per second
+    keys: int = 0
+    bezier_segments: int = 0
+    samples: int = 0
+    deviation: float = 0.0  # the largest distance of the written lines from the curves
+
+    def line(self) -> str:
+        """The sentence an export reports."""
+        text = f"{self.keys:,} keys written"
+        if self.bezier_segments:
+            text += (
+                f" ({self.bezier_segments:,} Bezier segments sampled at {self.rate:.4g} per "
+                f"second: {self.samples:,} keys added, at most {self.deviation:.2g} from the "
+                "curves)"
+            )
+        return text
+
+
+def sampling_rate(curves: dict[tuple[str, str, int], BlenderCurve], fps: float) -> float:
+    """The recording's own rate (keys per second), what a Bezier segment is sampled at
+    in the simple layout: the median step between the keys of its float curves, as a
+    recorder takes one key a frame; never fewer than ``fps`` (sparse keys drawn by hand
+    are sampled at the frame rate)."""
+    steps = [
+        np.diff(bc.co[:, 0])
+        for (_, path, _), bc in curves.items()
+        if path not in (TRACKED, PINCH) and len(bc.co) > 1
+    ]
+    step = np.concatenate(steps) if steps else np.zeros(0)
+    step = step[step > 0]
+    if not len(step):
+        return fps
+    return max(fps, fps / float(np.median(step)))
 
 
 def _wrap(cycle: str, stored: int | None, warnings: list[str], what: str) -> int:
@@ -481,8 +523,11 @@ def curve_from_blender(
     boolean: bool,
     warnings: list[str],
     what: str,
+    stats: ExportStats | None = None,
 ) -> Curve:
-    """One Unity curve from one F-curve (an empty curve for a missing one)."""
+    """One Unity curve from one F-curve (an empty curve for a missing one). In the
+    simple layout, Bezier segments are sampled at the recording's rate (``opts.fps``)
+    and ``stats`` counts what that added."""
     dtype = SIMPLE_KEY if boolean or opts.layout == SIMPLE else FULL_KEY
     if bc is None:
         return Curve.empty(dtype)
@@ -527,7 +572,16 @@ def curve_from_blender(
     scale = np.array([1.0 / opts.fps, 1.0])
     hl = bc.handle_left.astype(np.float64) * scale
     hr = bc.handle_right.astype(np.float64) * scale
-    pts, is_key = kc.sample_linear(co, hl, hr, bc.interpolation, opts.tolerance)
+    try:
+        pts, is_key, bezier, worst = kc.sample_at_rate(
+            co, hl, hr, bc.interpolation, opts.rate or opts.fps, opts.tolerance
+        )
+    except ValueError as err:
+        raise FormatError(f"{what}: cannot sample the curve: {err}") from None
+    if stats is not None and bezier:
+        stats.bezier_segments += bezier
+        stats.samples += len(pts) - len(co)
+        stats.deviation = max(stats.deviation, worst)
     keys = np.zeros(len(pts), SIMPLE_KEY)
     keys["time"] = pts[:, 0]
     keys["value"] = pts[:, 1] * sign
@@ -540,12 +594,19 @@ def export_recording(
     roles: set[str],
     markers: list[Marker],
     opts: ExportOptions,
+    stats: ExportStats | None = None,
 ) -> tuple[Recording, list[str]]:
-    """A recording from F-curves keyed by (role, data path, index)."""
+    """A recording from F-curves keyed by (role, data path, index); ``stats`` (when
+    given) gets the keys written and what sampling added."""
     warnings: list[str] = []
     v10 = (opts.major, opts.minor) == (1, 0)
     if v10:
         opts = replace(opts, layout=FULL)
+    bezier = any(np.any(bc.interpolation == kc.BEZIER) for bc in curves.values())
+    if opts.layout == SIMPLE and not opts.rate and bezier:  # only a Bezier key is sampled
+        opts = replace(opts, rate=sampling_rate(curves, opts.fps))
+    if stats is not None:
+        stats.rate = opts.rate or opts.fps
     pose = POSE_BLENDER if opts.convert else POSE_UNITY
     ray = RAY_BLENDER if opts.convert else RAY_UNITY
 
@@ -559,7 +620,7 @@ def export_recording(
         out: list[Curve | None] = [None] * n
         for path, index, src, sign in table:
             bc = take((role, path, index))
-            out[src] = curve_from_blender(bc, opts, sign, False, warnings, f"{role} {path}")
+            out[src] = curve_from_blender(bc, opts, sign, False, warnings, f"{role} {path}", stats)
         return out  # type: ignore[return-value]
 
     hands_there = any(hand_role(s) in roles for _, s in SIDES)
@@ -590,11 +651,13 @@ def export_recording(
     rest = sorted(f"{role} {path}[{index}]" for role, path, index in set(curves) - used)
     if rest:
         warnings.append(
-            f"{len(rest)} F-curves have no place in a recording and are not written: "
+            f"{counted(len(rest), 'F-curve')} with no place in a recording, not written: "
             + ", ".join(rest[:5])
             + (" ..." if len(rest) > 5 else "")
         )
     if (opts.major, opts.minor) == (1, 1) and opts.layout == FULL:
         warnings.append(FULL_LAYOUT_WARNING)
     rec = Recording(opts.major, opts.minor, opts.layout, camera, hands, gaze, list(markers))
+    if stats is not None:
+        stats.keys = sum(len(c.keys) for _, c in [*rec.float_curves(), *rec.bool_curves()])
     return rec, warnings

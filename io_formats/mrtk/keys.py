@@ -337,24 +337,72 @@ def bezier_points(ctrl: np.ndarray, seg: np.ndarray, u: np.ndarray) -> np.ndarra
     return a**3 * c[:, 0] + 3 * a * a * uu * c[:, 1] + 3 * a * uu * uu * c[:, 2] + uu**3 * c[:, 3]
 
 
-def _chord_error(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """|y| distance of curve points ``m`` from the chords a-b, at the points' x."""
-    dx = b[:, 0] - a[:, 0]
-    frac = (m[:, 0] - a[:, 0]) / np.where(dx > 0, dx, 1.0)
-    lerp = np.where(dx > 0, a[:, 1] + (b[:, 1] - a[:, 1]) * frac, a[:, 1])
-    return np.abs(m[:, 1] - lerp)
+#: The most samples one curve's Bezier segments may become (under 1 GB of work arrays).
+MAX_SAMPLES = 10_000_000
 
 
-def sample_linear(co, hl, hr, interp, tolerance: float, max_depth: int = 24):
-    """Points (x, y) whose straight segments follow the curve within ``tolerance`` in y.
+def _bezier_y_at(ctrl: np.ndarray, x: np.ndarray, iterations: int = 48) -> np.ndarray:
+    """The y of each Bezier segment ``ctrl`` (N, 4, 2) at its x ``x`` (N,): the
+    parameter found by bisection (x rises with it once Blender's handle shortening
+    has applied, :func:`control_points`)."""
+    lo, hi = np.zeros(len(x)), np.ones(len(x))
+    c = ctrl[:, :, 0]
+    for _ in range(iterations):
+        u = (lo + hi) * 0.5
+        a = 1.0 - u
+        px = a**3 * c[:, 0] + 3 * a * a * u * c[:, 1] + 3 * a * u * u * c[:, 2] + u**3 * c[:, 3]
+        below = px < x
+        lo = np.where(below, u, lo)
+        hi = np.where(below, hi, u)
+    u = (lo + hi) * 0.5
+    a = 1.0 - u
+    c = ctrl[:, :, 1]
+    return a**3 * c[:, 0] + 3 * a * a * u * c[:, 1] + 3 * a * u * u * c[:, 2] + u**3 * c[:, 3]
 
-    Key times ``co[:, 0]`` are seconds (exact file times where known). LINEAR
-    segments stay as they are; Bezier segments are halved in their parameter
-    until every piece's chord is within half the tolerance of the curve at 1/4,
-    1/2 and 3/4 of the piece (three probes are no strict bound: hence the
-    margin); a CONSTANT segment becomes a hold ending one float32 step before
-    the next key. Returns (points (N, 2) float64, is_key (N,) bool marking the
-    original keys).
+
+def _stride_errors(
+    y: np.ndarray,
+    ym: np.ndarray,
+    j: np.ndarray,
+    first: np.ndarray,
+    pieces: np.ndarray,
+    owner: np.ndarray,
+    stride: int,
+) -> np.ndarray:
+    """Per segment: the largest distance of the curve from the line through every
+    ``stride``-th sample (and the segment's end), probed at the samples ``y`` and at the
+    midpoints ``ym`` between them. ``j``: each sample's index in its segment, ``first``:
+    each segment's first sample's index in ``y``, ``owner``: each sample's segment."""
+    n = pieces[owner]
+    left = np.minimum((j // stride) * stride, n - 1)  # the end sample: its own piece's end
+    right = np.minimum(left + stride, n)
+    base = first[owner]
+    y0, y1 = y[base + left], y[base + right]
+    frac = (j - left) / (right - left)
+    err = np.abs(y - (y0 + (y1 - y0) * frac))
+    inner = j < n  # the midpoint after sample j lies in the same piece
+    fm = (j[inner] + 0.5 - left[inner]) / (right[inner] - left[inner])
+    errm = np.abs(ym - (y0[inner] + (y1[inner] - y0[inner]) * fm))
+    worst = np.zeros(len(pieces))
+    np.maximum.at(worst, owner, err)
+    np.maximum.at(worst, owner[inner], errm)
+    return worst
+
+
+def sample_at_rate(co, hl, hr, interp, rate: float, tolerance: float):
+    """Points (x, y) for a layout of straight segments (MRTK's 1.1), with the largest
+    distance of their lines from the curve.
+
+    Key times ``co[:, 0]`` are seconds (exact file times where known). Keys and
+    LINEAR segments stay as they are. A Bezier segment is sampled at the
+    recording's rate (``rate`` per second): split into ``round(length * rate)``
+    equal pieces, at most one sample a frame; of those samples only every
+    2**k-th is written, the largest step whose lines stay within ``tolerance`` of
+    the curve at the samples and between them (at the rate, where even every
+    sample is not within it). A CONSTANT segment becomes a hold ending one
+    float32 step before the next key. Returns (points (N, 2) float64, is_key (N,)
+    bool marking the original keys, the Bezier segments' count, the largest
+    distance probed).
     """
     co = np.asarray(co, np.float64)
     hl = np.asarray(hl, np.float64)
@@ -362,28 +410,46 @@ def sample_linear(co, hl, hr, interp, tolerance: float, max_depth: int = 24):
     interp = np.asarray(interp, np.uint8)
     k = len(co)
     if k < 2:
-        return co.copy(), np.ones(k, bool)
-    ctrl = control_points(co, hl, hr)
+        return co.copy(), np.ones(k, bool), 0, 0.0
     seg = np.flatnonzero(interp[:-1] == BEZIER)
-    u0, u1 = np.zeros(len(seg)), np.ones(len(seg))
-    a, b = co[seg], co[seg + 1]
-    done: list[np.ndarray] = []
-    for _ in range(max_depth):
-        if not len(seg):
-            break
-        um = (u0 + u1) * 0.5
-        m = bezier_points(ctrl, seg, um)
-        q1 = bezier_points(ctrl, seg, (u0 + um) * 0.5)
-        q3 = bezier_points(ctrl, seg, (um + u1) * 0.5)
-        err = np.maximum(_chord_error(a, b, m), _chord_error(a, b, q1))
-        err = np.maximum(err, _chord_error(a, b, q3))
-        split = err > tolerance * 0.5
-        done.append(m[split])
-        seg = np.concatenate([seg[split], seg[split]])
-        u0, u1 = np.concatenate([u0[split], um[split]]), np.concatenate([um[split], u1[split]])
-        a, b = np.concatenate([a[split], m[split]]), np.concatenate([m[split], b[split]])
-    pts = [co, *done]
-    flags = [np.ones(k, bool), *(np.zeros(len(d), bool) for d in done)]
+    pts, flags = [co], [np.ones(k, bool)]
+    worst = 0.0
+    if len(seg):
+        with np.errstate(invalid="ignore", over="ignore"):
+            ctrl = control_points(co, hl, hr)[seg]
+            x0, dt = co[seg, 0], co[seg + 1, 0] - co[seg, 0]
+            frames = np.nan_to_num(dt * rate, nan=1.0)  # a segment of no finite length: whole
+            pieces = np.rint(np.clip(frames, 1.0, MAX_SAMPLES)).astype(np.int64)
+        total = int(pieces.sum()) + len(seg)
+        if total > MAX_SAMPLES:
+            raise ValueError(
+                f"{len(seg)} Bezier segments at {rate:g} samples a second need {total:,} "
+                f"samples, more than {MAX_SAMPLES:,}"
+            )
+        first = np.zeros(len(seg), np.int64)
+        np.cumsum(pieces[:-1] + 1, out=first[1:])
+        owner = np.repeat(np.arange(len(seg)), pieces + 1)
+        j = np.arange(total) - first[owner]
+        n = pieces[owner]
+        x = x0[owner] + dt[owner] * (j / n)
+        y = _bezier_y_at(ctrl[owner], x)
+        y[first] = co[seg, 1]  # the keys themselves, exactly
+        y[first + pieces] = co[seg + 1, 1]
+        inner = j < n
+        xm = x0[owner[inner]] + dt[owner[inner]] * ((j[inner] + 0.5) / n[inner])
+        ym = _bezier_y_at(ctrl[owner[inner]], xm)
+        chosen = np.zeros(len(seg), np.int64)
+        err = np.zeros(len(seg))
+        stride = 1 << int(pieces.max() - 1).bit_length()
+        while stride >= 1:
+            e = _stride_errors(y, ym, j, first, pieces, owner, stride)
+            take = (chosen == 0) & ((e <= tolerance) | (stride == 1))
+            chosen[take], err[take] = stride, e[take]
+            stride >>= 1
+        keep = (j > 0) & (j < n) & (j % chosen[owner] == 0)
+        pts.append(np.stack([x[keep], y[keep]], axis=1))
+        flags.append(np.zeros(int(keep.sum()), bool))
+        worst = float(err.max())
     step = np.flatnonzero(interp[:-1] == CONSTANT)
     if len(step):
         hold_x = np.nextafter(co[step + 1, 0].astype(np.float32), np.float32(-np.inf))
@@ -394,4 +460,4 @@ def sample_linear(co, hl, hr, interp, tolerance: float, max_depth: int = 24):
     allp = np.concatenate(pts)
     allf = np.concatenate(flags)
     order = np.lexsort((~allf, allp[:, 0]))
-    return allp[order], allf[order]
+    return allp[order], allf[order], len(seg), worst

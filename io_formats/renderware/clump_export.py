@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..codec import FormatError, Reader
+from ..codec.errors import counted
 from ..passes import run_passes
 from ..scene import Attribute, ColorSet, Mesh, Skeleton, UVSet
 from ..scene import MorphTarget as NeutralMorph
@@ -175,7 +176,20 @@ def _clump_items(known: list, extras: dict, stamp: int) -> list:
     out = list(known)
     for at, item in sorted(placed, key=lambda p: p[0]):
         out.insert(min(at, len(out)), item)
-    return out
+    return _after_atomics(out)
+
+
+def _after_atomics(items: list) -> list:
+    """Sections kept by their place in the file that now fall between atomics
+    (the export has more atomics than the file had) moved after the last one,
+    in their order: a reader takes the clump's atomics one after another."""
+    at = [i for i, x in enumerate(items) if isinstance(x, Atomic)]
+    if not at or at[-1] - at[0] + 1 == len(at):
+        return items
+    run = items[at[0] : at[-1] + 1]
+    atomics = [x for x in run if isinstance(x, Atomic)]
+    others = [x for x in run if not isinstance(x, Atomic)]
+    return items[: at[0]] + atomics + others + items[at[-1] + 1 :]
 
 
 def _depth_first(skeleton: Skeleton | None) -> tuple[Skeleton | None, np.ndarray | None]:
@@ -563,7 +577,7 @@ def _morph_targets(g: _GeometryPass) -> None:
     if len(morphs) < len(mesh.morphs):
         left = len(mesh.morphs) - len(morphs)
         g.ctx.warnings.append(
-            f"{mesh.name}: {left} shape key(s) left out (Morph targets: "
+            f"{mesh.name}: {counted(left, 'shape key')} left out (Shape Keys: "
             f"{MORPH_MODES[mode]}, {len(morphs) + 1} written); GTA's games and "
             "DragonFF read only the first morph target, rw-parser based tools fail on more"
         )
@@ -595,8 +609,9 @@ def _geometry_extension(g: _GeometryPass) -> None:
     dropped = [c for c in raw if int(c[0]) not in NOT_PER_VERTEX]
     if dropped and not g.same:  # 2dfx and breakable models do not depend on the vertices
         g.ctx.warnings.append(
-            f"{mesh.name}: the mesh changed, so {len(dropped)} per-vertex plugin chunk(s) "
-            f"({', '.join(f'0x{int(c[0]):X}' for c in dropped)}) were dropped"
+            f"{mesh.name}: the mesh changed, so "
+            f"{counted(len(dropped), 'per-vertex plugin chunk')} "
+            f"({', '.join(f'0x{int(c[0]):X}' for c in dropped)}) dropped"
         )
         raw = [c for c in raw if int(c[0]) in NOT_PER_VERTEX]
     if g.night_set is not None:  # from the colour attribute, so it follows every edit
@@ -773,7 +788,7 @@ def _skin_weights(g: _GeometryPass) -> tuple[np.ndarray, np.ndarray]:
             joints, weights = _file_slot_order(joints, weights, slots.data[src], len(skeleton))
     unweighted = int((sums[:, 0] <= 0).sum())
     if unweighted:
-        g.ctx.warnings.append(f"{mesh.name}: {unweighted} vertices have no weights")
+        g.ctx.warnings.append(f"{mesh.name}: no weights on {counted(unweighted, 'vertex')}")
     return joints, weights
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..codec import FormatError
+from ..codec.errors import counted
 from ..passes import run_passes
 from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
 from ..transforms import decompose_trs, world_from_local
@@ -354,8 +355,9 @@ def _check_hierarchy(result: ImportedClump, bone_frames: list[int], bone_parents
     ]
     if mismatch:
         result.warnings.append(
-            f"the HAnim push/pop flags disagree with the frame hierarchy for {len(mismatch)} "
-            f"bones ({', '.join(mismatch[:5])}); the HAnim hierarchy is used"
+            f"the HAnim push/pop flags disagree with the frame hierarchy for "
+            f"{counted(len(mismatch), 'bone')} ({', '.join(mismatch[:5])}); "
+            "the HAnim hierarchy is used"
         )
 
 
@@ -379,7 +381,8 @@ def _inverse_binds(
     bad = np.nonzero(off > BIND_TOLERANCE * np.maximum(1.0, np.abs(bworld).max(axis=(1, 2))))[0]
     if len(bad):
         result.warnings.append(
-            f"the inverse bind matrices disagree with the frame hierarchy for {len(bad)} bones "
+            "the inverse bind matrices disagree with the frame hierarchy for "
+            f"{counted(len(bad), 'bone')} "
             f"(largest difference {off.max():.4g}); the armature's rest pose follows the "
             "inverse bind matrices, the frames are kept for export"
         )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..codec import FormatError, Reader, Writer
+from ..codec.errors import plural_of
 
 #: The bits of a frame flag, in the order their data is stored.
 COMPONENT_BITS = (0, 1, 2, 3, 4, 5, 6)
@@ -43,7 +44,8 @@ def expect_magic(r: Reader, magic: bytes, what: str) -> None:
     tag = magic.decode("ascii")
     if len(head) == 4 and head[:2] == magic[:2]:
         raise FormatError(
-            f"unsupported version {head.decode('latin-1')!r}: only {tag} {what}s are supported",
+            f"unsupported version {head.decode('latin-1')!r}: "
+            f"RigPort reads only {tag} {plural_of(what)}",
             0,
         )
     raise FormatError(f"not a Unigine {what}: expected magic b'{tag}', found {head!r}", 0)

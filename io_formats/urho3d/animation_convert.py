@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..codec import FormatError, Reader, Writer
+from ..codec.errors import counted
 from ..scene import Animation, BoneTrack
 from . import axes
 from .ani import (
@@ -61,7 +62,8 @@ def steps_warning(kept: dict[str, Any] | None) -> str | None:
         return None
     n = sum(int(k["steps"]) for k in kept.values())
     return (
-        f"{n} keys share a time with another key (instant steps) in {len(kept)} tracks; "
+        f"{counted(n, 'key')} sharing a time with another key (instant steps) in "
+        f"{counted(len(kept), 'track')}; "
         "Blender holds one key per frame, so the file's keys are kept and written back "
         "while those tracks are unedited"
     )

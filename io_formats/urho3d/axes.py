@@ -1,7 +1,11 @@
 """Urho3D (left-handed, Y up) <-> Blender (right-handed, Z up): swap Y and Z.
 
-The swap is its own inverse and has determinant -1, so it also turns the
-engine's clockwise front faces into Blender's counter-clockwise ones.
+The swap is its own inverse and has determinant -1: a mirror. The engine draws
+a triangle's front where its corners run clockwise in its left-handed axes,
+Blender where they run counter-clockwise in its right-handed ones; both are
+the side the cross product (b - a) x (c - a) points to, and the mirror turns
+that to the other side. So converting the axes also rewinds every triangle
+(:func:`rewind`), or the faces come in inside out against their normals.
 """
 
 from __future__ import annotations
@@ -34,10 +38,20 @@ def matrices(m: np.ndarray, convert: bool) -> np.ndarray:
 
 
 def tangents(t: np.ndarray, convert: bool) -> np.ndarray:
-    """Vector4 tangents: xyz like a direction; w (handedness) flips with the mirror."""
+    """The file's Vector4 tangents as an import keeps them and an export writes
+    them back (each undoes the other): xyz like a direction, w negated. Blender's
+    own tangents go out through ``model_export._engine_tangents``."""
     t = np.asarray(t)
     if not convert:
         return t
     out = t[..., [0, 2, 1, 3]].copy()
     out[..., 3] *= -1
     return out
+
+
+def rewind(corners: np.ndarray, convert: bool) -> np.ndarray:
+    """Triangle corners (3n,) with each triangle's second and third corners
+    swapped when ``convert``: its own inverse, and each face keeps its first
+    corner (Blender's loop start), so a round trip gives the file's order."""
+    corners = np.asarray(corners)
+    return corners.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1) if convert else corners

@@ -180,8 +180,22 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
             if stored is not None and not opts.recompute_tangents:
                 data.by_vertex[key] = axes.tangents(stored, conv).astype(np.float32)
             elif computed is not None:
-                cols[key] = axes.tangents(computed, conv).astype(np.float32)
+                cols[key] = _engine_tangents(computed, conv)
     return data
+
+
+def _engine_tangents(computed: np.ndarray, convert: bool) -> np.ndarray:
+    """Blender's tangents (bitangent = w * normal x tangent) as the engine's
+    (bitangent = w * tangent x normal: Urho3D's shaders). Swapped factors turn
+    the cross product round, and so does the mirror of the axes: w stays when
+    the axes are converted, and turns when they are not. With the axes
+    converted, the tangents AssetImporter wrote into the stock models come
+    back sign for sign."""
+    out = np.array(computed, np.float32)
+    out[:, :3] = axes.vectors(out[:, :3], convert)
+    if not convert:
+        out[:, 3] = -out[:, 3]
+    return out
 
 
 def _kept_normals(mesh: Mesh) -> tuple[np.ndarray, np.ndarray | None]:
@@ -271,7 +285,7 @@ def _draw_candidates(s: _ModelPass, g: int, lod: int, prim: int) -> _Draw:
     vb = s.draw_vb[(g, lod)]
     elements = s.vb_elements[vb]
     corner_data = _corner_columns(mesh, elements, s.opts)
-    verts, corners = _draw_vertices(mesh, g, prim)
+    verts, corners = _draw_vertices(mesh, g, prim, s.opts.convert_axes)
     weights, joints = _skin_columns(mesh, s.mappings[g])
     # One row of per-corner data per corner; a vertex splits where its rows differ.
     corner_cols = corner_data.cols
@@ -308,16 +322,37 @@ def _draw_candidates(s: _ModelPass, g: int, lod: int, prim: int) -> _Draw:
     return draw
 
 
-def _draw_vertices(mesh: Mesh, g: int, prim: int) -> tuple[np.ndarray, np.ndarray | None]:
+def _draw_vertices(
+    mesh: Mesh, g: int, prim: int, convert: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
     """The vertex of each corner (triangles) or edge end (lines) of geometry ``g``; the
-    corners themselves for triangles."""
+    corners themselves for triangles, rewound into the engine's order when ``convert``
+    mirrors the axes."""
     if prim == PRIMITIVE_TRIANGLES:
         tri = np.nonzero(mesh.face_materials == g)[0]
-        corners = (tri[:, None] * 3 + np.arange(3)).reshape(-1)
+        corners = axes.rewind((tri[:, None] * 3 + np.arange(3)).reshape(-1), convert)
         return mesh.corner_verts[corners], corners
     geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
     sel = (geo == g) if geo is not None else np.ones(len(mesh.loose_edges), bool)
     return mesh.loose_edges[sel].reshape(-1), None
+
+
+def rewind_mesh(mesh: Mesh) -> None:
+    """Swap every triangle's second and third corners and their per-corner data,
+    in place: a triangle mesh whose corners are in the file's order (a .blend
+    saved before imports rewound them) into Blender's, or a mesh mirrored by
+    its placement back to facing out."""
+    order = axes.rewind(np.arange(len(mesh.corner_verts)), True)
+    mesh.corner_verts = mesh.corner_verts[order]
+    if mesh.normals is not None:
+        mesh.normals = mesh.normals[order]
+    for uv_set in mesh.uv_sets:
+        uv_set.uv = uv_set.uv[order]
+    for color_set in mesh.colors:
+        color_set.color = color_set.color[order]
+    for attr in mesh.attributes:
+        if attr.domain == "CORNER":
+            attr.data = attr.data[order]
 
 
 def _first_seen(ids: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -586,6 +621,48 @@ def _mappings_and_candidates(s: _ModelPass) -> None:
     s.warnings += notes
     for g, lod, prim in s.plan:
         s.draws.append(_draw_candidates(s, g, lod, prim))
+    for lod, mesh in s.meshes.items():
+        s.draws += _loose_draws(s, lod, mesh)
+
+
+def _loose_draws(s: _ModelPass, lod: int, mesh: Mesh) -> list[_Draw]:
+    """The vertices of ``mesh`` no face or edge uses, as draws with no indices: a
+    file's unused vertices stay in their vertex buffer (by their source index
+    while the layout is kept), any other in the first buffer. Their elements are
+    the kept ones (Blender holds no corner data for them) and their position."""
+    on = np.ones(len(mesh.positions), bool)
+    on[mesh.corner_verts] = False
+    on[mesh.loose_edges.reshape(-1)] = False
+    verts = np.flatnonzero(on)
+    if not len(verts):
+        return []
+    src = _attr(mesh, SOURCE_ATTRIBUTE)
+    sources = src[verts].astype(np.int64) if src is not None else np.full(len(verts), -1)
+    vb_of = np.zeros(len(verts), np.int64)
+    if s.use_layout:
+        base = np.cumsum([0] + [vb["count"] for vb in s.layout["vertex_buffers"]])
+        inside = (sources >= 0) & (sources < base[-1])
+        vb_of = np.where(inside, np.searchsorted(base, sources, side="right") - 1, 0)
+        sources = np.where(inside, sources, -1)
+    weights, joints = _kept_skin(mesh, *_skin_columns(mesh, np.zeros(0, np.int64)))
+    out = []
+    for k in np.unique(vb_of).tolist():
+        rep_vert = verts[vb_of == k]
+        elements = s.vb_elements[k]
+        rec = np.zeros(len(rep_vert), vertex_dtype(elements, s.legacy))
+        for name, e in zip(field_names(elements, s.legacy), elements, strict=True):
+            if e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
+                rec[name] = np.take(weights, rep_vert, axis=0)
+            elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
+                rec[name] = np.take(joints, rep_vert, axis=0)
+            else:
+                value = _vertex_value(mesh, e, s.opts)
+                if value is not None:
+                    rec[name] = np.take(value, rep_vert, axis=0)
+        draw = _Draw(-1, lod, -1, k, rec, sources[vb_of == k], np.zeros(0, np.int64))
+        draw.morph_rows = _morph_rows(mesh, rep_vert, s.opts)
+        out.append(draw)
+    return out
 
 
 def _assemble_buffers(s: _ModelPass) -> None:
@@ -608,7 +685,7 @@ def _assemble_buffers(s: _ModelPass) -> None:
 
 def _assemble_model(s: _ModelPass) -> None:
     bones = _bones(s.skeleton, s.opts) if s.skeleton is not None else []
-    bbox_min, bbox_max = _bounding_box(s.vertex_buffers, s.layout)
+    bbox_min, bbox_max = _bounding_box(s.vertex_buffers, s.draws, s.layout)
     s.model = Model(
         s.opts.magic,
         s.vertex_buffers,
@@ -623,18 +700,21 @@ def _assemble_model(s: _ModelPass) -> None:
 
 
 def _bounding_box(
-    vertex_buffers: list[VertexBuffer], layout: dict | None
+    vertex_buffers: list[VertexBuffer], draws: list[_Draw], layout: dict | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The box of every position, or the kept box while it still holds every vertex."""
-    positions = np.concatenate(
-        [
-            vb.data[f]
-            for vb in vertex_buffers
-            for f in vb.data.dtype.names
-            if f.startswith("position")
-        ]
-        or [np.zeros((0, 3), np.float32)]
-    )
+    """The box of every drawn position (a vertex no draw uses is never seen), or
+    the kept box while it still holds them."""
+    parts = [np.zeros((0, 3), np.float32)]
+    for k, vb in enumerate(vertex_buffers):
+        field = next((f for f in vb.data.dtype.names if f.startswith("position")), None)
+        mine = [d.out_index for d in _indexed(draws) if d.vertex_buffer == k]
+        if field is None or not mine:
+            continue
+        drawn = np.zeros(vb.count, bool)
+        for idx in mine:
+            drawn[idx] = True
+        parts.append(vb.data[field] if drawn.all() else vb.data[field][drawn])
+    positions = np.concatenate(parts)
     lo = positions.min(axis=0) if len(positions) else np.zeros(3, np.float32)
     hi = positions.max(axis=0) if len(positions) else np.zeros(3, np.float32)
     if layout is not None and layout.get("bbox") is not None:
@@ -846,13 +926,18 @@ def _assemble_index_buffers(draws, vbs, layout, opts):
     return _fresh_index_buffers(draws, vbs, layout, opts)
 
 
+def _indexed(draws: list[_Draw]) -> list[_Draw]:
+    """The draws of faces and edges (not those of unused vertices)."""
+    return [d for d in draws if d.geometry >= 0]
+
+
 def _fits_layout(draws: list[_Draw], vbs: list[VertexBuffer], layout: dict | None) -> bool:
     """Every vertex buffer has its imported size and every draw its imported range."""
     exact = layout is not None and all(
         layout["vertex_buffers"][k]["count"] == vb.count for k, vb in enumerate(vbs)
     )
     if exact:
-        for d in draws:
+        for d in _indexed(draws):
             old = layout["geometries"][d.geometry]["lods"][d.lod]
             if old[5] != len(d.out_index) or old[1] != d.primitive:
                 exact = False
@@ -866,14 +951,14 @@ def _kept_index_buffers(draws: list[_Draw], vbs: list[VertexBuffer], layout: dic
         top = max(
             (
                 vbs[d.vertex_buffer].count
-                for d in draws
+                for d in _indexed(draws)
                 if layout["geometries"][d.geometry]["lods"][d.lod][3] == k
             ),
             default=0,
         )
         size = info["size"] if top <= 65536 else 4
         ibs.append(np.zeros(info["count"], np.uint16 if size == 2 else np.uint32))
-    for d in draws:
+    for d in _indexed(draws):
         dist, prim, vb, ib, start, count = layout["geometries"][d.geometry]["lods"][d.lod]
         ibs[ib][start : start + count] = d.out_index
         lod_records.setdefault(d.geometry, []).append(
@@ -889,7 +974,7 @@ def _fresh_index_buffers(
     lod_records: dict[int, list] = {}
     ibs = []
     for k, vb in enumerate(vbs):
-        mine = [d for d in draws if d.vertex_buffer == k]
+        mine = [d for d in _indexed(draws) if d.vertex_buffer == k]
         dtype = np.uint16 if vb.count <= 65536 else np.uint32
         start = 0
         parts = []

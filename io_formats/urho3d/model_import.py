@@ -41,6 +41,10 @@ MORPH_NORMAL = "urho:morph_normal:{}"
 MORPH_TANGENT = "urho:morph_tangent:{}"
 MORPH_LISTED = "urho:morph_listed:{}"
 BONE_INDEX_KEY = "urho_index"  # a bone's place in the file (Blender keeps parents first)
+#: The layout's mark that the import rewound the triangles into Blender's order
+#: (see :func:`axes.rewind`); a layout without it (a .blend saved before) holds
+#: the file's order, which the exporter turns into Blender's before it writes.
+REWOUND_KEY = "rewound"
 _SKIN_OR_POSITION = (SEM_POSITION, SEM_BLENDINDICES, SEM_BLENDWEIGHTS)
 _ATTRIBUTE_TYPES = {
     TYPE_INT: "INT",
@@ -101,11 +105,13 @@ class _LodPass:
     name: str
     lod: int
     convert: bool
+    unused: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # see unused_by_lod
     base: np.ndarray = field(init=False)  # first global vertex of each vertex buffer
     draws: list[tuple[int, object]] = field(init=False)
     index_lists: list[np.ndarray] = field(default_factory=list)  # global indices per draw
     local_lists: list[np.ndarray] = field(default_factory=list)  # mesh vertices per draw
     used: np.ndarray = field(init=False)  # global index of each mesh vertex
+    loose: np.ndarray = field(init=False)  # mesh vertices no draw uses (kept from the file)
     local_of: np.ndarray = field(init=False)  # mesh vertex of each global index
     vb_of: np.ndarray = field(init=False)  # vertex buffer of each mesh vertex
     mesh: Mesh = field(init=False)
@@ -126,10 +132,15 @@ class _LodPass:
         return len(self.used)
 
 
-def mesh_from_lod(model: Model, name: str, lod: int, convert: bool) -> Mesh:
-    """One Blender-ready mesh for LOD level ``lod``: the vertices its draws use,
-    in buffer order, one Blender vertex per engine vertex."""
+def mesh_from_lod(
+    model: Model, name: str, lod: int, convert: bool, unused: np.ndarray | None = None
+) -> Mesh:
+    """One Blender-ready mesh for LOD level ``lod``: the vertices its draws use
+    and the ``unused`` ones (global indices no draw uses, as loose vertices), in
+    buffer order, one Blender vertex per engine vertex."""
     state = _LodPass(model, name, lod, convert)
+    if unused is not None:
+        state.unused = unused
     run_passes(
         state,
         _draw_indices,
@@ -161,7 +172,11 @@ def _used_vertices(s: _LodPass) -> None:
     is_used = np.zeros(int(s.base[-1]), bool)
     for idx in s.index_lists:
         is_used[idx] = True
+    loose = np.zeros(len(is_used), bool)
+    loose[s.unused] = True
+    is_used |= loose
     s.used = np.flatnonzero(is_used)
+    s.loose = np.flatnonzero(loose[s.used])
     s.local_of = (np.cumsum(is_used, dtype=np.int64) - 1).astype(np.int32)
     s.vb_of = np.searchsorted(s.base, s.used, side="right") - 1
 
@@ -176,7 +191,7 @@ def _topology(s: _LodPass) -> None:
             edges.append(local.reshape(-1, 2))
             edge_geo.append(np.full(len(local) // 2, g, np.int32))
         else:
-            tri_corners.append(local)
+            tri_corners.append(axes.rewind(local, s.convert))
             tri_mats.append(np.full(len(local) // 3, g, np.int32))
     corner_verts = np.concatenate(tri_corners) if tri_corners else np.zeros(0, np.int32)
     n_faces = len(corner_verts) // 3
@@ -285,6 +300,35 @@ def _point_attributes(s: _LodPass) -> None:
     for key in sorted(k for k in per_vertex if k.startswith(EXTRA_PREFIX)):
         etype = int(key.rsplit("_t", 1)[1])
         attributes.append(Attribute(key, "POINT", _ATTRIBUTE_TYPES[etype], per_vertex[key]))
+    if len(s.loose) and not s.has_lines:
+        _loose_attributes(s)
+
+
+def _loose_attributes(s: _LodPass) -> None:
+    """Every element of the vertices no draw uses, where Blender holds only their
+    position: they have no corners for normals, UVs and colours. Sparse: rows
+    for those vertices only (zeros where a vertex's buffer lacks the element)."""
+    legacy = s.model.magic == b"UMDL"
+    have = {a.name for a in s.mesh.attributes}
+    rows_of: dict[str, tuple[int, np.ndarray]] = {}
+    for k, vb in enumerate(s.model.vertex_buffers):
+        at = np.flatnonzero(s.vb_of[s.loose] == k)
+        if not len(at):
+            continue
+        rows = vb.data[s.used[s.loose[at]] - s.base[k]]
+        for fname, e in zip(field_names(vb.elements, legacy), vb.elements, strict=True):
+            key = element_attribute(e)
+            if e.semantic in _SKIN_OR_POSITION or key in have:
+                continue
+            values = _raw(rows[fname], e)
+            if key not in rows_of:
+                shape = (len(s.loose),) + values.shape[1:]
+                rows_of[key] = (e.type, np.zeros(shape, values.dtype))
+            rows_of[key][1][at] = values
+    for key, (etype, values) in sorted(rows_of.items()):
+        s.mesh.attributes.append(
+            Attribute(key, "POINT", _ATTRIBUTE_TYPES[etype], values, s.loose.astype(np.int64))
+        )
 
 
 def _skin_and_morphs(s: _LodPass) -> None:
@@ -381,17 +425,44 @@ def _last_wins(
     return verts, values[::-1][last]
 
 
+def unused_by_lod(model: Model) -> dict[int, np.ndarray]:
+    """The vertices no draw of any LOD uses (global indices, ascending), by the
+    LOD whose mesh keeps them as loose vertices: the first LOD that draws from
+    their vertex buffer (LOD 0 for a buffer no draw uses)."""
+    base = np.cumsum([0] + [vb.count for vb in model.vertex_buffers])
+    is_used = np.zeros(int(base[-1]), bool)
+    owner = np.zeros(len(model.vertex_buffers), np.int64)
+    seen = np.zeros(len(model.vertex_buffers), bool)
+    for geo in model.geometries:
+        for lod, d in enumerate(geo.lods):
+            idx = model.index_buffers[d.index_buffer].indices[
+                d.index_start : d.index_start + d.index_count
+            ]
+            n = 2 if d.primitive_type == PRIMITIVE_LINES else 3
+            is_used[idx[: len(idx) // n * n].astype(np.int64) + base[d.vertex_buffer]] = True
+            k = d.vertex_buffer
+            owner[k] = lod if not seen[k] else min(owner[k], lod)
+            seen[k] = True
+    unused = np.flatnonzero(~is_used)
+    if not len(unused):
+        return {}
+    lods = owner[np.searchsorted(base, unused, side="right") - 1]
+    return {int(lod): unused[lods == lod] for lod in np.unique(lods)}
+
+
 def import_model(model: Model, name: str, all_lods: bool = False, convert: bool = True) -> Scene:
     """Neutral scene for ``model``: LOD 0, or every LOD as its own mesh."""
     scene = Scene(name=name, skeleton=skeleton_from_model(model, convert))
     n_lods = max((len(g.lods) for g in model.geometries), default=0)
     levels = range(n_lods) if all_lods else range(min(1, n_lods))
     layout = model_layout(model, convert)
+    layout[REWOUND_KEY] = True
     if model.version is not None:
         layout["version"] = model.version
+    unused = unused_by_lod(model)
     for lod in levels:
         mesh_name = name if lod == 0 and not all_lods else f"{name}_LOD{lod}"
-        mesh = mesh_from_lod(model, mesh_name, lod, convert)
+        mesh = mesh_from_lod(model, mesh_name, lod, convert, unused.get(lod))
         mesh.extras = {"rigport_format": "urho3d", "urho_lod": lod, "urho_layout": layout}
         if all_lods and n_lods > 1:
             mesh.collection = f"{name}_LODs"

@@ -16,6 +16,7 @@ import numpy as np
 from ..global_transform import affine, bake_mesh, bake_skeleton, is_identity, split
 from ..scene import Mesh, Skeleton
 from . import axes
+from .model_export import COMPUTED_TANGENT
 from .model_import import MORPH_NORMAL, MORPH_TANGENT, NORMAL_ATTRIBUTE, TANGENT_ATTRIBUTE
 
 _DIRECTION_PREFIXES = (MORPH_NORMAL.format(""), MORPH_TANGENT.format(""))
@@ -23,11 +24,12 @@ _DIRECTION_PREFIXES = (MORPH_NORMAL.format(""), MORPH_TANGENT.format(""))
 
 def direction_attributes(mesh: Mesh) -> tuple[str, ...]:
     """The names of ``mesh``'s attributes that hold directions (kept file normals,
-    tangents, morph normal and tangent offsets)."""
+    tangents, Blender's tangents, morph normal and tangent offsets)."""
     return tuple(
         a.name
         for a in mesh.attributes
-        if a.name in (NORMAL_ATTRIBUTE, TANGENT_ATTRIBUTE) or a.name.startswith(_DIRECTION_PREFIXES)
+        if a.name in (NORMAL_ATTRIBUTE, TANGENT_ATTRIBUTE, COMPUTED_TANGENT)
+        or a.name.startswith(_DIRECTION_PREFIXES)
     )
 
 

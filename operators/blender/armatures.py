@@ -30,6 +30,8 @@ from typing import NamedTuple
 import bpy
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.errors import counted
+from .build import held_bone_names
 
 
 class Choice(NamedTuple):
@@ -59,13 +61,14 @@ class Rank:
 @dataclass(frozen=True)
 class Count:
     """The only candidate with ``bones`` bones, those ``prefer`` accepts first.
-    The sentences take ``{bones}`` and ``{count}`` (how many have that many)."""
+    The sentences take ``{bones}`` (the counted bones: "12 bones") and ``{count}``
+    (how many have that many)."""
 
     bones: int
     prefer: Callable[[bpy.types.Object], bool] | None = None
-    how: str = "the only armature with {bones} bones"
-    several: str = "select the armature to animate ({count} armatures have {bones} bones)"
-    none: str = "no armature has the animation's {bones} bones"
+    how: str = "the only armature with {bones}"
+    several: str = "select the armature to animate ({count} armatures have {bones})"
+    none: str = "no armature has the animation's {bones}"
 
 
 def iter_armatures(context) -> Iterator[bpy.types.Object]:
@@ -94,10 +97,16 @@ def by_bone_names(
         )
 
     return Rank(
-        lambda arm: len(wanted & {b.name for b in arm.data.bones}),
+        lambda arm: len(wanted & _bone_names(arm)),
         lambda score: how.format(score=score, wanted=len(wanted)),
         _refusal if refuse else None,
     )
+
+
+def _bone_names(armature) -> set[str]:
+    """The names animation tracks match: Blender's, and the file's whole names
+    of bones Blender holds cut or renamed (``build.held_bone_names``)."""
+    return {b.name for b in armature.data.bones} | set(held_bone_names(armature))
 
 
 def _only(pool: list, where: str | None, use_active: bool) -> Choice:
@@ -129,9 +138,9 @@ def _counted(pool: list, count: Count) -> Choice:
     pick = [o for o in fits if count.prefer(o)] if count.prefer is not None else []
     pick = pick or fits
     if len(pick) == 1:
-        return Choice(pick[0], count.how.format(bones=count.bones, count=1))
+        return Choice(pick[0], count.how.format(bones=counted(count.bones, "bone"), count=1))
     sentence = count.several if pick else count.none
-    return Choice(None, sentence.format(bones=count.bones, count=len(pick)))
+    return Choice(None, sentence.format(bones=counted(count.bones, "bone"), count=len(pick)))
 
 
 def choose_armature(
@@ -182,14 +191,14 @@ def one_armature(objects: list, what: str) -> bpy.types.Object | None:
             found.setdefault(arm.name, (arm, []))[1].append(obj.name)
     if len(found) > 1:
         parts = [
-            f"{name!r} ({len(arm.data.bones)} bones: {', '.join(sorted(meshes)[:3])}"
+            f"{name!r} ({counted(len(arm.data.bones), 'bone')}: {', '.join(sorted(meshes)[:3])}"
             f"{' ...' if len(meshes) > 3 else ''})"
             for name, (arm, meshes) in sorted(found.items())
         ]
         raise FormatError(
             f"the meshes to export are deformed by {len(found)} armatures, "
             f"{'; '.join(parts)}; {what} holds one skeleton: export each character on "
-            "its own (select its meshes and use Selected Only)"
+            "its own (select its meshes and use Selected Objects)"
         )
     return next(iter(found.values()))[0] if found else None
 
@@ -207,13 +216,13 @@ def animation_fit(path: str, armature, bone_names: Sequence[str]) -> list[str]:
     wanted = list(dict.fromkeys(bone_names))
     if not wanted:
         return []
-    have = {b.name for b in armature.data.bones}
+    have = _bone_names(armature)
     missing = [n for n in wanted if n not in have]
     hits = len(wanted) - len(missing)
     if hits == 0:
         raise FormatError(
             f"0 of {len(wanted)} animated bones match a bone of armature "
-            f"{armature.name!r} ({len(have)} bones): the animation is not for it, "
+            f"{armature.name!r} ({counted(len(have), 'bone')}): the animation is not for it, "
             "nothing imported",
             None,
             path,

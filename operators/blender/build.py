@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bpy
 import numpy as np
 from mathutils import Matrix
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.errors import counted
+from ...io_formats.names import action_name
 from ...io_formats.posing import basis_to_local, local_to_basis
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat, exact_keys, guard, kept_keys
 from .actions import keep_actions
-from .guard import blender_name
+from .guard import NAME_BYTES, blender_name
 from .weights import assign_vertex_groups
 
 # Kept per bone while the rest pose is unchanged (hidden: kept_keys.py).
@@ -109,10 +111,37 @@ def set_prop(holder, key: str, value) -> None:
 NAME = "_rigport_name"
 
 
-def keep_name(holder, name: str) -> None:
-    """Keep ``name`` on ``holder`` when Blender holds it as something else."""
-    if blender_name(name) != name:
+def keep_name(holder, name: str, unique: bool = False, shown: bool = False) -> None:
+    """Keep ``name`` on ``holder`` when Blender holds it as something else: as
+    text, or with the name Blender gave beside it (which says whether the user
+    renamed it since) when Blender cut it to 63 bytes or gave an empty one a name,
+    with ``unique`` when it made it unique (names of one skeleton), and with
+    ``shown`` when the holder was named otherwise on purpose (an action named
+    after its file)."""
+    if holder.name == name:
+        return
+    if unique or shown or not name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
+        holder[NAME] = json.dumps([name, holder.name])
+    elif blender_name(name) != name:
         holder[NAME] = json.dumps(name)
+
+
+def held_bone_names(armature) -> dict[str, str]:
+    """The file's name -> Blender's name of each bone whose whole name Blender
+    could not hold (:func:`keep_name`), and is not renamed since: animation
+    tracks name bones by the file's names."""
+    out = {}
+    for bone in armature.data.bones:
+        kept = bone.get(NAME)
+        if not (isinstance(kept, str) and kept.startswith("[")):
+            continue
+        try:
+            pair = json.loads(kept)
+        except ValueError:  # edited by hand: Blender's name is all there is
+            continue
+        if isinstance(pair, list) and len(pair) == 2 and pair[1] == bone.name:
+            out[str(pair[0])] = bone.name
+    return out
 
 
 def _ensure_object_mode(context) -> None:
@@ -179,7 +208,7 @@ def build_armature(
         bone[REST] = [float(v) for v in np.asarray(bone.matrix_local).ravel()]
         bone[LOCAL] = [float(v) for v in (*local_t[i], *local_q[i], *local_s[i])]
         bone[INVERSE_BIND] = [float(v) for v in inv[i].ravel()]
-        keep_name(bone, original.names[i])
+        keep_name(bone, original.names[i], unique=True)
         for key, value in (skeleton.extras[i] if i < len(skeleton.extras) else {}).items():
             set_prop(bone, key, value)
     return obj
@@ -478,14 +507,23 @@ def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
 
 
 def build_action(
-    armature: bpy.types.Object, anim: Animation, fps: float, rest: dict | None = None
+    armature: bpy.types.Object,
+    anim: Animation,
+    fps: float,
+    rest: dict | None = None,
+    file_stem: str | None = None,
+    clips: int = 1,
 ) -> bpy.types.Action:
     """An action keyed in pose space from engine-local tracks (linear keys).
 
     ``rest`` is :func:`rest_relative` of the armature: an importer that builds many
-    actions onto one armature computes it once (it was a third of an IFP import)."""
-    action = bpy.data.actions.new(blender_name(anim.name or "Animation"))
-    keep_name(action, anim.name or "Animation")
+    actions onto one armature computes it once (it was a third of an IFP import).
+    ``file_stem`` names the action when the clip's own name is generic or taken
+    (``io_formats/names.py``; ``clips``: how many the file holds); the clip's name
+    is kept for the exporter."""
+    shown = action_name(anim.name, file_stem, bpy.data.actions, clips)
+    action = bpy.data.actions.new(blender_name(shown))
+    keep_name(action, anim.name or "Animation", shown=True)
     try:
         _fill_action(action, armature, anim, fps, rest)
     except Exception:
@@ -508,8 +546,11 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     seen: set[str] = set()
     repeated = bad_keys = 0
     late: list[np.ndarray] = []  # key frames beyond Blender's range
+    held = held_bone_names(armature)
     for track in anim.tracks:
         track, lost = guard.guard_track(track)
+        if track.bone in held:
+            track = replace(track, bone=held[track.bone])
         bad_keys += lost
         if track.bone in seen:  # a second track for one bone: Blender has one curve
             repeated += 1
@@ -566,7 +607,8 @@ def _late_note(late: list[np.ndarray], fps: float) -> str:
         return ""
     rounded = int(np.count_nonzero(frames.astype(np.float32) != frames))
     text = (
-        f"{len(frames)} keys beyond frame {LAST_FRAME:,} (up to {np.abs(frames).max() / fps:.6g} s "
+        f"{counted(len(frames), 'key')} beyond frame {LAST_FRAME:,} "
+        f"(up to {np.abs(frames).max() / fps:.6g} s "
         f"at {fps:g} fps), Blender's last: they are on the action but never play, and the "
         f"scene's frame range stops at {LAST_FRAME:,}"
     )

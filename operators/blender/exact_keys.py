@@ -15,7 +15,7 @@ import bpy
 
 from ...io_formats import exact_keys
 from ...io_formats.scene import Animation, BoneTrack
-from ..result import Result
+from ..result import Result, counted
 from . import guard
 from .guard import blender_name
 
@@ -67,12 +67,12 @@ def restore(
     if result is not None:
         if done.carried:
             result.info(
-                f"{action.name}: carried {len(done.carried)} track(s) of bones the armature "
-                f"lacks through from the imported file ({', '.join(done.carried)})"
+                f"{action.name}: carried {counted(len(done.carried), 'track')} of bones the "
+                f"armature lacks through from the imported file ({', '.join(done.carried)})"
             )
         if done.edited:
             result.info(
-                f"{action.name}: {done.edited} edited track(s) written from Blender's keys, "
-                f"{done.exact} unedited ones as the file had them"
+                f"{action.name}: {counted(done.edited, 'edited track')} written from Blender's "
+                f"keys, {counted(done.exact, 'unedited one')} as the file had them"
             )
     return done.tracks

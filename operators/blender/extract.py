@@ -25,6 +25,7 @@ from ...io_formats.scene import (
 from ...io_formats.transforms import decompose_trs
 from ..result import Result
 from . import compat, exact_keys, guard, kept_keys
+from .armatures import mesh_armature
 from .build import (
     ATTR_PROP,
     BIND_SCALE,
@@ -34,6 +35,7 @@ from .build import (
     LOCAL,
     NAME,
     REST,
+    held_bone_names,
     rest_relative,
 )
 from .weights import weight_triplets
@@ -141,6 +143,8 @@ def file_name(holder) -> str:
             name = json.loads(kept)
         except ValueError:
             return holder.name
+        if isinstance(name, list) and len(name) == 2 and all(isinstance(x, str) for x in name):
+            return name[0] if name[1] == holder.name else holder.name  # [file's, Blender's]
         if isinstance(name, str) and guard.blender_name(name) == holder.name:  # not renamed
             return name
     return holder.name
@@ -424,7 +428,9 @@ def read_skin(
 ) -> Skin:
     """The strongest ``max_weights`` influences per vertex, strongest first (ties by
     bone order); zero slots have joint 0. Read in bulk where Blender allows."""
-    bone_names = [guard.blender_name(n) for n in bone_names]  # the groups' names
+    arm = mesh_armature(obj)
+    held = held_bone_names(arm) if arm is not None else {}  # whole file names -> Blender's
+    bone_names = [held.get(n, guard.blender_name(n)) for n in bone_names]  # the groups' names
     triplets = weight_triplets(bpy.context, obj, bone_names)
     owner, bone, weight = triplets if triplets is not None else triplets_by_vertex(obj, bone_names)
     nv = len(obj.data.vertices)

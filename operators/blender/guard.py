@@ -19,6 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.errors import counted_phrase
 from ...io_formats.kept import dumps, loads  # noqa: F401  (guard.dumps/loads)
 from ...io_formats.scene import Attribute, BoneTrack, ColorSet, Mesh, Skeleton, Skin, UVSet
 
@@ -117,7 +118,7 @@ def summary(notes: list[str]) -> str:
 
 
 def _count_note(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+    return ", ".join(counted_phrase(n, what) for what, n in counts.items() if n)
 
 
 def _face_flags(cv: np.ndarray, starts: np.ndarray, sizes: np.ndarray, nv: int):

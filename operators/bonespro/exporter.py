@@ -21,6 +21,7 @@ from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, structure
 from ...io_formats.bonespro.euler import ORDERS
 from ...io_formats.bonespro.placement import bake_matrices, bake_points, bake_structure
+from ...io_formats.bonespro.text import KeptText, unpack_source
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
 from ...io_formats.global_transform import is_identity, split
@@ -29,7 +30,7 @@ from ..blender import compat
 from ..blender.armatures import choose_armature, mesh_armature, one_armature
 from ..blender.extract import extract_skeleton, read_prop
 from ..conventions import ExportScope, evaluated_meshes, file_matrix, scene_fps
-from ..result import Result
+from ..result import Result, counted
 from .importer import (
     BOXES,
     BOXES_PER_FRAME,
@@ -38,6 +39,7 @@ from .importer import (
     NODE_OFFSET,
     NODE_OFFSETS_PER_FRAME,
     SOURCE_MESH,
+    TEXT,
     TransformOptions,
 )
 from .rig import bone_order, bone_parents, get_weights, sample_frames, world_positions
@@ -289,11 +291,13 @@ def write_structure(
         counts, bones, weights = get_weights(mesh, names)
         positions = world_positions(mesh, space=space)
         if (counts == 0).any():
-            warnings.append(f"{int((counts == 0).sum())} vertices have no bone weights")
+            warnings.append(f"no bone weights on {counted(int((counts == 0).sum()), 'vertex')}")
     s = convert.scene_to_structure(skeleton, positions, counts, bones, weights, lengths)
     s = bake_structure(s, matrix)
-    write_atomic(path, lambda: structure.write(s))
-    return Result().warn(*warnings)
+    s.source = _stored_text(armature)
+    kept = structure.write_kept(s)
+    write_atomic(path, lambda: kept.data)
+    return _kept_result(kept, warnings)
 
 
 # ------------------------------------------------------------------ animation
@@ -343,6 +347,7 @@ class _AnimationExport:
     frames: np.ndarray
     template: anim_file.Animation
     warnings: list[str] = field(default_factory=list)
+    text: bytes | None = None  # the imported file's own text (``TEXT``)
 
     def root_space(self, root) -> np.ndarray:
         """The transform from ``root``'s space into the file's, checked."""
@@ -375,8 +380,50 @@ def write_animation(
         out = _mesh_bones(job)
     else:
         out = _bones(job)
-    write_atomic(path, lambda: anim_file.write(out))
-    return Result().warn(*job.warnings)
+    out.source, source = _text_for(out, job.text)
+    if source is not None and mode != anim_file.MESH_ABSOLUTE:
+        convert.keep_unedited(out, source)
+    kept = anim_file.write_kept(out)
+    write_atomic(path, lambda: kept.data)
+    return _kept_result(kept, job.warnings)
+
+
+def _text_for(out: anim_file.Animation, text: bytes | None):
+    """(text, its animation): the imported file's when ``out`` is written in its
+    settings; another mode, system or representation is another file, whose text has
+    nothing to say about it (None, None). Unreadable text comes back alone, for
+    ``write_kept`` to say so."""
+    if text is None:
+        return None, None
+    try:
+        source = anim_file.read(text)
+    except FormatError:
+        return text, None
+    settings = ("mode", "system", "representation", "euler_order", "angle_units")
+    if any(getattr(out, k) != getattr(source, k) for k in settings):
+        return None, None
+    return text, source
+
+
+def _stored_text(*holders) -> bytes | None:
+    """The file's own text an import kept (another writer's layout), if any."""
+    for h in holders:
+        if h is not None:
+            text = unpack_source(read_prop(h, TEXT))
+            if text is not None:
+                return text
+    return None
+
+
+def _kept_result(kept: KeptText, warnings: list[str]) -> Result:
+    """The export's Result: its warnings, and what became of the file's own text."""
+    result = Result().warn(*warnings, kept.lost)
+    if kept.edited and not kept.lost:
+        result.info(
+            f"{kept.edited} edited values written in RigPort's formatting, the rest as "
+            "the imported file had them"
+        )
+    return result
 
 
 def _start_animation(context, path, armature, mesh, options, file_space) -> _AnimationExport:
@@ -407,10 +454,12 @@ def _start_animation(context, path, armature, mesh, options, file_space) -> _Ani
     template = anim_file.Animation(0, 0, nf, first_frame=first, last_frame=last, step=step)
     for key, value in h.items():
         setattr(template, key, value)
-    return _AnimationExport(
+    job = _AnimationExport(
         context, path, armature, mesh, file_space, action, stored, file_frames,
         file_frames * k, template,
     )  # fmt: skip
+    job.text = _stored_text(shape_action, mesh, action)
+    return job
 
 
 def _header(stored: dict, options: AnimationExportOptions) -> dict:

@@ -19,6 +19,7 @@ import numpy as np
 from ...io_formats.bonespro import animation as anim_file
 from ...io_formats.bonespro import convert, formats, structure
 from ...io_formats.bonespro.placement import bake_points
+from ...io_formats.bonespro.text import pack_source
 from ...io_formats.codec import FormatError
 from ...io_formats.scene import Scene
 from ..blender.actions import keep_actions
@@ -26,7 +27,7 @@ from ..blender.armatures import Count, choose_armature, mesh_armature
 from ..blender.build import build_action, build_scene
 from ..common import in_file, read_bytes
 from ..conventions import option_matrix, place_roots, scene_fps
-from ..result import Message, Result
+from ..result import Message, Result, counted
 from .rig import (
     bone_order,
     bone_parents,
@@ -46,6 +47,9 @@ BOXES = "_bonespro_boxes"
 NODE_OFFSETS_PER_FRAME = "_bonespro_node_offsets_per_frame"
 BOXES_PER_FRAME = "_bonespro_boxes_per_frame"
 SOURCE_MESH = "_bonespro_source"
+#: The file's text, compressed, when another writer laid it out (numbers, comments,
+#: whitespace): the export writes it back where the values are unchanged.
+TEXT = "_bonespro_text"
 #: Blender frames per file frame of an import with a custom frame rate (absent: 1).
 FRAME_SCALE = "_bonespro_frame_scale"
 
@@ -143,7 +147,8 @@ def import_structure(context, path: str, options: StructureImportOptions) -> Res
     with in_file(path):
         scene = convert.structure_to_scene(s, name)
     target = context.view_layer.objects.active
-    result = Result().info(f"{len(s.names)} bones, {len(s.positions)} vertices")
+    bones, vertices = counted(len(s.names), "bone"), counted(len(s.positions), "vertex")
+    result = Result().info(f"{bones}, {vertices}")
     use_active = (
         options.weights_to == "AUTO"
         and target is not None
@@ -168,6 +173,9 @@ def import_structure(context, path: str, options: StructureImportOptions) -> Res
     built = build_scene(context, scene)
     try:
         _put_weights(built, s, target if use_active else None, matrix)
+        text = structure.foreign_text(s)
+        if text is not None:
+            built.armature[TEXT] = pack_source(text)
     except Exception:
         built.discard()
         raise
@@ -266,7 +274,8 @@ def import_animation(
     names = bone_order(armature)
     if len(names) != a.bone_count:
         raise FormatError(
-            f"the animation has {a.bone_count} bones, {armature.name!r} has {len(names)}",
+            f"the animation has {counted(a.bone_count, 'bone')}, "
+            f"{armature.name!r} has {len(names)}",
             None,
             path,
         )
@@ -314,7 +323,9 @@ def _bone_animation(job: _AnimationImport, armature, names: list[str], how: str)
             f"bone transforms with shear: the action's keys are off by up to {shear:.3g}"
         )
     neutral.extras = _bone_extras(job, parents)
-    action = build_action(armature, neutral, fps)
+    action = build_action(
+        armature, neutral, fps, file_stem=os.path.splitext(os.path.basename(job.path))[0]
+    )
     undo = keep_actions(armature, [action])
     if armature.name in context.view_layer.objects:
         _make_active(context, armature)
@@ -337,6 +348,9 @@ def _bone_extras(job: _AnimationImport, parents: np.ndarray) -> dict:
     }
     if job.frame_scale != 1.0:
         extras[FRAME_SCALE] = job.frame_scale
+    text = anim_file.foreign_text(a)
+    if text is not None:
+        extras[TEXT] = pack_source(text)
     drift = float(np.abs(offsets - offsets[:1]).max())
     if drift > 1e-6:  # stored per frame: export writes them for the same frames
         extras[NODE_OFFSETS_PER_FRAME] = offsets[..., :3, :].ravel().tolist()
@@ -392,6 +406,9 @@ def _mesh_animation(job: _AnimationImport, positions, armature=None, how="") -> 
         at = a.frames() * job.frame_scale
         frames = frame_positions(obj, positions, at, name)
         obj[HEADER] = json.dumps(convert.header(a))
+        text = anim_file.foreign_text(a)
+        if text is not None:
+            obj[TEXT] = pack_source(text)
         if job.frame_scale != 1.0:
             obj[FRAME_SCALE] = job.frame_scale
         place_roots([obj], job.matrix)

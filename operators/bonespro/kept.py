@@ -18,5 +18,6 @@ OWN = frozenset(
         "_bonespro_bone",
         "_bonespro_index",
         "_bonespro_frame_scale",
+        "_bonespro_text",
     }
 )

@@ -20,11 +20,11 @@ from ...io_formats.codec import FormatError
 from ...io_formats.codec.files import write_atomic
 from ...io_formats.global_transform import is_identity
 from ...io_formats.mrtk import recording
-from ...io_formats.mrtk.convert import ExportOptions, export_recording
+from ...io_formats.mrtk.convert import ExportOptions, ExportStats, export_recording
 from ...io_formats.mrtk.placement import bake_curves
 from ..animation_files import action_paths
 from ..conventions import ExportScope, FrameRateOptions, file_matrix, scene_fps
-from ..result import Result
+from ..result import Result, counted
 from .build import recording_meta
 from .extract import (
     extract_curves,
@@ -112,10 +112,12 @@ def write_recording(
     marks, more = recording_markers(context.scene, meta, fps, options.markers)
     warnings += more
     opts = ExportOptions(major, minor, layout, axes == "BLENDER", fps, options.tolerance)
-    rec, more = export_recording(curves, set(objects), marks, opts)
+    stats = ExportStats()
+    rec, more = export_recording(curves, set(objects), marks, opts, stats)
     warnings += more
     write_atomic(path, lambda: recording.write_parts(rec))
-    return Result().warn(*warnings)
+    done = Result(summary=stats.line())
+    return done.info(f"{os.path.basename(path)}: {done.summary}").warn(*warnings)
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,7 @@ def export_file(context, path: str, options: RecordingExportOptions) -> Result:
     one file each beside it."""
     jobs = _jobs(context, path, options)
     warnings: list[str] = []
+    lines: list[str] = []
     for job in jobs:
         root = recording_root(job.collection)
         space = np.array(root.matrix_world, np.float64) if root is not None else None
@@ -142,8 +145,12 @@ def export_file(context, path: str, options: RecordingExportOptions) -> Result:
         done = write_recording(context, job.path, job.objects, job.meta, options, matrix)
         prefix = f"{os.path.basename(job.path)}: " if len(jobs) > 1 else ""
         warnings += [prefix + w for w in done.warnings]
-    written = f"{len(jobs)} MRTK recording{'s' if len(jobs) != 1 else ''} written"
-    return Result().info(written).warn(*warnings)
+        lines += done.infos
+    written = f"{counted(len(jobs), 'MRTK recording')} written"
+    out = Result(summary=written).info(written)
+    for line in lines:
+        out.info(line)
+    return out.warn(*warnings)
 
 
 def _recording_of(obj, colls: list) -> bpy.types.Collection | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
+from ...io_formats.codec.errors import counted
 from ...io_formats.mrtk import keys as kc
 from ...io_formats.mrtk.convert import BlenderCurve, hand_role, joint_role
 from ...io_formats.mrtk.recording import JOINTS, Marker
@@ -122,8 +123,8 @@ def extract_curves(
             curves[(role, fc.data_path, fc.array_index)] = bc
     if eased:
         warnings.append(
-            f"{eased} keys use an easing interpolation MRTK cannot hold: written from their "
-            "Bezier handles"
+            f"{counted(eased, 'key')} with an easing interpolation MRTK cannot hold: written "
+            "from the Bezier handles"
         )
     return curves, warnings
 

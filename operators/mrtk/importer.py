@@ -19,7 +19,7 @@ from ...io_formats.mrtk import recording
 from ...io_formats.mrtk.convert import import_recording
 from ..common import in_file, parse_file
 from ..conventions import IMPORT_TRANSFORM, FrameRateOptions, option_matrix, place_roots
-from ..result import Result
+from ..result import Result, counted
 from .build import BuiltRecording, build_recording
 
 #: Unity's axes: +Z forward, +Y up (the codec turns them into Blender's).
@@ -100,7 +100,7 @@ def import_file(
         built.discard()
         raise
     result = RecordingResult(
-        summary=f"{len(built.objects)} objects, {len(built.markers)} markers",
+        summary=f"{counted(len(built.objects), 'object')}, {counted(len(built.markers), 'marker')}",
         objects=list(built.objects.values()),
         actions=list(built.built.actions),
         undo=[built.discard],

@@ -180,8 +180,14 @@ def _batch_export(context, path: str, state: dict, options: dict) -> Result:
         path,
         dict(built.objects),
         recording_meta(built.collection),
-        from_mapping(RecordingExportOptions, options),
+        from_mapping(RecordingExportOptions, options, **_version(options)),
     )
+
+
+def _version(options: dict) -> dict:
+    """batch's ``--mrtk-version`` as the export's ``version`` (none: as imported)."""
+    chosen = options.get("mrtk_version")
+    return {"version": chosen} if chosen else {}
 
 
 FILES = (

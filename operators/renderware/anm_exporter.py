@@ -25,7 +25,7 @@ from ..blender.build import LOCAL
 from ..blender.extract import extract_animation
 from ..common import current_action
 from ..conventions import scene_fps
-from ..result import Result
+from ..result import Result, counted
 from .anim_options import custom_fps, export_scale, scale_translations, target_armature
 from .anm_importer import PROP_STAMP, hanim_bones
 
@@ -77,7 +77,7 @@ def export_anm_files(context, path: str, options: AnmExportOptions, armature=Non
     chosen = chosen_files(armature, options.export_animations, path, options.use_action_names)
     written = [export_anm_file(context, out, options, armature, a) for out, _, a in chosen]
     folder = os.path.dirname(chosen[0][0]) or "."
-    result = Result().info(f"{len(chosen)} animation file(s) written to {folder}")
+    result = Result().info(f"{counted(len(chosen), 'animation file')} written to {folder}")
     result.info(written_message(armature, [(name, action) for _, name, action in chosen]))
     for done in written:
         result.merge(done)

@@ -52,7 +52,7 @@ def hanim_bones(armature) -> list[str]:
 
 
 #: The sentence when no single armature has the animation's node count.
-_SELECT = "select the armature ({count} armatures have {bones} bones)"
+_SELECT = "select the armature ({count} armatures have {bones})"
 
 
 def import_anm_file(
@@ -67,9 +67,7 @@ def import_anm_file(
         f = anm.read(read_file(path, "animation") if data is None else data)
     how = "the given armature"
     if armature is None:
-        rule = Count(
-            f.node_count(), how="the armature with {bones} bones", several=_SELECT, none=_SELECT
-        )
+        rule = Count(f.node_count(), how="the armature with {bones}", several=_SELECT, none=_SELECT)
         choice = choose_armature(context, rule=rule)
         armature, how = choice.required(path), choice.how
     name = os.path.splitext(os.path.basename(path))[0]
@@ -77,7 +75,7 @@ def import_anm_file(
         neutral = anim_convert.anm_to_animation(f, hanim_bones(armature), name)
     scale_translations(neutral, options.global_scale)
     fps = custom_fps(options) or scene_fps(context)
-    action = build_action(armature, neutral, fps)
+    action = build_action(armature, neutral, fps, file_stem=name)
     action[PROP_STAMP] = int(f.stamp)
     record_scale(action, options.global_scale)
     undo = keep_actions(armature, [action])

@@ -18,7 +18,7 @@ from ...io_formats.renderware.clump_import import import_dff
 from ..blender.build import Built
 from ..common import read_bytes
 from ..conventions import option_matrix, place_roots
-from ..result import Result
+from ..result import Result, counted
 from .build import build_clump
 
 #: RenderWare's axes are Blender's (Z up, right-handed): no conversion by default.
@@ -70,7 +70,7 @@ def import_clump_file(context, path: str, options: ClumpImportOptions) -> Result
         result.objects.extend(built.objects)
         result.armature = result.armature or built.armature
         result.undo.append(built.discard)
-    result.summary = f"{len(result.objects)} objects"
+    result.summary = counted(len(result.objects), "object")
     return result.info(result.summary)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.errors import counted
 from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
 from ...io_formats.renderware.clump_import import FrameNode, MaterialInfo
 from ...io_formats.renderware.geometry import NORMALS
@@ -130,7 +131,7 @@ def _most_detailed(meshes: list, warnings: list[str]) -> list:
     if left:
         warnings.append(
             f"{len(left)} mesh(es) of other LOD levels left out ({', '.join(left[:5])}): "
-            "GTA keeps each LOD as a .dff of its own; export each level with Selected Only"
+            "GTA keeps each LOD as a .dff of its own; export each level with Selected Objects"
         )
     return [o for o in meshes if levels[o.name] == best]
 
@@ -197,7 +198,8 @@ def _file_triangles_back(obj, mesh: Mesh, warnings: list[str]) -> None:
         keep = repeated | np.isin(_tri_keys(tv, nv), _tri_keys(have, nv))
     if not keep.all():
         warnings.append(
-            f"{obj.name}: {int((~keep).sum())} duplicate or repeated-vertex triangle(s) of the "
+            f"{obj.name}: {counted(int((~keep).sum()), 'duplicate or repeated-vertex triangle')} "
+            "of the "
             "file left out (their vertices or the triangles they repeat were edited away)"
         )
     if not keep.any():

@@ -39,7 +39,7 @@ from ..conventions import (
     options_layout,
 )
 from ..options import from_mapping, from_operator
-from ..result import Result
+from ..result import Result, counted
 from .anim_options import ArmatureScope, ExportKeyScale, ImportKeyScale
 from .ifp_exporter import IfpExportOptions, export_ifp_file
 from .ifp_importer import IfpImportOptions, ifp_rows, import_ifp_file
@@ -95,12 +95,13 @@ class IMPORT_ANIM_OT_gta_ifp(
         layout.prop(self, "names")
         box = layout.box()
         if self.draw_list_state(box, "No IFP file selected", "No animations"):
-            box.label(text=f"{len(self.animations)} animations")
+            box.label(text=counted(len(self.animations), "animation"))
             for item in self.animations:
                 box.prop(
                     item,
                     "select",
-                    text=f"{item.name}  ({item.frames} frames, {item.objects} bones)",
+                    text=f"{item.name}  ({counted(item.frames, 'frame')}, "
+                    f"{counted(item.objects, 'bone')})",
                 )
         self.draw_animation(layout)
 

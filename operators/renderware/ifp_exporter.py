@@ -24,7 +24,7 @@ from ..animation_files import chosen_actions, written_message
 from ..blender.build import rest_relative
 from ..blender.extract import extract_animation
 from ..conventions import scene_fps
-from ..result import Result
+from ..result import Result, counted
 from .anim_options import custom_fps, export_scale, scale_translations, target_armature
 from .ifp_importer import PROP_ENDS, PROP_SOURCE, armature_bones, read_ifp
 
@@ -81,7 +81,8 @@ def export_ifp_file(context, path: str, options: IfpExportOptions, armature=None
     pairs = armature_actions(armature, options.export_animations)
     if not pairs:
         raise FormatError("the armature has no action to export", None, path)
-    result = Result().info(f"{len(pairs)} animations written to {os.path.basename(path)}")
+    written = f"{counted(len(pairs), 'animation')} written to {os.path.basename(path)}"
+    result = Result().info(written)
     result.info(written_message(armature, pairs))
     sources = [_imported_source(action, armature) for _, action in pairs]
     target = _target_package(path, options, sources, result)

@@ -27,7 +27,7 @@ from ..blender.armatures import Choice, Rank, choose_armature
 from ..blender.build import build_action, rest_relative
 from ..common import in_file
 from ..conventions import scene_fps
-from ..result import Result
+from ..result import Result, counted
 from .anim_options import custom_fps, record_scale, scale_translations
 
 #: Hidden action property: JSON {"source": one-animation IFP (base64),
@@ -88,11 +88,12 @@ def best_armature(context, f: ifp.IfpFile) -> Choice:
         hits, _ = anim_convert.match_bones(objects, armature_bones(arm))
         return sum(h is not None for h in hits)
 
+    tracks = counted(len(objects), "bone track")
     return choose_armature(
         context,
         rule=Rank(
             score,
-            lambda n: f"the armature whose bones match ({n} of {len(objects)} objects)",
+            lambda n: f"the armature whose bones match ({n} of {tracks})",
             lambda _: "no armature has bones the animations name (import the .dff first)",
         ),
     )
@@ -138,12 +139,12 @@ def import_ifp_file(
     undo = [keep_actions(armature, made, made[0] if made else None)]
     if package is not None:
         undo.append(_keep_ends(armature, package, f))
-    summary = f"{len(made)} animations applied to {armature.name} ({how})"
+    summary = f"{counted(len(made), 'animation')} applied to {armature.name} ({how})"
     result = Result(summary=summary, armature=armature, actions=made, undo=undo)
     result.info(summary)
     if missing:
         names_text = ", ".join(sorted(missing)[:12]) + (" ..." if len(missing) > 12 else "")
-        result.warn(f"{len(missing)} objects match no bone: {names_text}")
+        result.warn(f"no bone matches {counted(len(missing), 'bone track')}: {names_text}")
     return result
 
 
@@ -193,7 +194,7 @@ def _require_fit(chosen: list, armature, path: str) -> None:
         names = {name for name, _ in objects}
         raise FormatError(
             f"0 of {len(names)} animated bones match a bone of armature "
-            f"{armature.name!r} ({len(bones)} bones): the animation is not for it, "
+            f"{armature.name!r} ({counted(len(bones), 'bone')}): the animation is not for it, "
             "nothing imported",
             None,
             path,
@@ -216,6 +217,7 @@ def _build_actions(
     actions keep the file's bytes after its animations by that key, not a copy."""
     bones = armature_bones(armature)
     rest = rest_relative(armature.data)
+    stem = os.path.splitext(os.path.basename(path))[0]
     made: list = []
     missing: dict[str, int] = {}
     try:
@@ -224,7 +226,9 @@ def _build_actions(
             for m in miss:
                 missing[m] = missing.get(m, 0) + 1
             scale_translations(neutral, scale)
-            action = build_action(armature, neutral, fps, rest)
+            action = build_action(
+                armature, neutral, fps, rest, file_stem=stem, clips=len(f.animations)
+            )
             made.append(action)
             record_scale(action, scale)
             kept = {

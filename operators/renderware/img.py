@@ -32,7 +32,7 @@ from ..conventions import (
     section,
     transform_options,
 )
-from ..result import Result
+from ..result import Result, counted
 from .build import build_clump
 from .ifp_importer import IfpImportOptions, import_ifp_file
 from .operators import ENGINE_AXES
@@ -45,7 +45,7 @@ ARCHIVE = Importable(
     img.kind_of,
     "archive",
     "a model, an animation or a texture dictionary",
-    {"model": "models", "textures": "texture dictionaries", "animations": "animation packages"},
+    {"model": "model", "textures": "texture dictionary", "animations": "animation package"},
 )
 
 
@@ -114,7 +114,7 @@ def _import_model(context, archive, member: Member, reuse_materials=False, matri
             place_roots(built.objects, matrix)
         done.objects.extend(built.objects)
         done.warn(*imp.warnings)
-        done.info(f"{member.name}: {len(built.objects)} objects")
+        done.info(f"{member.name}: {counted(len(built.objects), 'object')}")
         done.armature = done.armature or built.armature
     return done
 
@@ -166,7 +166,7 @@ class IMPORT_SCENE_OT_gta_img(
         box = layout.box()
         if not self.draw_list_state(box, "No archive selected", "No members"):
             return
-        box.label(text=f"{len(self.members_list)} members")
+        box.label(text=counted(len(self.members_list), "member"))
         for item in self.members_list:
             text = f"{item.name}  ({_size(item.size)}, {item.kind})"
             if item.kind in ARCHIVE.readers:

@@ -92,10 +92,10 @@ class EXPORT_SCENE_OT_rw_dff(bpy.types.Operator, file_type(".dff"), ExportFile, 
         description="The RenderWare version (game) the clump is written for",
     )
     morph_targets: EnumProperty(
-        name="Morph Targets",
+        name="Shape Keys",
         items=MORPH_ITEMS,
         default="AUTO",
-        description="Which shape keys become morph targets of the geometries",
+        description="Export shape keys (morph targets): which of them the geometries take",
     )
 
     def draw(self, context) -> None:

@@ -3,13 +3,13 @@ means for the asset (``ui/report.py`` gathers every format's ``describe``)."""
 
 from __future__ import annotations
 
-from ...ui.report import Report, mesh_edited, n
-from ..blender import fingerprint
+from ...ui.panel import kept_mesh_rows
+from ...ui.report import Report
 from ..blender.extract import read_prop
-from .build import FINGERPRINT
+from . import build
 
-#: Above this many vertices the panel does not hash the mesh on every redraw.
-FULL_COMPARE_LIMIT = 100_000
+#: What the next RenderWare export rebuilds when the triangles changed.
+REBUILT = "the Bin Mesh, spheres and split data from Blender's mesh"
 
 
 def rw_version_text(version: int) -> str:
@@ -35,40 +35,11 @@ def describe(obj, r: Report) -> None:
         r.kept.append(
             f"geometry data ({', '.join(parts)}), valid while the triangles are unchanged"
         )
-        _edits(obj, geometry, r)
+        strips = int(geometry.get("bin_mesh_flags") or 0) & 1
+        rebuilt = REBUILT + (" (triangle strips again, as the file drew them)" if strips else "")
+        kept_mesh_rows(obj, r, build.FINGERPRINT, "the geometry data", rebuilt)
     if read_prop(obj, "rw_skin") is not None:
         r.kept.append("skin layout (bone limits, used bones)")
     hanim = read_prop(obj, "rw_hanim")
     if isinstance(hanim, dict):
         r.kept.append("the bone hierarchy's IDs and flags (HAnim)")
-
-
-def _edits(obj, geometry: dict, r: Report) -> None:
-    """What the next export rebuilds, by the fingerprint the import stored (what the
-    exporter compares; the weights, which only the export reads, left out here:
-    reading them takes a depsgraph evaluation, not something to do while drawing)."""
-    old = fingerprint.stored(obj, FINGERPRINT)
-    if old is None:  # imported before fingerprints: by the counts
-        if mesh_edited(obj):
-            r.changes.append("the Bin Mesh, spheres and split data will be rebuilt")
-        return
-    if len(obj.data.vertices) > FULL_COMPARE_LIMIT:
-        r.kept.append(
-            f"edits not checked while drawing (over {n(FULL_COMPARE_LIMIT)} vertices): "
-            "export compares the mesh with the import"
-        )
-        return
-    parts = tuple(p for p in (fingerprint.TOPOLOGY, fingerprint.POSITIONS) if p in old)
-    now = fingerprint.compute(obj.data, parts)
-    changed = {p for p in parts if now[p] != old[p]}
-    if fingerprint.TOPOLOGY in changed:
-        r.changes.append("the Bin Mesh, spheres and split data will be rebuilt")
-        if int(geometry.get("bin_mesh_flags") or 0) & 1:
-            r.changes.append("the triangle strips will be made again from the edited faces")
-    elif fingerprint.POSITIONS in changed:
-        r.changes.append(
-            "vertices moved: the bounding spheres will be recomputed; "
-            "the Bin Mesh and split data are kept"
-        )
-    else:
-        r.kept.append("the kept geometry data still matches the mesh's faces and positions")

@@ -23,7 +23,7 @@ import numpy as np
 from ...io_formats.codec import read_file
 from ...io_formats.renderware import txd
 from ..common import in_file
-from ..result import Result
+from ..result import Result, counted
 
 PROP_TEXTURE = "rw_texture_name"  # the material's texture name (.build)
 
@@ -123,7 +123,7 @@ def bind(materials: list, images: dict[str, list]) -> list[str]:
 
 def missing_warning(missing: list[str], where: str) -> str:
     shown = ", ".join(missing[:12]) + (" ..." if len(missing) > 12 else "")
-    return f"{len(missing)} textures the materials name are not in {where}: {shown}"
+    return f"{counted(len(missing), 'texture')} the materials name, not found in {where}: {shown}"
 
 
 def bind_clump(
@@ -181,7 +181,7 @@ def import_txd_file(
     images, made = texture_images(f, label, None, options.mipmaps, have)
     materials = [m for m in bpy.data.materials if m.get(PROP_TEXTURE)]
     missing = bind(materials, images)
-    summary = f"{len(images)} textures from {label}"
+    summary = f"{counted(len(images), 'texture')} from {label}"
     result = Result(summary=summary).info(summary)
     if missing:
         result.warn(missing_warning(missing, label))

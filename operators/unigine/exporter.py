@@ -17,6 +17,7 @@ import numpy as np
 
 from ...io_formats import global_transform
 from ...io_formats.codec import FormatError
+from ...io_formats.codec.errors import counted
 from ...io_formats.codec.files import write_atomic
 from ...io_formats.scene import Animation, Mesh, Scene, Skeleton
 from ...io_formats.unigine import anim, anim_file_convert, mesh
@@ -216,8 +217,8 @@ def export_mesh_file(context, path: str, objects: list, options: MeshExportOptio
     merged = merge_files(parts)
     write_atomic(path, lambda: mesh.write(merged))
     result.info(
-        f"{os.path.basename(path)}: {len(merged.surfaces)} surfaces, "
-        f"{len(merged.animations)} animations written"
+        f"{os.path.basename(path)}: {counted(len(merged.surfaces), 'surface')}, "
+        f"{counted(len(merged.animations), 'animation')} written"
     )
     if options.export_animations == "IMPORTED" or not chosen:  # the file's own clips
         return result
@@ -256,8 +257,8 @@ def export_anim_file(context, path: str, armature, options: AnimExportOptions) -
         write_atomic(p, lambda f=f: anim.write(f))
     count = sum(len(f.animations) for _, f in files)
     names = ", ".join(os.path.basename(p) for p, _ in files)
-    result = Result(summary=f"{count} animations").info(
-        f"{count} animations written to {len(files)} files: {names}"
+    result = Result(summary=counted(count, "animation")).info(
+        f"{counted(count, 'animation')} written to {counted(len(files), 'file')}: {names}"
     )
     result.messages.extend(carried.messages)
     return result.info(written_message(armature, [c for _, group in groups for c in group]))

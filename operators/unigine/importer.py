@@ -14,6 +14,7 @@ import os
 
 import bpy
 
+from ...io_formats.codec.errors import counted
 from ...io_formats.unigine import anim, anim_file_convert, mesh
 from ...io_formats.unigine.common import FRAME_RATE
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, import_mesh
@@ -49,14 +50,14 @@ def import_mesh_file(context, path: str, options: MeshImportOptions) -> Result:
         built.armature[ANIMATIONS_KEY] = json.dumps([a.name for a in built.actions])
     if options.record_transform:
         place_roots(built.objects, option_matrix(options))
-    extra = f", {len(built.actions)} actions" if built.actions else ""
+    extra = f", {counted(len(built.actions), 'action')}" if built.actions else ""
     result = Result(
         objects=list(built.objects),
         armature=built.armature,
         actions=list(built.actions),
         undo=[built.discard],
     )
-    return result.info(f"{len(built.objects)} objects{extra}")
+    return result.info(f"{counted(len(built.objects), 'object')}{extra}")
 
 
 def import_anim_file(
@@ -74,19 +75,20 @@ def import_anim_file(
     fps = options.frames_per_second(context)
     actions = []
     rest = rest_relative(armature.data)
+    stem = os.path.splitext(os.path.basename(path))[0]
     try:
         for a in anims:
-            actions.append(build_action(armature, a, fps, rest))
+            actions.append(build_action(armature, a, fps, rest, file_stem=stem, clips=len(anims)))
     except Exception:
         for action in actions:
             bpy.data.actions.remove(action)
         raise
     undo = keep_actions(armature, actions)
     result = Result(
-        summary=f"{len(actions)} actions on {armature.name} ({how})",
+        summary=f"{counted(len(actions), 'action')} on {armature.name} ({how})",
         armature=armature,
         actions=actions,
         undo=[undo],
     )
-    result.info(f"{len(actions)} actions applied to {armature.name} ({how})")
+    result.info(f"{counted(len(actions), 'action')} applied to {armature.name} ({how})")
     return result.warn_all(warnings)

@@ -47,7 +47,7 @@ from ..conventions import (
     transform_options,
 )
 from ..options import from_mapping, from_operator
-from ..result import Result
+from ..result import Result, counted
 from .exporter import export_anim_file, export_mesh_file
 from .importer import import_anim_file, import_mesh_file
 from .settings import (
@@ -223,7 +223,7 @@ def _batch_import_mesh(context, path: str, state: dict, options: dict) -> Result
     """As imported: the objects as built (no transform recorded on them)."""
     settings = from_mapping(MeshImportOptions, options, record_transform=False)
     result = import_mesh_file(context, path, settings)
-    result.summary = f"{batch_add_built(state, result)}, {len(result.actions)} actions"
+    result.summary = f"{batch_add_built(state, result)}, {counted(len(result.actions), 'action')}"
     return result
 
 

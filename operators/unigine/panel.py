@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY
 from ...io_formats.unigine.mesh_kept import KEPT_KEY, parse
-from ...ui.report import Report, json_value, n, plural
-from ..blender import fingerprint, kept_keys
+from ...ui.panel import kept_mesh_rows
+from ...ui.report import Report, json_value, plural
+from ..blender import kept_keys
 from ..blender.extract import read_prop
-from .kept import FINGERPRINT
-
-#: Above this many vertices draw() does not hash the mesh (as the Urho3D lines).
-FULL_COMPARE_LIMIT = 100_000
+from . import kept as kept_names
 
 
 def describe(obj, r: Report) -> None:
@@ -21,8 +19,8 @@ def describe(obj, r: Report) -> None:
         r.kept.append(
             "each surface's name and what it holds (shape key names, UV maps, colours, tangents)"
         )
-    if obj.type == "MESH":
-        _exact(obj, r)
+        if obj.type == "MESH":
+            _exact(obj, r)
     if obj.type == "ARMATURE":
         anims = json_value(read_prop(obj, ANIMATIONS_KEY))
         if any(kept_keys.has(b, "unigine_index") for b in obj.data.bones):
@@ -33,30 +31,19 @@ def describe(obj, r: Report) -> None:
 
 
 def _exact(obj, r: Report) -> None:
-    """What the kept record (bounds, weight bytes) holds and whether the mesh is
-    still the one it describes, from the fingerprint the exporter compares (only
-    topology and positions are hashed here, on every redraw)."""
+    """What the kept record (bounds, weight bytes) holds, and whether the mesh is
+    still the one it describes (``ui.panel.kept_mesh_rows``, by the fingerprint the
+    exporter compares)."""
     kept = parse(read_prop(obj, KEPT_KEY))
-    old = fingerprint.stored(obj, FINGERPRINT)
-    if kept is None or old is None:
-        return
-    what = "the file's bounds" + (
-        ", weight bytes and zero-weight influences" if kept.counts is not None else ""
-    )
-    r.kept.append(what)
-    if len(obj.data.vertices) > FULL_COMPARE_LIMIT:
+    if kept is not None:
         r.kept.append(
-            f"edits not checked while drawing (over {n(FULL_COMPARE_LIMIT)} vertices): "
-            "export compares the mesh with the import"
+            "the file's bounds"
+            + (", weight bytes and zero-weight influences" if kept.counts is not None else "")
         )
-        return
-    parts = tuple(p for p in (fingerprint.TOPOLOGY, fingerprint.POSITIONS) if p in old)
-    now = fingerprint.compute(obj.data, parts)
-    changed = {p for p in parts if now[p] != old[p]}
-    if fingerprint.TOPOLOGY in changed:
-        r.changes.append(
-            "the mesh's faces changed: the next export writes weights from Blender and "
-            "leaves out vertices no triangle uses"
-        )
-    elif fingerprint.POSITIONS in changed:
-        r.changes.append("vertices moved: the moved surfaces' bounds are recomputed")
+    kept_mesh_rows(
+        obj,
+        r,
+        kept_names.FINGERPRINT,
+        "the surfaces' kept data",
+        "the surfaces' vertices, bounds and weights from Blender's mesh",
+    )

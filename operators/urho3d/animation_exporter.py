@@ -25,7 +25,7 @@ from ..blender.build import scene_fps
 from ..blender.extract import extract_animation, extract_skeleton, read_prop
 from ..common import current_action
 from ..conventions import SAME, ExportTransform, file_matrix, recorded_transform
-from ..result import Result
+from ..result import Result, counted
 from .axes import export_axes, export_convert
 from .output import PACKAGE_FOLDER, default_entry, package_path, write_output
 
@@ -68,7 +68,8 @@ def export_animations(context, path: str, armature, options: AnimationExportOpti
         warnings += [f"{name}: {w}" for w in done.warnings] if len(chosen) > 1 else done.warnings
         infos += done.infos
     where = f" into {options.package_file}" if options.package_file else ""
-    result = Result().info(f"wrote {len(chosen)} animation file(s){where} from {armature.name}")
+    files = counted(len(chosen), "animation file")
+    result = Result().info(f"wrote {files}{where} from {armature.name}")
     result.info(written_message(armature, [(name, action) for _, name, action in chosen]))
     for text in infos:
         result.info(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import partial
 
@@ -72,7 +73,7 @@ def build_animation(
     armature, fit_how, warnings = fit_armature(
         context, path, [t.bone for t in neutral.tracks], armature
     )
-    action = _action(context, armature, neutral, options)
+    action = _action(context, armature, neutral, options, path)
     undo = keep_actions(armature, [action]) if keep else partial(bpy.data.actions.remove, action)
     summary = f"{action.name} on {armature.name} ({how or fit_how})"
     result = Result(summary=summary, armature=armature, actions=[action], undo=[undo])
@@ -80,13 +81,15 @@ def build_animation(
     return result.warn(*warnings, steps_warning(read_prop(action, STEPS_EXTRA)))
 
 
-def _action(context, armature, neutral: Animation, options: AnimationImportOptions):
+def _action(context, armature, neutral: Animation, options: AnimationImportOptions, path: str):
     """The action of ``neutral`` on ``armature``, the options' transform baked in."""
     matrix = option_matrix(options.transform) if options.transform is not None else None
     if matrix is not None and not is_identity(matrix):
         bake_animation(neutral, extract_skeleton(armature), matrix)
     fps = options.fps if options.frame_rate == "CUSTOM" else scene_fps(context)
-    action = build_action(armature, neutral, fps)
+    action = build_action(
+        armature, neutral, fps, file_stem=os.path.splitext(os.path.basename(path))[0]
+    )
     if matrix is not None and not is_identity(matrix):
         action[IMPORT_TRANSFORM] = [float(v) for v in np.asarray(matrix, np.float64).ravel()]
     return action

@@ -17,12 +17,19 @@ from ...io_formats.scene import Mesh, Skeleton
 from ...io_formats.urho3d import engine_rules, mdl
 from ...io_formats.urho3d.layout import WEIGHT_BITS, weight_from_bits
 from ...io_formats.urho3d.model_export import (
+    COMPUTED_TANGENT,
     ExportOptions,
     export_model,
     file_order,
     imported_bone_limit,
+    rewind_mesh,
 )
-from ...io_formats.urho3d.model_import import GEOMETRY_ATTRIBUTE, TANGENT_ATTRIBUTE
+from ...io_formats.urho3d.model_import import (
+    GEOMETRY_ATTRIBUTE,
+    NORMAL_ATTRIBUTE,
+    REWOUND_KEY,
+    TANGENT_ATTRIBUTE,
+)
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
 from ..blender import fingerprint
 from ..blender.armatures import one_armature
@@ -134,6 +141,28 @@ def _orphaned(obj) -> bool:
     )
 
 
+def _in_file_order(obj) -> bool:
+    """``obj`` was imported, with the axes converted, before imports rewound the
+    file's triangles into Blender's order (its layout lacks the mark): its faces
+    still run the file's way."""
+    layout = read_prop(obj, "urho_layout")
+    if not isinstance(layout, dict):
+        return False
+    return bool(layout.get("axes", True)) and not layout.get(REWOUND_KEY)
+
+
+def _into_blender_order(mesh: Mesh) -> None:
+    """A mesh read from an object in the file's order, rewound into Blender's; the
+    tangents Blender computed on its inside-out faces get their bitangent sign
+    turned, as Blender computes it on faces that agree with their normals."""
+    rewind_mesh(mesh)
+    for attr in mesh.attributes:
+        if attr.name == COMPUTED_TANGENT and attr.data.shape[1:] == (4,):
+            data = attr.data.copy()
+            data[:, 3] = -data[:, 3]
+            attr.data = data
+
+
 def _without_kept(mesh: Mesh) -> None:
     """Drop the file's per-vertex and per-corner data (``urho:*`` point and corner
     attributes: vertex order, normals, tangents, UVs, morph data, raw elements)."""
@@ -178,6 +207,8 @@ def _read_lods(state: _ModelExport) -> None:
                 mesh = extract_mesh(obj, names, tangents=need)
                 if obj.name in state.rebuilt:
                     _without_kept(mesh)
+                if _in_file_order(obj):
+                    _into_blender_order(mesh)
                 _apply_object_transform(mesh, obj, state.armature)
                 meshes.append(mesh)
         bake_meshes(meshes, state.matrix)
@@ -267,16 +298,37 @@ def _top(obj):
 
 
 def _apply_object_transform(mesh: Mesh, obj, armature) -> None:
-    """``obj``'s placement (relative to ``armature`` when skinned) applied to the
-    positions and normals read in its own space."""
+    """``obj``'s placement (relative to ``armature`` when skinned) applied to what
+    was read in its own space: positions, normals (Blender's and the file's) by
+    the inverse transpose, tangents (Blender's and the file's) like positions,
+    their handedness flipped by a mirroring placement."""
     m = np.array(obj.matrix_world, np.float64)
     if armature is not None:
         m = np.linalg.inv(np.array(armature.matrix_world, np.float64)) @ m
     if np.allclose(m, np.eye(4), atol=1e-9):
         return
-    mesh.positions = (mesh.positions @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
+    linear = m[:3, :3]
+    normal_matrix = np.linalg.inv(linear).T
+    mesh.positions = (mesh.positions @ linear.T + m[:3, 3]).astype(np.float32)
     if mesh.normals is not None:
-        n = mesh.normals @ np.linalg.inv(m[:3, :3])
-        mesh.normals = (n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)).astype(
-            np.float32
-        )
+        mesh.normals = _directions(mesh.normals, normal_matrix)
+    if np.allclose(linear, np.eye(3), atol=1e-9):  # moved only: directions as they are
+        return
+    flip = np.linalg.det(linear) < 0
+    if flip:  # a mirrored object: Blender draws it facing out, so must the file
+        rewind_mesh(mesh)
+    for attr in mesh.attributes:
+        if attr.name == NORMAL_ATTRIBUTE:
+            attr.data = _directions(attr.data, normal_matrix)
+        elif attr.name in (TANGENT_ATTRIBUTE, COMPUTED_TANGENT) and attr.data.shape[1:] == (4,):
+            data = attr.data.copy()
+            data[:, :3] = _directions(attr.data[:, :3], linear)
+            if flip:
+                data[:, 3] = -data[:, 3]
+            attr.data = data
+
+
+def _directions(v: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Unit directions ``v`` times ``matrix``, normalised (zero ones stay zero)."""
+    out = v @ matrix.T
+    return (out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)).astype(np.float32)

@@ -14,7 +14,7 @@ from ..blender import compat, fingerprint
 from ..blender.build import build_scene
 from ..common import in_file, parse_file
 from ..conventions import option_matrix, place_roots
-from ..result import Result
+from ..result import Result, counted
 from .axes import TransformOptions
 from .kept import FINGERPRINT
 
@@ -56,7 +56,7 @@ def build_model(context, model: mdl.Model, path: str, options: ModelImportOption
     if options.transform is not None:
         place_roots(built.objects, option_matrix(options.transform))
     result = Result(objects=list(built.objects), armature=built.armature, undo=[built.discard])
-    result.info(f"{len(built.objects)} objects")
+    result.info(counted(len(built.objects), "object"))
     return result.warn(unheld_normals_warning(built.objects))
 
 

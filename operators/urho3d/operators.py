@@ -129,7 +129,9 @@ class EXPORT_SCENE_OT_urho3d_mdl(bpy.types.Operator, file_type(".mdl"), ExportFi
         description="The model file format to write",
     )
     tangents: BoolProperty(
-        name="Tangents", default=True, description="Write tangents (needs a UV map)"
+        name="Tangents",
+        default=True,
+        description="Export vertex tangents with meshes (needs a UV map)",
     )
     recompute_tangents: BoolProperty(
         name="Recompute Tangents",

@@ -30,7 +30,7 @@ from ..conventions import (
     section,
     transform_options,
 )
-from ..result import Level, Message, Result
+from ..result import Level, Message, Result, counted
 from .animation_importer import AnimationImportOptions, build_animation
 from .model_importer import ModelImportOptions, build_model
 from .operators import ENGINE_AXES, LOD_DESCRIPTION, LOD_ITEMS
@@ -42,7 +42,7 @@ ARCHIVE = Importable(
     member_kind,
     "package",
     "a model or an animation",
-    {"model": "models", "animation": "animations"},
+    {"model": "model", "animation": "animation"},
 )
 
 
@@ -61,11 +61,15 @@ def describe(name: str, data: bytes) -> str:
     if "error" in info:
         return f"{kind}, unreadable: {info['error']}"
     if kind == "model":
-        return f"model {info['magic']}, {len(info['bones'])} bones, {len(info['morphs'])} morphs"
+        return (
+            f"model {info['magic']}, {counted(len(info['bones']), 'bone')}, "
+            f"{counted(len(info['morphs']), 'morph')}"
+        )
     if kind == "animation":
-        return f"animation, {len(info['tracks'])} tracks, {info['length']} s"
+        return f"animation, {counted(len(info['tracks']), 'track')}, {info['length']} s"
     return (
-        f"{info['type']} shader SM{info['model']}, {len(info['parameters'])} parameters, "
+        f"{info['type']} shader SM{info['model']}, "
+        f"{counted(len(info['parameters']), 'parameter')}, "
         f"texture units: {', '.join(t['name'] for t in info['texture_units']) or 'none'}"
     )
 
@@ -232,7 +236,7 @@ class IMPORT_SCENE_OT_urho3d_package(
     def draw_files(self, box) -> None:
         """The package's files, models and animations with a tick box."""
         if self.draw_list_state(box, "No package file selected", "No files"):
-            box.label(text=f"{len(self.package_files)} files in the package")
+            box.label(text=f"{counted(len(self.package_files), 'file')} in the package")
         box.template_list(
             "RIGPORT_UL_package_files",
             "",

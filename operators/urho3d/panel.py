@@ -3,14 +3,11 @@ means for the asset (``ui/report.py`` gathers every format's ``describe``)."""
 
 from __future__ import annotations
 
+from ...ui.panel import kept_mesh_rows
 from ...ui.report import Report, n, plural
-from ..blender import fingerprint, kept_keys
+from ..blender import kept_keys
 from ..blender.extract import read_prop
 from .kept import FINGERPRINT
-
-#: Above this many vertices draw() does not hash the mesh (about 0.3 s at a million
-#: vertices, on every redraw): the panel says so instead of guessing.
-FULL_COMPARE_LIMIT = 100_000
 
 
 def describe(obj, r: Report) -> None:
@@ -54,34 +51,13 @@ def describe(obj, r: Report) -> None:
 
 def _fingerprint(obj, r: Report) -> None:
     """Whether the layout kept at import still describes the mesh, from the
-    fingerprint stored then (what the exporter itself compares).
-
-    This runs in draw(), on every redraw of the panel: it hashes only topology
-    and positions (about 7 ms at 100,000 vertices) and nothing above
-    :data:`FULL_COMPARE_LIMIT`. No cache: Blender gives a mesh no edit counter,
-    and a cache cleared from a depsgraph handler would miss edits made from
-    Python without a depsgraph update, so the text could be stale."""
-    old = fingerprint.stored(obj, FINGERPRINT)
-    if old is None:
-        return
-    if len(obj.data.vertices) > FULL_COMPARE_LIMIT:
-        r.kept.append(
-            f"edits not checked while drawing (over {n(FULL_COMPARE_LIMIT)} vertices): "
-            "export compares the mesh with the import"
-        )
-        return
-    # only the parts the panel speaks of: UV and shape-key hashes would cost more per redraw
-    parts = tuple(p for p in (fingerprint.TOPOLOGY, fingerprint.POSITIONS) if p in old)
-    now = fingerprint.compute(obj.data, parts)
-    changed = {p for p in parts if now[p] != old[p]}
-    if fingerprint.TOPOLOGY in changed:
-        r.changes.append(
-            "the mesh's faces changed: the next export rebuilds the vertex buffers "
-            "from Blender's mesh"
-        )
-    elif fingerprint.POSITIONS in changed:
-        r.changes.append(
-            "vertices moved: the layout is kept, the bounding box recomputed if a vertex left it"
-        )
-    else:
-        r.kept.append("the kept layout still matches the mesh's faces and positions")
+    fingerprint stored then (what the exporter itself compares)."""
+    kept_mesh_rows(
+        obj,
+        r,
+        FINGERPRINT,
+        "the kept layout",
+        "the vertex buffers from Blender's mesh",
+        moved="vertices moved: the layout is kept, the bounding box recomputed if a vertex left it",
+        counts=False,  # the vertex count is compared above
+    )

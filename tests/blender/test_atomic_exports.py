@@ -99,11 +99,12 @@ def _case_target(bpy, tmp_path, case: str, old: bytes):
 
 def _failing(monkeypatch, module_path: str, error: Exception):
     """Make ``rigport.io_formats.<module_path>``'s writer (``write_parts`` where the
-    exporter writes chunks, else ``write``) produce its bytes, then fail."""
+    exporter writes chunks, ``write_kept`` where it writes a file's kept text, else
+    ``write``) produce its bytes, then fail."""
     import importlib
 
     module = importlib.import_module(f"rigport.io_formats.{module_path}")
-    name = "write_parts" if hasattr(module, "write_parts") else "write"
+    name = next(n for n in ("write_parts", "write_kept", "write") if hasattr(module, n))
     real = getattr(module, name)
     calls = []
 

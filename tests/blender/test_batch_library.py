@@ -146,10 +146,14 @@ def test_outputs_that_cannot_be_written_name_the_output(library, tmp_path):
 
 
 def test_convert_library_by_kind(library, tmp_path):
-    """--to per kind: models to .dff; MRTK recordings (no model, no animation) skipped."""
+    """--to per kind: models to .dff; MRTK recordings (no model, no animation) skipped.
+    Two folders: each keeps its name below OUT."""
     proc = run_batch("convert", library / "urho3d", library / "mrtk", tmp_path, "--to", ".dff")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["urho3d_0000.dff", "urho3d_0001.dff"]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.*")) == [
+        "urho3d/urho3d_0000.dff",
+        "urho3d/urho3d_0001.dff",
+    ]
     assert proc.stdout.count("skipped (no --to extension for MRTK Input Animation files)") == 2
 
 

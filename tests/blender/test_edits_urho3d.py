@@ -13,6 +13,7 @@ import pytest
 from rigport.io_formats.unigine import mesh as unigine_mesh
 from rigport.io_formats.urho3d import engine_rules, mdl
 from rigport.samples import urho3d as samples
+from rigport.tests import edits
 
 #: 66 bones (a bone mapping per geometry), two morphs, two UV sets, three geometries.
 SAMPLE = {"n_bones": 66, "morphs": 2, "geometries": 3, "grid": (24, 10)}
@@ -57,37 +58,6 @@ def _export(bpy, path, objects, idname: str = "urho3d_mdl") -> None:
     assert op(filepath=str(path), use_selection=True) == {"FINISHED"}
 
 
-def _evaluated(bpy, obj) -> tuple[np.ndarray, np.ndarray]:
-    """World positions and triangle vertex indices of ``obj`` as its modifiers
-    (not the Armature's) make it."""
-    saved = [(m, m.show_viewport) for m in obj.modifiers if m.type == "ARMATURE"]
-    for m, _ in saved:
-        m.show_viewport = False
-    try:
-        depsgraph = bpy.context.evaluated_depsgraph_get()
-        ev = obj.evaluated_get(depsgraph)
-        me = ev.to_mesh()
-        try:
-            return _surface(obj, me)
-        finally:
-            ev.to_mesh_clear()
-    finally:
-        for m, shown in saved:
-            m.show_viewport = shown
-
-
-def _surface(obj, me) -> tuple[np.ndarray, np.ndarray]:
-    n = len(me.vertices)
-    co = np.empty(n * 3, np.float32)
-    me.vertices.foreach_get("co", co)
-    m = np.array(obj.matrix_world, np.float64)
-    world = co.reshape(n, 3) @ m[:3, :3].T + m[:3, 3]
-    me.calc_loop_triangles()
-    tris = np.empty(len(me.loop_triangles) * 3, np.int32)
-    me.loop_triangles.foreach_get("vertices", tris)
-    return world, tris.reshape(-1, 3)
-
-
 def _assert_tangent_frames(model: mdl.Model, orthogonal: bool = False) -> None:
     """Every written tangent is a unit vector with a bitangent sign of +-1;
     ``orthogonal``: at right angles to its normal too (a mesh with usable UVs
@@ -106,77 +76,7 @@ def _assert_tangent_frames(model: mdl.Model, orthogonal: bool = False) -> None:
         assert np.allclose(np.abs(t[:, 3]), 1.0)
 
 
-def _area(world: np.ndarray, tris: np.ndarray) -> float:
-    a, b, c = (world[tris[:, k]] for k in range(3))
-    return float(0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1).sum())
-
-
-def _nearest(points: np.ndarray, onto: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(distance, index) of the nearest point of ``onto`` for each of ``points``."""
-    from mathutils.kdtree import KDTree
-
-    tree = KDTree(len(onto))
-    for i, p in enumerate(onto):
-        tree.insert(p, i)
-    tree.balance()
-    found = [tree.find(p) for p in points]
-    return np.array([f[2] for f in found]), np.array([f[1] for f in found], np.int64)
-
-
-def _assert_same_surface(expected: tuple, got: tuple) -> None:
-    (pos_e, tris_e), (pos_g, tris_g) = expected, got
-    used_e = pos_e[np.unique(tris_e)]
-    used_g = pos_g[np.unique(tris_g)]
-    scale = max(1.0, float(np.abs(used_e).max()))
-    tol = 1e-5 * scale
-    assert _nearest(used_e, used_g)[0].max() <= tol, "an edited vertex is missing in the file"
-    assert _nearest(used_g, used_e)[0].max() <= tol, "the file holds a vertex not in the edit"
-    area_e, area_g = _area(pos_e, tris_e), _area(pos_g, tris_g)
-    assert abs(area_g - area_e) <= 1e-4 * area_e, (area_e, area_g)
-
-
-def _offsets(obj) -> dict[str, np.ndarray]:
-    keys = obj.data.shape_keys
-    if keys is None:
-        return {}
-    n = len(obj.data.vertices)
-    base = np.empty(n * 3, np.float32)
-    keys.key_blocks[0].data.foreach_get("co", base)
-    out = {}
-    m = np.array(obj.matrix_world, np.float64)[:3, :3]
-    for kb in keys.key_blocks[1:]:
-        co = np.empty(n * 3, np.float32)
-        kb.data.foreach_get("co", co)
-        out[kb.name] = (co - base).reshape(n, 3) @ m.T
-    return out
-
-
-def _assert_same_offsets(pos_e, expected: dict, pos_g, got: dict) -> None:
-    """The same shape keys, each vertex read back moved as the edited vertex at
-    its place."""
-    assert set(got) == set(expected)
-    if not got:
-        return
-    _, at = _nearest(pos_g, pos_e)
-    for name, offsets in got.items():
-        assert np.abs(offsets - expected[name][at]).max() <= 1e-4, name
-
-
 # -- edits --------------------------------------------------------------------
-
-
-def _bm_edit(bpy, obj, edit) -> None:
-    import bmesh
-
-    bm = bmesh.new()
-    bm.from_mesh(obj.data)
-    bm.verts.ensure_lookup_table()
-    bm.faces.ensure_lookup_table()
-    bm.edges.ensure_lookup_table()
-    edit(bm)
-    bm.to_mesh(obj.data)
-    bm.free()
-    obj.data.update()
 
 
 def _subdivide(bpy, arm, body):
@@ -186,92 +86,35 @@ def _subdivide(bpy, arm, body):
 
 
 def _extrude(bpy, arm, body):
-    import bmesh
-
-    def edit(bm):
-        faces = bm.faces[: max(1, len(bm.faces) // 20)]
-        made = bmesh.ops.extrude_face_region(bm, geom=list(faces))
-        verts = [g for g in made["geom"] if isinstance(g, bmesh.types.BMVert)]
-        bmesh.ops.translate(bm, vec=(0.0, 0.0, 0.05), verts=verts)
-
-    _bm_edit(bpy, body, edit)
+    edits.bm_edit(body, edits.extrude)
     return body, True
 
 
 def _dissolve(bpy, arm, body):
-    import bmesh
-
-    def edit(bm):
-        inner = [
-            v for v in bm.verts if len(v.link_faces) >= 5 and not v.is_boundary and v.is_manifold
-        ]
-        bmesh.ops.dissolve_verts(bm, verts=inner[: max(1, len(inner) // 50)])
-        assert max(len(f.verts) for f in bm.faces) > 4  # an n-gon
-
-    _bm_edit(bpy, body, edit)
+    edits.bm_edit(body, edits.dissolve)
     return body, True
 
 
 def _cut_edges(bpy, arm, body):
-    import bmesh
-
-    def edit(bm):
-        edges = [e for e in bm.edges if not e.is_boundary][:: max(1, len(bm.edges) // 40)]
-        bmesh.ops.subdivide_edges(bm, edges=edges, cuts=1, use_grid_fill=True)
-
-    _bm_edit(bpy, body, edit)
+    edits.bm_edit(body, edits.cut_edges)
     return body, True
 
 
 def _delete_faces(bpy, arm, body):
-    import bmesh
-
-    def edit(bm):
-        bmesh.ops.delete(bm, geom=list(bm.faces[: len(bm.faces) // 10]), context="FACES")
-
-    _bm_edit(bpy, body, edit)
+    edits.bm_edit(body, edits.delete_faces)
     return body, True
 
 
-def _cube(bpy, arm, body):
-    """A new cube above ``body``, parented to ``arm`` and weighted to its first bone."""
-    import bmesh
-    from mathutils import Vector
-
-    me = bpy.data.meshes.new("cube")
-    bm = bmesh.new()
-    bmesh.ops.create_cube(bm, size=0.3)
-    bm.to_mesh(me)
-    bm.free()
-    cube = bpy.data.objects.new("cube", me)
-    bpy.context.scene.collection.objects.link(cube)
-    cube.location = body.matrix_world @ Vector((0.0, 0.0, 0.5))
-    if arm is not None:
-        cube.parent = arm
-        cube.matrix_parent_inverse = arm.matrix_world.inverted()
-        group = cube.vertex_groups.new(name=arm.data.bones[0].name)
-        group.add(list(range(len(me.vertices))), 1.0, "REPLACE")
-        cube.modifiers.new("Armature", "ARMATURE").object = arm
-    return cube
-
-
-def _join(bpy, into, other) -> None:
-    for o in bpy.context.view_layer.objects:
-        o.select_set(o in (into, other))
-    bpy.context.view_layer.objects.active = into
-    assert bpy.ops.object.join() == {"FINISHED"}
-
-
 def _join_cube(bpy, arm, body):
-    _join(bpy, body, _cube(bpy, arm, body))
+    edits.join(bpy, body, edits.cube(bpy, arm, body))
     return body, True
 
 
 def _join_into_new(bpy, arm, body):
     """The imported mesh joined into a new one: its ``urho:*`` data comes along
     without the layout and fingerprint, which stay on the imported object."""
-    cube = _cube(bpy, arm, body)
-    _join(bpy, cube, body)
+    cube = edits.cube(bpy, arm, body)
+    edits.join(bpy, cube, body)
     return cube, False
 
 
@@ -293,8 +136,8 @@ def test_edit_exports_the_edited_mesh(blank_blend, tmp_path, source, edit):
     src.write_bytes(source)
     arm, body = _import(bpy, src)
     body, keeps_keys = EDITS[edit](bpy, arm, body)
-    expected = _evaluated(bpy, body)
-    offsets = _offsets(body) if keeps_keys else {}
+    expected = edits.evaluated(bpy, body)
+    offsets = edits.offsets(body) if keeps_keys else {}
     out = tmp_path / "out.mdl"
     _export(bpy, out, [o for o in (arm, body) if o is not None])
     written = mdl.read(out.read_bytes())
@@ -303,10 +146,10 @@ def test_edit_exports_the_edited_mesh(blank_blend, tmp_path, source, edit):
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     _, again = _import(bpy, out)
-    got = _surface(again, again.data)
-    _assert_same_surface(expected, got)
+    got = edits.surface(again, again.data)
+    edits.assert_same_surface(expected, got)
     if keeps_keys:
-        _assert_same_offsets(expected[0], offsets, got[0], _offsets(again))
+        edits.assert_same_offsets(expected[0], offsets, got[0], edits.offsets(again))
 
 
 def test_rebuilt_layout_is_said(blank_blend, tmp_path):
@@ -349,7 +192,7 @@ def test_fresh_cylinder_with_ngon_caps(blank_blend, tmp_path, target):
     bpy.ops.mesh.primitive_cylinder_add(vertices=12, radius=0.5, depth=2.0)
     cyl = bpy.context.active_object
     assert max(len(p.vertices) for p in cyl.data.polygons) == 12
-    expected = _evaluated(bpy, cyl)
+    expected = edits.evaluated(bpy, cyl)
     ext = ".mdl" if target == "urho3d_mdl" else ".mesh"
     out = tmp_path / f"cylinder{ext}"
     _export(bpy, out, [cyl], target)
@@ -364,7 +207,7 @@ def test_fresh_cylinder_with_ngon_caps(blank_blend, tmp_path, target):
     importer = getattr(bpy.ops.import_scene, target)
     assert importer(filepath=str(out)) == {"FINISHED"}
     again = next(o for o in bpy.data.objects if o.type == "MESH")
-    _assert_same_surface(expected, _surface(again, again.data))
+    edits.assert_same_surface(expected, edits.surface(again, again.data))
 
 
 def test_fingerprint_names_what_changed(blank_blend, tmp_path):

@@ -164,7 +164,7 @@ def test_fcurves_without_a_place_are_named_in_a_warning(blank_blend, tmp_path) -
         bpy.context, str(out), roles_in(coll), recording_meta(coll), RecordingExportOptions()
     ).warnings
     assert warnings == [
-        "1 F-curves have no place in a recording and are not written: camera scale[2]",
+        "1 F-curve with no place in a recording, not written: camera scale[2]",
         FULL_LAYOUT_WARNING,
     ]
     assert out.read_bytes() == data
@@ -225,7 +225,7 @@ def test_eased_keys_are_written_from_their_handles(blank_blend, tmp_path) -> Non
     _fcurve(cam, "location", 0).keyframe_points[10].interpolation = "BOUNCE"
     curves, warnings = extract_curves({"camera": cam})
     assert warnings == [
-        "1 keys use an easing interpolation MRTK cannot hold: written from their Bezier handles"
+        "1 key with an easing interpolation MRTK cannot hold: written from the Bezier handles"
     ]
     codes = curves[("camera", "location", 0)].interpolation
     assert codes.dtype == np.uint8 and codes[10] == K.BEZIER

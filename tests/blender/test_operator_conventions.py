@@ -505,6 +505,110 @@ def test_one_vocabulary(classes, idname):
     assert not bad, f"{idname}: " + "; ".join(bad)
 
 
+# -- the bundled glTF and FBX add-ons' words -------------------------------------------------
+
+#: Our options that are the bundled add-ons' own, as (add-on, its property, its enum
+#: item or None, description rule): the add-on's exporter for an exporter, its
+#: importer for an importer ("{kind}" in the add-on). The label is the add-on's
+#: label in the running Blender; the description is the same ("same"), starts with
+#: the add-on's ("starts": ours adds what differs), or is ours (None: the add-on's
+#: says something untrue of ours, e.g. glTF's "prevents exporting shape keys").
+BUNDLED = {
+    ("use_selection", None): ("{kind}_scene.gltf", "use_selection", None, "same"),
+    ("use_visible", None): ("{kind}_scene.gltf", "use_visible", None, "same"),
+    ("use_active_collection", None): ("{kind}_scene.fbx", "use_active_collection", None, "same"),
+    ("apply_modifiers", None): ("{kind}_scene.fbx", "use_mesh_modifiers", None, None),
+    ("global_scale", None): ("{kind}_scene.fbx", "global_scale", None, None),
+    ("axis_forward", None): ("{kind}_scene.fbx", "axis_forward", None, None),
+    ("axis_up", None): ("{kind}_scene.fbx", "axis_up", None, None),
+    ("export_animations", None): ("{kind}_scene.gltf", "export_animations", None, None),
+    ("export_animations", "ACTIONS"): ("{kind}_scene.fbx", "bake_anim_use_all_actions", None, None),
+    ("export_animations", "NLA"): (
+        "{kind}_scene.gltf",
+        "export_animation_mode",
+        "NLA_TRACKS",
+        None,
+    ),
+    ("morph_targets", None): ("{kind}_scene.gltf", "export_morph", None, "starts"),
+    ("tangents", None): ("{kind}_scene.gltf", "export_tangents", None, "starts"),
+}
+
+
+@pytest.fixture(scope="module")
+def bundled(rigport_registered) -> dict:
+    """(label, description) of every property and enum item of the bundled glTF and FBX
+    importers and exporters of the running Blender, by (operator, property, item)."""
+    import addon_utils
+    import bpy
+
+    enabled = []
+    for module in ("io_scene_gltf2", "io_scene_fbx"):
+        if not addon_utils.check(module)[1]:
+            addon_utils.enable(module, default_set=False)
+            enabled.append(module)
+    out = {}
+    try:
+        for idname in (
+            "import_scene.gltf",
+            "export_scene.gltf",
+            "import_scene.fbx",
+            "export_scene.fbx",
+        ):
+            group, name = idname.split(".")
+            for p in getattr(getattr(bpy.ops, group), name).get_rna_type().properties:
+                out[idname, p.identifier, None] = (p.name, p.description)
+                if p.type == "ENUM":
+                    for item in p.enum_items:
+                        out[idname, p.identifier, item.identifier] = (item.name, item.description)
+    finally:
+        for module in enabled:
+            addon_utils.disable(module, default_set=False)
+    return out
+
+
+@pytest.mark.parametrize("idname", sorted(OPERATORS))
+def test_labels_are_the_bundled_addons(classes, bundled, idname):
+    """An option the glTF or FBX add-on also has carries the add-on's label (and
+    description, where ours means the same) of the Blender running the test:
+    "Selected Objects", not "Selected Only"."""
+    props = _props(classes[idname])
+    bad = []
+    for (name, item), (addon, prop, addon_item, rule) in BUNDLED.items():
+        if name not in props or props[name].is_hidden:
+            continue
+        if item is not None and idname in RECORDING_EXPORTERS:
+            continue  # MRTK's items are recordings, not actions
+        key = (addon.format(kind=OPERATORS[idname]), prop, addon_item)
+        if key not in bundled:
+            continue  # the add-on of this direction has no such option (glTF import)
+        label, description = bundled[key]
+        p = props[name]
+        if item is None:
+            ours = (p.name, p.description)
+        else:
+            items = {i.identifier: (i.name, i.description) for i in _enum_items(p)}
+            if item not in items:
+                continue
+            ours = items[item]
+        where = f"{name}.{item}" if item else name
+        if ours[0] != label:
+            bad.append(f"{where} is labelled {ours[0]!r}, the add-on's {prop} {label!r}")
+        if rule == "same" and ours[1] != description:
+            bad.append(f"{where}: tooltip {ours[1]!r}, the add-on's {description!r}")
+        if rule == "starts" and not ours[1].startswith(description):
+            bad.append(f"{where}: tooltip {ours[1]!r} does not start with {description!r}")
+    assert not bad, f"{idname}: " + "; ".join(bad)
+
+
+def test_bundled_addons_are_read(bundled):
+    """The comparison above bites: the add-ons' own words are there to compare with."""
+    assert bundled["export_scene.gltf", "use_selection", None][0] == "Selected Objects"
+    for addon, prop, item, _ in BUNDLED.values():
+        kinds = {"import", "export"} if "{kind}" in addon else {None}
+        found = [k for k in kinds if (addon.format(kind=k), prop, item) in bundled]
+        assert found, f"{addon} {prop} {item}: not in the running Blender's add-ons"
+
+
 # -- drag and drop ----------------------------------------------------------------------------
 
 

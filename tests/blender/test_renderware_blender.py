@@ -297,7 +297,7 @@ def test_inverse_binds_that_disagree_are_reported(rigport_registered, blank_blen
     path = _write(tmp_path / "off.dff", src)
     built = import_clump_file(blank_blend.context, path, ClumpImportOptions(use_transform=False))
     warnings = built.warnings
-    assert any("disagree with the frame hierarchy for 1 bones" in w for w in warnings)
+    assert any("disagree with the frame hierarchy for 1 bone " in w for w in warnings)
     inv_bind = skin.matrices[3].T.astype(np.float64)
     inv_bind[3] = (0, 0, 0, 1)
     bind = np.linalg.inv(inv_bind)  # the armature follows the skin's matrices

@@ -132,7 +132,7 @@ def test_unmatched_objects_are_reported_and_bad_files_leave_nothing(blank_blend,
     from rigport.operators.renderware.ifp_importer import IfpImportOptions, import_ifp_file
 
     lines = import_ifp_file(bpy.context, str(path), IfpImportOptions()).line().split("; ")
-    assert "warning: 1 objects match no bone: Tail" in lines
+    assert "warning: no bone matches 1 bone track: Tail" in lines
     assert len(bpy.data.actions) == 1
     bad = tmp_path / "bad.ifp"
     bad.write_bytes(path.read_bytes()[:300])

@@ -423,19 +423,20 @@ def test_panel_says_what_the_next_export_rebuilds(blank_blend, tmp_path):
     bpy = blank_blend
     _import(bpy, tmp_path, samples.skinned_ped("SA", split=True, strips=True))
     obj = _mesh(bpy)
-    assert "Kept: the kept geometry data still matches the mesh's faces and positions" in (
+    assert "Kept: the geometry data still matches the mesh's faces and positions" in (
         report_kept(obj)
     )
     _move(bpy, obj)
     lines = report_kept(obj)
     assert (
-        "Export: vertices moved: the bounding spheres will be recomputed; "
-        "the Bin Mesh and split data are kept"
+        "Export: vertices moved: the geometry data is kept, bounds recomputed from the mesh"
     ) in lines
     _extrude(bpy, obj)
     lines = report_kept(obj)
-    assert "Export: the Bin Mesh, spheres and split data will be rebuilt" in lines
-    assert "Export: the triangle strips will be made again from the edited faces" in lines
+    assert (
+        "Export: the mesh's faces changed: the next export rebuilds the Bin Mesh, spheres and "
+        "split data from Blender's mesh (triangle strips again, as the file drew them)"
+    ) in lines
 
 
 def test_duplicates_under_applied_modifiers_go_with_a_warning(blank_blend, tmp_path):

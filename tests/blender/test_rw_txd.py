@@ -53,8 +53,8 @@ def test_missing_texture_is_one_warning(blank_blend, tmp_path):
 
     options = ClumpImportOptions(use_transform=False)
     warnings = import_clump_file(bpy.context, str(path), options).warnings
-    assert [w for w in warnings if "not in PED.TXD" in w] == [
-        "1 textures the materials name are not in PED.TXD: ped_skin"
+    assert [w for w in warnings if "PED.TXD" in w] == [
+        "1 texture the materials name, not found in PED.TXD: ped_skin"
     ]
 
 

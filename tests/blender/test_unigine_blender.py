@@ -286,7 +286,8 @@ def test_second_import_of_the_same_files(blank_blend, tmp_path):
     for _ in range(2):
         bpy.ops.import_anim.unigine_anim(filepath=str(tmp_path / "a.anim"))
     # the second import's last clip is active (keep_actions: the last one active)
-    assert second.parent.animation_data.action.name == f"take_{len(a.animations) - 1}.001"
+    # named by file and clip: "take_1" is the first import's
+    assert second.parent.animation_data.action.name == f"a take_{len(a.animations) - 1}"
     bpy.ops.export_anim.unigine_anim(filepath=str(tmp_path / "b.anim"))
     assert compare.anim_differences(a, anim.read((tmp_path / "b.anim").read_bytes())) == []
 

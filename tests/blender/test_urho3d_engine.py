@@ -295,7 +295,7 @@ def test_instant_steps_survive_an_unedited_round_trip(blank_blend, rigport, tmp_
     imported = import_ani(bpy.context, src_ani, AnimationImportOptions(), arm)
     (action,) = imported.actions
     (note,) = [f"warning: {m.text}" for m in imported.messages if m.level is Level.WARNING]
-    assert note.startswith("warning: 3 keys share a time") and "in 2 tracks" in note
+    assert note.startswith("warning: 3 keys sharing a time") and "in 2 tracks" in note
     out = tmp_path / "out.ani"
     assert export_ani(bpy.context, str(out), arm, action, AnimationExportOptions()).warnings == []
     got = ani.read(out.read_bytes())

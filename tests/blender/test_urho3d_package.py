@@ -149,7 +149,7 @@ def test_batch_import_member_and_whole_package(tmp_path):
     assert f"{pak}:Models/Tentacle.mdl: ok (" in proc.stdout and saved.is_file()
     proc = run_batch("import", pak)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "2 models, 1 animations" in proc.stdout
+    assert "2 models, 1 animation" in proc.stdout
 
 
 def test_batch_roundtrip_into_a_package_member(tmp_path):

@@ -31,7 +31,7 @@ def test_faces_blender_cannot_hold_are_left_out_and_counted():
     assert safe.corner_verts.reshape(-1, 3).tolist() == [[0, 1, 2], [3, 4, 5]]
     assert safe.face_starts.tolist() == [0, 3]
     assert safe.face_materials.tolist() == [0, 1]
-    assert "1 faces with a vertex index out of range" in note
+    assert "1 face with a vertex index out of range" in note
     assert "2 faces with a repeated vertex" in note
     assert "2 duplicate faces" in note  # (2, 1, 0) is (0, 1, 2) turned round
     faces = kept["faces"]
@@ -75,7 +75,7 @@ def test_non_finite_values_become_zero_and_are_kept():
     assert np.isfinite(safe.positions).all() and not safe.positions[2].any()
     assert not safe.normals[[1, 4]].any() and safe.normals[[0, 2, 3, 5]].all()
     assert np.isfinite(safe.uv_sets[0].uv).all()
-    assert "1 NaN/Inf positions" in note and "2 NaN/Inf or zero-length normals" in note
+    assert "1 NaN/Inf position" in note and "2 NaN/Inf or zero-length normals" in note
     r = guard.Restorer(kept, 6, 6, 2)
     back = r.positions(safe.positions)
     assert np.array_equal(back, mesh.positions, equal_nan=True)
@@ -100,7 +100,7 @@ def test_polygons_of_mixed_sizes():
     safe, kept, note = guard.guard_mesh(mesh)
     # (0 1 1 2) repeats a vertex, (4 5) is too small, (0 3 2 1) is (0 1 2 3) again
     assert safe.face_starts.tolist() == [0] and safe.corner_verts.tolist() == [0, 1, 2, 3]
-    assert "1 faces with fewer than 3 corners" in note
+    assert "1 face with fewer than 3 corners" in note
     assert kept["faces"]["sizes"].tolist() == [4, 4]
     r = guard.Restorer(kept, 6, 4, 1)
     loops, _ = r.triangles(np.array([0, 1, 2, 0, 2, 3]), np.array([0, 0]), np.zeros(2, np.int32))
@@ -134,7 +134,7 @@ def test_bone_loops_and_self_parents_are_cut():
     assert p[0] == -1 and p[1] == -1 and p[4] == 0 and p[5] == -1
     assert sorted([p[2], p[3]]) == [-1, 2]  # the loop 2 <-> 3 is cut once
     assert "2 bones that are their own parent or whose parent is out of range" in note
-    assert "1 bone loops (cut)" in note
+    assert "1 bone loop (cut)" in note
     assert np.isfinite(bind).all()
 
 
@@ -146,7 +146,7 @@ def test_singular_and_non_finite_bind_matrices():
     sk.local_scale[0] = 0
     safe, bind, note = guard.guard_skeleton(sk)
     assert "2 singular or NaN/Inf inverse bind matrices" in note
-    assert "1 bones with a NaN/Inf, zero-scale or zero rotation rest transform" in note
+    assert "1 bone with a NaN/Inf, zero-scale or zero rotation rest transform" in note
     assert np.all(np.abs(np.linalg.det(bind)) > 0.5)
     assert safe.inverse_bind is sk.inverse_bind  # the file's own, for export
 

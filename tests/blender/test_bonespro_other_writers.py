@@ -1,0 +1,170 @@
+"""BonesPro text from another writer through Blender: an unedited round trip gives
+the file back byte for byte (its number formatting, ``-0.000000``, exponents,
+comments, tabs, CRLF); an edit is written in RigPort's formatting and nothing
+else changes. The texts are built by ``samples.other_writer`` and
+``samples.decorate`` from RigPort's own sample rig and animations."""
+
+from __future__ import annotations
+
+import pytest
+
+from rigport.io_formats.bonespro import animation as A
+from rigport.io_formats.bonespro import structure
+from rigport.io_formats.bonespro.text import split_text
+from rigport.samples import bonespro as samples
+
+STYLES = sorted(samples.OTHER_FORMATS)
+
+
+def _rig() -> structure.Structure:
+    s = samples.structure(n_vertices=30)
+    s.positions[0, 2] = -1e-9  # "-0.000000" in C's %f
+    return s
+
+
+def _other(data: bytes, style: str, seed: int = 1) -> bytes:
+    return samples.decorate(samples.other_writer(data, style), seed)
+
+
+def _import_structure(bpy, tmp_path, style: str) -> bytes:
+    data = _other(structure.write(_rig()), style)
+    path = tmp_path / "rig.txt"
+    path.write_bytes(data)
+    assert bpy.ops.import_scene.bonespro_structure(filepath=str(path)) == {"FINISHED"}
+    return data
+
+
+def _changed_tokens(a: bytes, b: bytes) -> list[int]:
+    ta, ga = split_text(a.decode())
+    tb, gb = split_text(b.decode())
+    assert len(ta) == len(tb) and ga == gb  # the same whitespace and comments
+    return [i for i, (x, y) in enumerate(zip(ta, tb, strict=True)) if x != y]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_structure_comes_back_byte_for_byte(blank_blend, tmp_path, style) -> None:
+    bpy = blank_blend
+    data = _import_structure(bpy, tmp_path, style)
+    assert style != "fixed" or b"-0.000000" in data
+    out = tmp_path / "out.txt"
+    assert bpy.ops.export_scene.bonespro_structure(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == data
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize(
+    "system,representation",
+    [(A.ABSOLUTE, A.MATRIX), (A.RELATIVE, A.EULER)],
+)
+def test_bones_animation_comes_back_byte_for_byte(
+    blank_blend, tmp_path, style, system, representation
+) -> None:
+    bpy = blank_blend
+    _import_structure(bpy, tmp_path, style)
+    a = samples.animation(_rig(), A.BONES, system, representation, n_frames=5)
+    data = _other(A.write(a), style, 2)
+    path = tmp_path / "anim.txt"
+    path.write_bytes(data)
+    assert bpy.ops.import_anim.bonespro_anim(filepath=str(path)) == {"FINISHED"}
+    out = tmp_path / "out.txt"
+    assert bpy.ops.export_anim.bonespro_anim(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == data
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_mesh_animation_comes_back_byte_for_byte(blank_blend, tmp_path, style) -> None:
+    bpy = blank_blend
+    _import_structure(bpy, tmp_path, style)
+    a = samples.animation(_rig(), A.MESH_ABSOLUTE, n_frames=3)
+    data = _other(A.write(a), style, 3)
+    path = tmp_path / "mesh.txt"
+    path.write_bytes(data)
+    assert bpy.ops.import_anim.bonespro_anim(filepath=str(path)) == {"FINISHED"}
+    obj = next(o for o in bpy.data.objects if o.name.endswith("mesh animation"))
+    bpy.context.view_layer.objects.active = obj
+    out = tmp_path / "out.txt"
+    assert bpy.ops.export_anim.bonespro_anim(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == data
+
+
+def test_an_edited_vertex_is_written_our_way_and_the_rest_unchanged(blank_blend, tmp_path) -> None:
+    bpy = blank_blend
+    data = _import_structure(bpy, tmp_path, "fixed")
+    mesh = next(o for o in bpy.data.objects if o.type == "MESH")
+    mesh.data.vertices[7].co.x += 0.5
+    out = tmp_path / "out.txt"
+    assert bpy.ops.export_scene.bonespro_structure(filepath=str(out)) == {"FINISHED"}
+    changed = _changed_tokens(data, out.read_bytes())
+    assert len(changed) == 1
+    got = structure.read(out.read_bytes())
+    want = structure.read(data)
+    token = split_text(out.read_bytes().decode())[0][changed[0]]
+    assert token == f"{got.positions[7, 0]:.9g}"
+    assert abs(got.positions[7, 0] - want.positions[7, 0] - 0.5) < 1e-5
+
+
+def test_an_edited_key_is_written_our_way_and_the_rest_unchanged(blank_blend, tmp_path) -> None:
+    """A leaf bone's location at one frame: only that frame's values for it change."""
+    bpy = blank_blend
+    _import_structure(bpy, tmp_path, "exponent")
+    a = samples.animation(_rig(), A.BONES, A.ABSOLUTE, A.MATRIX, n_frames=5)
+    data = _other(A.write(a), "exponent", 2)
+    path = tmp_path / "anim.txt"
+    path.write_bytes(data)
+    assert bpy.ops.import_anim.bonespro_anim(filepath=str(path)) == {"FINISHED"}
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    from rigport.operators.blender import compat
+
+    leaf = "Bip01 Spine"
+    fc = next(
+        f
+        for f in compat.fcurves(arm.animation_data.action)
+        if f.data_path == f'pose.bones["{leaf}"].location' and f.array_index == 0
+    )
+    key = fc.keyframe_points[2]
+    key.co.y += 0.25
+    key.handle_left.y += 0.25
+    key.handle_right.y += 0.25
+    fc.update()
+    out = tmp_path / "out.txt"
+    assert bpy.ops.export_anim.bonespro_anim(filepath=str(out)) == {"FINISHED"}
+    changed = _changed_tokens(data, out.read_bytes())
+    assert changed
+    # after the header (3 counts, 5 one-word settings, 3 interval numbers) each frame
+    # has per bone a box and two matrices: the edit is frame 2 of bone 2 alone
+    header, per_bone, bones = 3 + 5 + 3, 3 + 12 + 12, a.bone_count
+    at = {((i - header) // per_bone // bones, (i - header) // per_bone % bones) for i in changed}
+    assert at == {(2, 2)}
+    got = A.read(out.read_bytes())
+    assert abs(got.bone_values[2, 2, 9] - a.bone_values[2, 2, 9]) > 0.1  # T moved
+
+
+def test_other_settings_write_our_text_without_a_warning(blank_blend, tmp_path) -> None:
+    """Euler angles asked of a matrix file: another file, the kept text does not apply."""
+    bpy = blank_blend
+    _import_structure(bpy, tmp_path, "fixed")
+    a = samples.animation(_rig(), A.BONES, A.ABSOLUTE, A.MATRIX, n_frames=3)
+    path = tmp_path / "anim.txt"
+    path.write_bytes(_other(A.write(a), "fixed", 2))
+    assert bpy.ops.import_anim.bonespro_anim(filepath=str(path)) == {"FINISHED"}
+    from rigport.operators.bonespro.exporter import AnimationExportOptions, export_animation
+
+    out = tmp_path / "euler.txt"
+    options = AnimationExportOptions(representation="EULER")
+    done = export_animation(bpy.context, str(out), options)
+    assert not any("kept" in w or "formatting" in w for w in done.warnings + done.infos)
+    data = out.read_bytes()
+    assert A.read(data).representation == A.EULER
+    assert A.write(A.read(data)) == data and b"//" not in data
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_batch_roundtrip_gives_the_structure_back(tmp_path, style) -> None:
+    from rigport.tests.support import run_batch
+
+    src = tmp_path / "rig.txt"
+    src.write_bytes(_other(structure.write(_rig()), style))
+    out = tmp_path / "out.txt"
+    res = run_batch("roundtrip", src, out, "--jobs", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert out.read_bytes() == src.read_bytes()

@@ -1,0 +1,140 @@
+"""The RigPort panel follows the artist's edits in every format that keeps mesh
+data (issue 24 item 5), through the one shared piece (``ui.panel.kept_mesh_rows``):
+unedited, it says the kept data still matches; after a vertex moves, that it is
+kept and the bounds recomputed; after a face is extruded, what the next export
+rebuilds; and again that it matches once the edit is undone. By the fingerprint
+a format stores at import, else (no fingerprint) by the import's counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from rigport.io_formats.renderware import dff
+from rigport.io_formats.unigine import mesh as gmesh
+from rigport.samples import renderware as rsamples
+from rigport.samples import unigine as gsamples
+
+#: format -> (importer, file bytes, kept module, what is kept, what is rebuilt)
+FORMATS = {
+    "unigine": (
+        "unigine_mesh",
+        ".mesh",
+        lambda: gmesh.write(gsamples.skinned_mesh(animations=0)),
+        "rigport.operators.unigine.kept",
+        "the surfaces' kept data",
+        "the surfaces' vertices, bounds and weights from Blender's mesh",
+    ),
+    "renderware": (
+        "rw_dff",
+        ".dff",
+        lambda: dff.write(rsamples.gta_ped()),
+        "rigport.operators.renderware.build",
+        "the geometry data",
+        "the Bin Mesh, spheres and split data from Blender's mesh",
+    ),
+}
+
+
+def _lines(obj) -> list[str]:
+    from rigport.ui.report import report_kept
+
+    return report_kept(obj)
+
+
+def _extrude_first_face(obj) -> None:
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    out = bmesh.ops.extrude_face_region(bm, geom=[bm.faces[0]])
+    moved = [g for g in out["geom"] if isinstance(g, bmesh.types.BMVert)]
+    bmesh.ops.translate(bm, verts=moved, vec=(0.0, 0.0, 0.5))
+    bm.to_mesh(obj.data)
+    bm.free()
+
+
+def _import(bpy, tmp_path, fmt: str):
+    importer, ext, build, *_ = FORMATS[fmt]
+    path = tmp_path / f"model{ext}"
+    path.write_bytes(build())
+    assert getattr(bpy.ops.import_scene, importer)(filepath=str(path)) == {"FINISHED"}
+    return max(
+        (o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: len(o.data.vertices)
+    )
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+@pytest.mark.parametrize("stored", [True, False], ids=["fingerprint", "counts"])
+def test_panel_follows_move_extrude_and_revert(blank_blend, tmp_path, monkeypatch, fmt, stored):
+    import importlib
+
+    from rigport.operators.blender import fingerprint
+
+    bpy = blank_blend
+    _, _, _, module, kept, rebuilt = FORMATS[fmt]
+    kept_module = importlib.import_module(module)
+    key = getattr(kept_module, "FINGERPRINT", None)
+    obj = _import(bpy, tmp_path, fmt)
+    if stored and key is None:  # the format's import stores none yet: as it would
+        key = "_rigport_test_fingerprint"
+        monkeypatch.setattr(kept_module, "FINGERPRINT", key, raising=False)
+        fingerprint.store(obj, key)
+    if not stored:
+        if key is not None:
+            del obj[key]
+        monkeypatch.setattr(kept_module, "FINGERPRINT", None, raising=False)
+    how = "faces and positions" if stored else "vertex and face counts"
+    matches = f"Kept: {kept} still matches the mesh's {how}"
+    moved = f"Export: vertices moved: {kept} is kept, bounds recomputed from the mesh"
+    changed = f"Export: the mesh's faces changed: the next export rebuilds {rebuilt}"
+    saved = obj.data.copy()  # what undo would bring back
+
+    lines = _lines(obj)
+    assert matches in lines
+    assert changed not in lines and moved not in lines
+
+    obj.data.vertices[0].co.x += 1.0
+    lines = _lines(obj)
+    if stored:
+        assert moved in lines and matches not in lines
+    else:  # without a fingerprint only the counts are compared
+        assert matches in lines
+    obj.data.vertices[0].co.x -= 1.0
+
+    _extrude_first_face(obj)
+    lines = _lines(obj)
+    assert changed in lines
+    assert matches not in lines and moved not in lines
+
+    edited = obj.data
+    obj.data = saved
+    bpy.data.meshes.remove(edited)
+    lines = _lines(obj)
+    assert matches in lines and changed not in lines
+
+
+def test_panel_draw_cost(blank_blend, tmp_path, monkeypatch):
+    """The panel's text for a 100,000-vertex mesh with a fingerprint takes well
+    under a frame's time (measured, not a guess)."""
+    import time
+
+    from rigport.operators.blender import fingerprint
+    from rigport.operators.unigine import kept as kept_module
+
+    bpy = blank_blend
+    key = getattr(kept_module, "FINGERPRINT", None) or "_rigport_test_fingerprint"
+    monkeypatch.setattr(kept_module, "FINGERPRINT", key, raising=False)
+    path = tmp_path / "big.mesh"
+    path.write_bytes(gmesh.write(gsamples.large_mesh(rings=250, segments=399)))
+    assert bpy.ops.import_scene.unigine_mesh(filepath=str(path)) == {"FINISHED"}
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    assert len(obj.data.vertices) <= 100_000
+    fingerprint.store(obj, key)
+    _lines(obj)
+    start = time.perf_counter()
+    for _ in range(5):
+        _lines(obj)
+    cost = (time.perf_counter() - start) / 5
+    print(f"panel text of {len(obj.data.vertices)} vertices: {cost * 1000:.1f} ms")
+    assert cost < 0.1
