@@ -31,6 +31,7 @@ import base64
 import hashlib
 import json
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,10 +92,41 @@ def _f32_exact(a: np.ndarray) -> bool:
     return bool(np.array_equal(back.view(np.uint64), a.view(np.uint64)))
 
 
-def residue(original: BoneTrack, rebuilt: BoneTrack) -> KeptTrack:
+#: ``settle(channel, values)``: the values as a format that quantises them stores
+#: them (``channel`` one of :data:`CHANNELS`), so two arrays that settle alike are
+#: written as the same bytes.
+Settle = Callable[[str, np.ndarray], np.ndarray]
+
+
+def _settles_alike(settle: Settle | None, name: str, a: np.ndarray, b: np.ndarray) -> bool:
+    if settle is None:
+        return False
+    x, y = np.asarray(settle(name, a)), np.asarray(settle(name, b))
+    return x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def settled_whole(track: BoneTrack, settle: Settle | None) -> BoneTrack:
+    """``track`` to keep whole, each channel rounded to float32 where ``settle``
+    stores it alike (half the bytes once compressed, the same bytes written)."""
+    out = BoneTrack(track.bone, track.times, track.translation, track.rotation, track.scale)
+    for name, a in zip(CHANNELS, _channels(track), strict=True):
+        if a is None or settle is None:
+            continue
+        a = np.asarray(a, np.float64)
+        if not np.isfinite(a).all():
+            continue
+        near = a.astype(np.float32).astype(np.float64)
+        if _settles_alike(settle, name, a, near):
+            setattr(out, name, near)
+    return out
+
+
+def residue(original: BoneTrack, rebuilt: BoneTrack, settle: Settle | None = None) -> KeptTrack:
     """What turns ``rebuilt`` (the export's reading of the imported track) back into
     ``original`` (the file's): per channel the XOR of their bits, or the whole
-    original when a channel's presence or shape differs."""
+    original when a channel's presence or shape differs. A channel that ``settle``
+    (the format's quantisation) stores alike needs none: the export writes the
+    file's bytes from Blender's values."""
     digests = {n: _digest(b) for n, b in zip(CHANNELS, _channels(rebuilt), strict=True)}
     kept = KeptTrack(original.bone, digests)
     for name, a, b in zip(CHANNELS, _channels(original), _channels(rebuilt), strict=True):
@@ -104,7 +136,9 @@ def residue(original: BoneTrack, rebuilt: BoneTrack) -> KeptTrack:
             continue
         a = np.ascontiguousarray(a, np.float64)
         b = np.ascontiguousarray(b, np.float64)
-        if np.array_equal(a.view(np.uint64), b.view(np.uint64)):
+        if np.array_equal(a.view(np.uint64), b.view(np.uint64)) or _settles_alike(
+            settle, name, a, b
+        ):
             continue
         if _f32_exact(a):
             x = a.astype(np.float32).view(np.uint32) ^ b.astype(np.float32).view(np.uint32)

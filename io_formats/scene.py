@@ -161,6 +161,9 @@ class Animation:
     length: float  # seconds
     tracks: list[BoneTrack] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    #: How the file stores a channel's values ``settle(channel, values)``, for formats
+    #: that quantise them: exact keys need no residue where both settle alike.
+    settle: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

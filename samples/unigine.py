@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..io_formats.codec.quantize import normalize_weights_to_sum, quantize_box
+from ..io_formats.codec.quantize import dequantize_box, normalize_weights_to_sum, quantize_box
 from ..io_formats.posing import quat_multiply
 from ..io_formats.transforms import matrix_to_quat
 from ..io_formats.unigine import anim, mesh
@@ -327,7 +327,7 @@ def inexact_mesh(seed: int = 3) -> mesh.Mesh:
     return m
 
 
-def nub_anim_file(m: mesh.Mesh, n_frames: int = 10) -> anim.AnimFile:
+def nub_anim_file(m: mesh.Mesh, n_frames: int = 10, anim_flag: int = 0x7F) -> anim.AnimFile:
     """An ANIM file for ``m``'s character whose skeleton header is not the mesh's, as
     real exports are: it leaves out the mesh's last chain bone and lists two "Nub"
     end bones the mesh lacks (one under a chain bone, one under the root); its
@@ -346,5 +346,29 @@ def nub_anim_file(m: mesh.Mesh, n_frames: int = 10) -> anim.AnimFile:
     bones += [Bone(n, place[p]) for n, p in nubs]
     bind = np.concatenate([bind, nub_bind]).astype(np.float32)
     header = mesh.Mesh(m.bounds.copy(), bones, bind, [], [])
-    a = anim_file(header, n_frames=n_frames, clips=1)
+    a = anim_file(header, anim_flag=anim_flag, n_frames=n_frames, clips=1)
     return anim.AnimFile(m.bounds.copy(), bones, bind, a.animations)
+
+
+def loose_box_anim_file(m: mesh.Mesh, n_frames: int = 12) -> anim.AnimFile:
+    """An ANIM file whose boxes are not the tight ones a writer would fit, as real
+    files' are: clip 0 stores everything in translation and scale boxes grown on
+    every side; clip 1 stores no scale (flag 15) and leaves an empty scale box."""
+    f = anim_file(m, n_frames=n_frames, clips=2)
+    for c, flag in zip(f.animations, (0x7F, 0x0F), strict=True):
+        fr = c.frames
+        t = dequantize_box(fr.translation, c.translation_min, c.translation_size)
+        s = dequantize_box(fr.scale, c.scale_min, c.scale_size)
+        c.translation_min = (c.translation_min - 0.375).astype(np.float32)
+        c.translation_size = (c.translation_size + 1.25).astype(np.float32)
+        c.scale_min = (c.scale_min - 0.125).astype(np.float32)
+        c.scale_size = (c.scale_size + 0.5).astype(np.float32)
+        tq = quantize_box(t, c.translation_min, c.translation_size).astype(np.uint16)
+        sq = quantize_box(s, c.scale_min, c.scale_size).astype(np.uint16)
+        if flag == 0x0F:
+            c.scale_min = np.zeros(3, np.float32)
+            c.scale_size = np.zeros(3, np.float32)
+            sq = np.zeros_like(sq)
+        c.flag = flag
+        c.frames = Frames(change_flags(tq, fr.rotation, sq, flag), tq, fr.rotation, sq)
+    return f

@@ -23,6 +23,10 @@ from .mesh import MeshAnimation
 FLAG_KEY = "unigine_flag"
 BONES_KEY = "unigine_bones"
 NAME_KEY = "unigine_name"  # the file's name, when Blender renames a clashing action
+#: A clip's four boxes (translation min and size, scale min and size) as the hex of
+#: their 12 float32 values: real files' boxes are often looser than the fitted ones,
+#: and a clip that stores no scale has whatever scale box its writer left.
+BOXES_KEY = "unigine_boxes"
 
 
 def bind_wxyz(bind: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -112,9 +116,33 @@ def clip_to_neutral(
     t = dequantize_box(fr.translation, c.translation_min, c.translation_size)
     s = dequantize_box(fr.scale, c.scale_min, c.scale_size)
     t, q, s = decode(fr, bind[idx], t, s)
-    return to_animation(
+    anim = to_animation(
         c.name, [names[i] for i in idx], c.flag, t, q, s, stored_mask(c.flag, fr), fps, extras
     )
+    anim.settle = clip_settle(c, fps)
+    return anim
+
+
+def clip_settle(c: AnimClip, fps: float):
+    """How ``c`` stores a channel (the exact keys' ``settle``): times as file frames,
+    rotations as shorts, translations and scales as ushorts in the clip's boxes. Keys
+    Blender gives back within a rounding of the file's settle alike, so they need no
+    residue: the export writes the file's bytes from them."""
+    boxes = {
+        "translation": (c.translation_min, c.translation_size),
+        "scale": (c.scale_min, c.scale_size),
+    }
+
+    def settle(channel: str, values: np.ndarray) -> np.ndarray:
+        v = np.asarray(values, np.float64)
+        if channel == "times":
+            return on_file_frames(v * fps)
+        if channel == "rotation":
+            return quat_to_short(v)
+        lo, size = boxes[channel]
+        return quantize_box(v, lo, size).astype(np.uint16)
+
+    return settle
 
 
 def quat_to_short(q_wxyz: np.ndarray) -> np.ndarray:
@@ -214,10 +242,53 @@ def _fit_box(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, size
 
 
+def boxes_record(c: AnimClip) -> str:
+    """A clip's boxes as :data:`BOXES_KEY` keeps them."""
+    boxes = (c.translation_min, c.translation_size, c.scale_min, c.scale_size)
+    return np.concatenate([np.asarray(b, "<f4").reshape(3) for b in boxes]).tobytes().hex()
+
+
+def kept_boxes(anim: Animation) -> np.ndarray | None:
+    """The (4, 3) float32 boxes the clip was imported with, None when it has none."""
+    text = anim.extras.get(BOXES_KEY)
+    try:
+        raw = bytes.fromhex(text) if isinstance(text, str) else b""
+    except ValueError:
+        return None
+    return np.frombuffer(raw, "<f4").reshape(4, 3).copy() if len(raw) == 48 else None
+
+
+def _box(
+    values: np.ndarray, stored: np.ndarray, kept: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per axis: the kept box where the clip does not store the axis or every value
+    lies inside it (so unedited keys quantise back to their own ushorts), else a box
+    fitted to the values; an axis stored nowhere and kept nowhere gets an empty box."""
+    lo, size = _fit_box(values)
+    lo = np.where(stored, lo, 0.0).astype(np.float32)
+    size = np.where(stored, size, 0.0).astype(np.float32)
+    if kept is None:
+        return lo, size
+    flat = values.reshape(-1, 3)
+    k_lo, k_size = kept[0].astype(np.float64), kept[1].astype(np.float64)
+    # a value off an edge by less than half a step, or by rounding noise, quantises
+    # onto the edge: Blender's reading of the file's own keys stays in the file's box
+    slack = np.maximum(k_size / 131070.0, BOX_NOISE * np.maximum(1.0, np.abs(k_lo) + k_size))
+    inside = (flat >= k_lo - slack) & (flat <= k_lo + k_size + slack)
+    inside = np.all(inside, axis=0) if len(flat) else True
+    use = ~stored | (inside & np.isfinite(k_lo + k_size) & (k_size >= 0))
+    return np.where(use, kept[0], lo).astype(np.float32), np.where(use, kept[1], size).astype(
+        np.float32
+    )
+
+
 def to_clip(anim: Animation, bone_index: np.ndarray, t, q, s, flag: int) -> AnimClip:
-    """Boxes fitted to the data, translations and scales quantised into them."""
-    t_min, t_size = _fit_box(t)
-    s_min, s_size = _fit_box(s)
+    """Translations and scales quantised into boxes: the file's while they still hold
+    the values (:func:`_box`), else fitted to the data."""
+    kept = kept_boxes(anim)
+    axes = (flag >> np.arange(7)) & 1 == 1
+    t_min, t_size = _box(t, axes[0:3], None if kept is None else kept[0:2])
+    s_min, s_size = _box(s, axes[4:7], None if kept is None else kept[2:4])
     tq = quantize_box(t, t_min, t_size).astype(np.uint16)
     sq = quantize_box(s, s_min, s_size).astype(np.uint16)
     q16 = quat_to_short(q)

@@ -12,7 +12,7 @@ from ..codec import FormatError
 from ..scene import Animation, Skeleton
 from ..transforms import compose_trs, world_from_local
 from .anim import AnimFile
-from .anim_convert import clip_to_neutral, to_clip
+from .anim_convert import BOXES_KEY, boxes_record, clip_to_neutral, to_clip
 from .common import FRAME_RATE, Bone, compute_bounds
 from .mesh_export import animation_frames, skeleton_bind, skeleton_bones
 from .mesh_import import skeleton_from_file
@@ -93,6 +93,7 @@ def import_anim_file(a: AnimFile, source: str, fps: float = FRAME_RATE) -> list[
                 CLIP_KEY: i,
                 BOUNDS_KEY: json.dumps([float(v) for v in a.bounds]),
                 HEADER_KEY: header,
+                BOXES_KEY: boxes_record(c),
             },
         )
         for i, c in enumerate(a.animations)

@@ -48,11 +48,12 @@ def keep(
             continue
         seen.add(name)
         if name in missing:  # as the file has it, NaN/Inf keys and all
-            kept.append(exact_keys.KeptTrack(track.bone, whole=track))
+            whole = exact_keys.settled_whole(track, anim.settle)
+            kept.append(exact_keys.KeptTrack(track.bone, whole=whole))
         elif guard.guard_track(track)[1]:  # NaN/Inf keys: the guard's note and the format's
             continue
         elif (made := rebuilt.get(track.bone, rebuilt.get(name))) is not None:
-            kept.append(exact_keys.residue(track, made))
+            kept.append(exact_keys.residue(track, made, anim.settle))
     if kept:
         action[PROP] = exact_keys.encode(kept)
 

@@ -148,12 +148,16 @@ def _file_actions(armature, which: str) -> list[Chosen]:
     return [(a.name, a) for a in sorted(same, key=lambda a: int(a.get(CLIP_KEY, 0)))]
 
 
-def _extract(armature, chosen: list[Chosen], fps: float) -> list[Animation]:
+def _extract(
+    armature, chosen: list[Chosen], fps: float, result: Result | None = None
+) -> list[Animation]:
     """The chosen actions as animations (in seconds), each under its chosen name;
-    where two would write the same name, the later one writes its Blender name."""
+    where two would write the same name, the later one writes its Blender name.
+    ``result`` gets a line per action on the tracks carried through for bones the
+    armature lacks and on edited ones."""
     out, used = [], set()
     for name, action in chosen:
-        a = extract_animation(armature, action, fps)
+        a = extract_animation(armature, action, fps, result=result)
         if name != action.name:  # an NLA track's; else the name the action keeps
             a.name = name
         if file_name(a) in used:
@@ -242,7 +246,8 @@ def export_anim_file(context, path: str, armature, options: AnimExportOptions) -
     skeleton = file_order(extract_skeleton(armature))
     fps = options.frames_per_second(context)
     groups = _file_groups(armature, path, options)
-    per_file = [(p, _extract(armature, group, fps)) for p, group in groups]
+    carried = Result()
+    per_file = [(p, _extract(armature, group, fps, carried)) for p, group in groups]
     _bake_rig(options, armature, skeleton, [a for _, anims in per_file for a in anims])
     files = [
         (p, anim_file_convert.export_anim_file([(a, FRAME_RATE) for a in anims], skeleton))
@@ -255,4 +260,5 @@ def export_anim_file(context, path: str, armature, options: AnimExportOptions) -
     result = Result(summary=counted(count, "animation")).info(
         f"{counted(count, 'animation')} written to {counted(len(files), 'file')}: {names}"
     )
+    result.messages.extend(carried.messages)
     return result.info(written_message(armature, [c for _, group in groups for c in group]))

@@ -14,6 +14,7 @@ HIDDEN = frozenset(
         "unigine_bounds",
         "unigine_kept",
         "unigine_header",
+        "unigine_boxes",
     }
 )
 

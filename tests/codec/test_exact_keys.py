@@ -76,6 +76,38 @@ def test_float64_values_keep_float64_bits():
     assert _same(back.tracks[0], original)
 
 
+def _settle(channel: str, values: np.ndarray) -> np.ndarray:
+    """A format storing times as 30 fps frames and everything else in 1/1000 steps."""
+    return np.rint(np.asarray(values) * (30.0 if channel == "times" else 1000.0)).astype(int)
+
+
+def test_channels_a_quantising_format_stores_alike_keep_no_residue():
+    original = _sample_track()
+    rebuilt = _blender_trip(original)
+    kept = exact_keys.residue(original, rebuilt, _settle)
+    assert set(kept.xor) == {"rotation"}  # the negated quaternion is stored otherwise
+    assert kept.xor["rotation"][10].min() >= 0x80000000
+    back = exact_keys.restore([rebuilt], exact_keys.decode(exact_keys.encode([kept])))
+    assert back.exact == 1
+    for name in exact_keys.CHANNELS:  # what the format writes is the file's
+        x, y = getattr(original, name), getattr(back.tracks[0], name)
+        assert np.array_equal(_settle(name, x), _settle(name, y)), name
+    plain = exact_keys.encode([exact_keys.residue(original, rebuilt)])
+    assert len(exact_keys.encode([kept])) < len(plain)
+
+
+def test_carried_tracks_settle_to_float32_where_stored_alike():
+    original = _sample_track()
+    original.translation = original.translation + 1e-12  # not float32 values
+    original.scale = np.full_like(original.scale, np.nan)  # not finite: kept as it is
+    whole = exact_keys.settled_whole(original, _settle)
+    t = whole.translation
+    assert np.array_equal(t, t.astype(np.float32).astype(np.float64))
+    assert np.array_equal(_settle("translation", t), _settle("translation", original.translation))
+    assert whole.scale is original.scale
+    assert exact_keys.settled_whole(original, None).translation is original.translation
+
+
 def test_an_edited_channel_is_written_from_blender_the_others_exact():
     a, b = _sample_track("Hip"), _sample_track("Knee")
     ra, rb = _blender_trip(a), _blender_trip(b)
