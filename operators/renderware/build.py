@@ -203,7 +203,7 @@ def _frame_object(obj, f) -> None:
     for key, value in f.extras.items():
         _set(obj, key, value)
     if obj.name != f.name and "rw_name" not in f.extras:  # the name was taken
-        obj["rw_name"] = f.name
+        _set(obj, "rw_name", f.name)
 
 
 def _frame_empties(state: _ClumpBuild) -> None:

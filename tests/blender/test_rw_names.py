@@ -141,6 +141,8 @@ def test_car_names_and_empty_frame_name(blank_blend, tmp_path):
     }
     assert objects["chassis"].parent == objects["chassis_dummy"]
     assert objects["door_lf_dummy_4"].parent == objects["door_lf_dummy"]
+    unnamed = objects["car_frame6"]  # the file's empty name kept hidden
+    assert "rw_name" not in unnamed and unnamed["_rw_name_raw"] == ""
     assert _frame_names(dff.read(_export(bpy, tmp_path, "out.dff")))[6] == ""
 
 
