@@ -306,7 +306,7 @@ def frame_name_bytes(f: FrameNode) -> bytes:
         f.name == given or re.fullmatch(re.escape(given) + r"\.\d{3,}", f.name)
     ):
         raw = f.extras.get("rw_name_raw")
-        return bytes.fromhex(raw) if raw else given.encode("utf-8")
+        return bytes.fromhex(raw) if raw is not None else given.encode("utf-8")
     return f.name.encode("utf-8")
 
 

@@ -474,6 +474,20 @@ def _mesh(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> None:
     result.scene.meshes.append(state.mesh)
 
 
+def _mesh_name(clump: Clump, atomic: Atomic, k: int, result: ImportedClump) -> str:
+    """The atomic's name, as DragonFF names its objects: its frame's, or
+    ``<frame>_<atomic>`` when the frame holds several. The frame holding the HAnim
+    hierarchy names the armature, so an atomic alone on it takes the clump's name
+    (the file's), else ``<frame>_mesh``, whichever no frame has."""
+    frame = result.frames[atomic.frame]
+    if sum(a.frame == atomic.frame for a in clump.atomics) > 1:
+        return f"{frame.name}_{k}"
+    if not frame.extras.get("rw_hanim_root"):
+        return frame.name
+    taken = {f.name for f in result.frames}
+    return result.scene.name if result.scene.name not in taken else f"{frame.name}_mesh"
+
+
 def _mesh_faces(p: _MeshPass) -> None:
     """Positions of morph target 0 and the triangles, their materials checked."""
     clump, atomic = p.clump, p.atomic
@@ -483,12 +497,7 @@ def _mesh_faces(p: _MeshPass) -> None:
             f"geometry {atomic.geometry}: platform-native geometry (PS2/Xbox/GameCube) is "
             "not supported: convert the file to PC geometry first"
         )
-    frame = p.result.frames[atomic.frame]
-    p.name = (
-        frame.name
-        if sum(a.frame == atomic.frame for a in clump.atomics) == 1
-        else f"{frame.name}_{p.k}"
-    )
+    p.name = _mesh_name(clump, atomic, p.k, p.result)
     mt0 = geo.morph_targets[0] if geo.morph_targets else None
     p.positions = (
         mt0.positions

@@ -1,12 +1,17 @@
-"""An imported clump -> Blender: frame empties, one armature, meshes, materials.
+"""An imported clump -> Blender: frame objects, one armature, meshes, materials.
 
-Frames outside the HAnim hierarchy become empties (parented as the frames
-are); HAnim frames become the bones of one armature, which sits on the frame
-the skinned atomics hang from, or on the frame above the hierarchy when they
-hang elsewhere (a turned bone): the skinned meshes then sit where their frame
-is. Every atomic is a mesh object: skinned ones are children of the armature,
-the others children of their frame's empty. All of it is recorded in a
-:class:`Built`, so a failure leaves nothing behind.
+Objects take the names the file gives its frames, as DragonFF's do, so a fresh
+import has no ".001": a frame outside the HAnim hierarchy that holds exactly one
+atomic is that atomic's mesh object (named after the frame, and its frame values
+kept on it); any other frame outside the hierarchy is an empty, and the atomics
+of a frame holding several are its children named ``<frame>_<atomic>``. HAnim
+frames become the bones of one armature, named after the frame holding the
+hierarchy, which sits on the frame the skinned atomics hang from (a child of
+that frame's object, even when it is the skinned mesh itself), or on the frame
+above the hierarchy when they hang elsewhere (a turned bone): the skinned meshes
+then sit where their frame is. Skinned meshes that are not their frame's object
+are children of the armature. All of it is recorded in a :class:`Built`, so a
+failure leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -124,8 +129,11 @@ class _ClumpBuild:
     #: Each frame's matrix relative to its parent, and in world space.
     local: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
     world: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
-    #: frame index -> the empty made for it (frames outside the HAnim hierarchy).
+    #: frame index -> the object made for it (frames outside the HAnim hierarchy):
+    #: an empty, or the mesh of the one atomic it holds.
     empties: dict = field(default_factory=dict)
+    #: frame index -> the atomic whose mesh object is that frame's object.
+    mesh_frames: dict = field(default_factory=dict)
     armature: Any = None
     #: material key (name, colour, texture, extras) -> the material made for it.
     materials: dict = field(default_factory=dict)
@@ -146,12 +154,14 @@ def build_clump(
     state = _ClumpBuild(context, imp, directory, Built(), [], reuse_materials)
     try:
         _frame_matrices(state)
+        _mesh_frames(state)
         _frame_empties(state)
         _armature(state)
-        _place_empties(state)
         with reader_groups_kept():  # the weights' fingerprints: one reader node group
             for k, mesh in enumerate(imp.scene.meshes):
                 _atomic(state, k, mesh)
+        _place_empties(state)
+        _clump_values(state)
         made, warnings = bind_clump(state.built.materials, directory, imp.scene.name, dictionaries)
         state.images += made
         imp.warnings += warnings
@@ -170,27 +180,54 @@ def _frame_matrices(state: _ClumpBuild) -> None:
     state.world = world_from_local(state.local, parents)
 
 
+def _mesh_frames(state: _ClumpBuild) -> None:
+    """The frames whose object is the mesh of their one atomic: frames outside the
+    HAnim hierarchy holding exactly one atomic, which is unskinned, or skinned with
+    the armature sitting exactly on that frame (the armature is then its child)."""
+    imp = state.imp
+    frames = np.asarray(imp.mesh_frames, np.int64)
+    if not len(frames):
+        return
+    held = np.bincount(frames, minlength=len(imp.frames))
+    for k, i in enumerate(frames.tolist()):
+        if held[i] != 1 or imp.frames[i].bone >= 0:
+            continue
+        skinned = imp.scene.meshes[k].skin is not None and imp.scene.skeleton is not None
+        if skinned and (imp.skin_frame != i or imp.skin_space is not None):
+            continue
+        state.mesh_frames[i] = k
+
+
+def _frame_object(obj, f) -> None:
+    """The frame's values on its object; its name kept when Blender's differs."""
+    for key, value in f.extras.items():
+        _set(obj, key, value)
+    if obj.name != f.name and "rw_name" not in f.extras:  # the name was taken
+        _set(obj, "rw_name", f.name)
+
+
 def _frame_empties(state: _ClumpBuild) -> None:
-    """An empty per frame outside the HAnim hierarchy, with the frame's values; the
-    clump's own values on the first."""
+    """An empty per frame outside the HAnim hierarchy that is not an atomic's mesh
+    object, with the frame's values."""
     frames = state.imp.frames
     world = state.world
     extent = float(np.ptp(world[:, :3, 3], axis=0).max()) if len(frames) > 1 else 1.0
     for i, f in enumerate(frames):
-        if f.bone >= 0:
+        if f.bone >= 0 or i in state.mesh_frames:
             continue
         obj = bpy.data.objects.new(f.name, None)
         state.built.objects.append(obj)
         state.context.collection.objects.link(obj)
         obj.empty_display_type = "PLAIN_AXES"
         obj.empty_display_size = max(extent * 0.05, 0.01)
-        for key, value in f.extras.items():
-            _set(obj, key, value)
-        if obj.name != f.name and "rw_name" not in f.extras:  # the name was taken
-            obj["rw_name"] = f.name
+        _frame_object(obj, f)
         state.empties[i] = obj
-    if state.empties:  # the clump's own values, also on the armature (_armature)
-        first = state.empties.get(0) or next(iter(state.empties.values()))
+
+
+def _clump_values(state: _ClumpBuild) -> None:
+    """The clump's own values on the first frame's object (also on the armature)."""
+    if state.empties:
+        first = state.empties.get(0) or state.empties[min(state.empties)]
         for key, value in state.imp.scene.extras.items():
             _set(first, key, value)
 
@@ -203,14 +240,13 @@ def _armature(state: _ClumpBuild) -> None:
     if scene.skeleton is None:
         return
     built = state.built
-    armature = build_armature(
-        state.context, scene.skeleton, scene.name, built, state.context.collection
-    )
+    name = next((f.name for f in imp.frames if f.extras.get("rw_hanim_root")), scene.name)
+    armature = build_armature(state.context, scene.skeleton, name, built, state.context.collection)
     state.armature = built.armature = armature
     for key, value in scene.extras.items():
         _set(armature, key, value)
-    if imp.skin_frame < 0:  # the HAnim hierarchy has no frame above it
-        return
+    if imp.skin_frame < 0 or imp.skin_frame in state.mesh_frames:
+        return  # no frame above the HAnim hierarchy, or its mesh (_place_empties)
     holder = state.empties.get(imp.skin_frame)
     if holder is not None:
         armature.parent = holder
@@ -225,10 +261,13 @@ def _armature(state: _ClumpBuild) -> None:
 
 
 def _place_empties(state: _ClumpBuild) -> None:
-    """Each empty on its parent frame: an empty, a bone, or none (world space)."""
-    frames = state.imp.frames
+    """Each frame's object on its parent frame: an empty or mesh, a bone, or none
+    (world space); then the armature on its frame when that is a mesh."""
+    imp = state.imp
+    frames = imp.frames
     bone_frames = {f.name for f in frames if f.bone >= 0}
-    for i, obj in state.empties.items():
+    for i in sorted(state.empties):
+        obj = state.empties[i]
         p = frames[i].parent
         if p < 0:
             obj.matrix_world = Matrix(state.world[i].tolist())
@@ -240,6 +279,8 @@ def _place_empties(state: _ClumpBuild) -> None:
             obj.parent_type = "BONE"
             obj.parent_bone = frames[p].name if frames[p].name in bone_frames else ""
             obj.matrix_world = Matrix(state.world[i].tolist())
+    if state.armature is not None and imp.skin_frame in state.mesh_frames:
+        state.armature.parent = state.empties[imp.skin_frame]
 
 
 def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
@@ -270,8 +311,13 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
         mesh.morphs = morphs
     obj[PROP_FRAME] = frame
     obj[PROP_ATOMIC] = k
+    is_frame = state.mesh_frames.get(frame) == k
+    if is_frame:  # the frame's object: placed with the empties (_place_empties)
+        _frame_object(obj, imp.frames[frame])
+        state.empties[frame] = obj
     if skinned:
-        obj.parent = armature
+        if not is_frame:
+            obj.parent = armature
         if imp.skin_space is not None:  # the atomic's frame, composed into the bind pose
             obj.matrix_basis = Matrix(imp.skin_space.tolist())
             obj[PROP_SKIN_SPACE] = [float(v) for v in imp.skin_space.ravel()]
@@ -280,7 +326,7 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
         assign_vertex_groups(state.context, obj, mesh.skin.joints, mesh.skin.weights, names)
     if morphs:
         shape_keys(obj, mesh)
-    if not skinned:
+    if not skinned and not is_frame:
         holder = state.empties.get(frame)
         if holder is not None:
             obj.parent = holder

@@ -1,7 +1,8 @@
 """Blender -> an exportable clump: frames from empties and bones, one atomic per mesh.
 
-The frames are the empties above and around the exported meshes (kept in the
-order the import recorded), then the armature's bones (frames of the HAnim
+The frames are the empties above and around the exported meshes, and the mesh
+objects the import made of a frame holding one atomic (kept in the order the
+import recorded), then the armature's bones (frames of the HAnim
 hierarchy, under the frame the armature sits on, offset by where the armature
 sits on it). A scene without empties gets one root frame (unless its bones
 came from a clump whose frames were all bones); a mesh that is not on a frame
@@ -81,10 +82,34 @@ def material_info(mat, slot: int) -> MaterialInfo:
     return MaterialInfo(mat.name, color, texture or None, extras)
 
 
-def _frame_extras(holder) -> dict:
-    return {
-        k: read_prop(holder, k) for k, _ in kept_keys.extras_keys(holder) if k.startswith("rw_")
+#: The values of a frame a mesh object holds beside its atomic's (see ``build``).
+FRAME_KEYS = frozenset(
+    {
+        "rw_frame_index",
+        "rw_frame_flags",
+        "rw_frame_matrix",
+        "rw_bone_id",
+        "rw_extension",
+        "rw_unnamed",
+        "rw_name",
+        "rw_name_raw",
+        "rw_hanim_root",
     }
+)
+
+
+def _frame_extras(holder) -> dict:
+    wanted = (lambda k: k in FRAME_KEYS) if holder.type == "MESH" else (lambda k: True)
+    return {
+        k: read_prop(holder, k)
+        for k, _ in kept_keys.extras_keys(holder)
+        if k.startswith("rw_") and wanted(k)
+    }
+
+
+def is_frame(obj) -> bool:
+    """An empty, or a mesh object the import made of a frame holding one atomic."""
+    return obj.type == "EMPTY" or (obj.type == "MESH" and kept_keys.has(obj, "rw_frame_index"))
 
 
 def _world_of(obj) -> np.ndarray:
@@ -295,6 +320,9 @@ class _Clump:
     #: The empties at and under the exported objects' roots: frames.
     empties: list = field(default_factory=list)
     empty_set: set = field(default_factory=set)
+    #: A mesh frame's object replaced for the export by its evaluated copy
+    #: (``conventions.evaluated_meshes``) -> the copy, which names the frame.
+    alias: dict = field(default_factory=dict)
     scene_extras: dict = field(default_factory=dict)
     #: key -> (sort key, FrameNode, parent key, world matrix; None for a bone)
     entries: dict = field(default_factory=dict)
@@ -312,7 +340,7 @@ class _Clump:
         while p is not None and p not in self.empty_set:
             p = p.parent
         if p is not None:
-            return ("empty", p.name)
+            return ("empty", self.alias.get(p, p).name)
         return ("root",) if ("root",) in self.entries else None
 
 
@@ -356,9 +384,31 @@ def _chosen_objects(objects: list) -> _Clump:
         roots[top.name] = top
     for name in sorted(roots):
         root = roots[name]
-        clump.empties += [o for o in [root, *root.children_recursive] if o.type == "EMPTY"]
+        clump.empties += [o for o in [root, *root.children_recursive] if is_frame(o)]
+    # a mesh frame read through its evaluated copy: the copy is the frame, and the
+    # frames on the source hang from it
+    copies = {f"{m.name}.rigport-source": m for m in meshes if is_frame(m)}
+    clump.alias = {o: copies[o.name] for o in clump.empties if o.name in copies}
     clump.empty_set = set(clump.empties)
+    clump.empties = [o for o in clump.empties if o not in clump.alias]
+    clump.empties += [m for m in clump.alias.values() if m not in clump.empties]
+    clump.empties = _one_mesh_per_frame(clump.empties)
+    clump.empty_set = set(clump.empties) | set(clump.alias)
     return clump
+
+
+def _one_mesh_per_frame(frames: list) -> list:
+    """The frame objects without the copies of a mesh frame (Shift+D copies its
+    values): of the meshes holding one frame's values, the first by name is the
+    frame; the others are atomics on the frame above them (a skinned one on its
+    recorded frame), as any mesh is."""
+    first: dict = {}
+    for o in frames:
+        if o.type == "MESH":
+            i = kept_keys.get(o, "rw_frame_index")
+            if i not in first or o.name < first[i].name:
+                first[i] = o
+    return [o for o in frames if o.type != "MESH" or first[kept_keys.get(o, "rw_frame_index")] is o]
 
 
 def _read_scene_extras(clump: _Clump) -> None:
@@ -465,6 +515,9 @@ def _atomic_frame(clump: _Clump, obj) -> tuple[FrameKey | None, np.ndarray]:
             parents = np.asarray(clump.skeleton.parents)
             key = ("bone", clump.skeleton.names[int(np.nonzero(parents < 0)[0][0])])
         return key, _world_of(armature)
+    if obj in clump.empty_set:  # the mesh is its frame's object
+        key = ("empty", obj.name)
+        return key, clump.entries[key][3]
     key = clump.frame_above(obj)
     own = (
         obj.parent is None

@@ -29,6 +29,7 @@ HIDDEN = frozenset(
         "rw_hanim_root",
         "rw_unnamed",
         "rw_extension",
+        "rw_name",
         "rw_name_raw",
         "rw_geometry_extension",
         "rw_anm_flags",
@@ -52,5 +53,15 @@ ALWAYS_HIDDEN = frozenset(
         "_rw_ifp",
         "_rw_ifp_ends",
         "_rw_anm_stamp",
+    }
+)
+
+#: Kept keys that say what an item is: a frame's own name where Blender shows
+#: another (made unique, or a readable one for an empty name), and its bytes.
+#: "Forget Kept Data" leaves them, so the export still writes the file's name.
+IDENTITY = frozenset(
+    {
+        "_rw_name",
+        "_rw_name_raw",
     }
 )

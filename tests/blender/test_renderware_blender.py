@@ -44,19 +44,20 @@ def test_corpus_import_counts(blank_blend, corpus_dir, name):
     path = corpus_dir / "renderware" / name
     clump = dff.read(path.read_bytes()).clump
     assert bpy.ops.import_scene.rw_dff(filepath=str(path)) == {"FINISHED"}
-    empties = [o for o in bpy.data.objects if o.type == "EMPTY"]
+    frames = [o for o in bpy.data.objects if "_rw_frame_index" in o]
     meshes = sorted(
         (o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: o["_rw_atomic_index"]
     )
-    assert len(empties) == len(clump.frame_list) and len(meshes) == len(clump.atomics)
-    by_index = {o["_rw_frame_index"]: o for o in empties}
+    assert len(frames) == len(clump.frame_list) and len(meshes) == len(clump.atomics)
+    by_index = {o["_rw_frame_index"]: o for o in frames}
     parents = clump.frame_list.frames["parent"].tolist()
     for i, p in enumerate(parents):
         assert (by_index[i].parent is None) if p < 0 else (by_index[i].parent == by_index[p])
     for obj, atomic in zip(meshes, clump.atomics, strict=True):
         geo = clump.atomic_geometry(atomic)
         me = obj.data
-        assert obj.parent == by_index[atomic.frame]
+        assert obj == by_index[atomic.frame]  # a frame holding one atomic is its mesh
+        assert obj.name == me.name == by_index[atomic.frame].name
         assert len(me.vertices) == geo.num_vertices
         assert len(me.polygons) == len(geo.triangles)
         assert len(me.uv_layers) == len(geo.uvs)
@@ -338,7 +339,7 @@ def test_second_import_with_taken_names_exports_the_same_bytes(blank_blend, tmp_
     first = set(bpy.data.objects)
     bpy.ops.import_scene.rw_dff(filepath=path)
     second = [o for o in bpy.data.objects if o not in first]
-    assert [o.name != "ped" for o in second if o.type == "EMPTY"] == [True]
+    assert [o.name != "ped" for o in second if "_rw_frame_index" in o] == [True]
     bpy.ops.object.select_all(action="DESELECT")
     for o in second:
         o.select_set(True)
