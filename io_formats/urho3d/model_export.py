@@ -77,6 +77,9 @@ class ExportOptions:
     bone_limit: int = 64
     layout: dict | None = None  # model_layout() of the imported file, when unchanged
     lod_distances: dict[int, float] = field(default_factory=dict)
+    #: what each material slot of the meshes is, for sentences ("object 'Body',
+    #: material 'Skin'"); a slot past its end is named by its number and material
+    slot_names: tuple[str, ...] = ()
 
 
 def imported_bone_limit(layout: dict | None) -> int:
@@ -579,6 +582,23 @@ def _plan_draws(s: _ModelPass) -> None:
         raise FormatError("nothing to export: the meshes have no faces or edges")
     s.meshes = dict(s.lods)
     s.geometry_ids = sorted({g for g, _, _ in s.plan})
+    s.warnings += _left_out_slots(s)
+
+
+def _left_out_slots(s: _ModelPass) -> list[str]:
+    """A sentence per material slot no LOD level draws anything with (no faces, no
+    edges): it gets no geometry, and the geometries after it move up, since the
+    engine refuses a geometry with no LOD levels."""
+    n_slots = max([len(m.materials) for m in s.meshes.values()] + [s.geometry_ids[-1] + 1])
+    out = []
+    for g in sorted(set(range(n_slots)) - set(s.geometry_ids)):
+        if g < len(s.opts.slot_names):
+            what = s.opts.slot_names[g]
+        else:
+            names = [m.materials[g] for m in s.meshes.values() if g < len(m.materials)]
+            what = f"material slot {g}" + (f" ({names[0]!r})" if names and names[0] else "")
+        out.append(f"{what}: no faces or edges use it, so it is left out of the model")
+    return out
 
 
 def _choose_layout(s: _ModelPass) -> None:
@@ -671,16 +691,38 @@ def _assemble_buffers(s: _ModelPass) -> None:
     s.index_buffers, lod_records = _assemble_index_buffers(
         s.draws, s.vertex_buffers, s.kept_layout, s.opts
     )
-    for g in range(max(s.geometry_ids) + 1):
-        recs = lod_records.get(g, [])
+    distances = {lod: r.distance for recs in lod_records.values() for lod, r in recs}
+    levels = [(lod, distances.get(lod, s.opts.lod_distances.get(lod, 0.0))) for lod in s.meshes]
+    for g in s.geometry_ids:  # a slot with nothing to draw has no geometry (_left_out_slots)
         s.geometries.append(
             Geometry(
                 s.mappings.get(g, np.zeros(0, np.int64)).astype(np.uint32),
-                [r for _, r in sorted(recs, key=lambda x: x[0])],
+                _level_records(lod_records.get(g, []), sorted(levels)),
             )
         )
     s.morphs = _assemble_morphs(s.draws, s.meshes, s.vertex_buffers, s.kept_layout)
     _set_morph_ranges(s.vertex_buffers, s.morphs)
+
+
+def _level_records(recs: list[tuple[int, GeometryLod]], levels: list) -> list[GeometryLod]:
+    """A geometry's draws, one per LOD level up to its last: the engine and importers
+    number a geometry's levels by their place in its list, so a level where the
+    geometry has no faces (its slot is empty on that level's objects, as after a
+    Separate) gets a draw of no indices, and the later levels keep their number."""
+    by_level = dict(recs)
+    last = max(by_level, default=-1)
+    out = []
+    for lod, distance in levels:
+        if lod > last:
+            break
+        if lod in by_level:
+            out.append(by_level[lod])
+            continue
+        ref = by_level[min(k for k in by_level if k > lod)]
+        out.append(
+            GeometryLod(distance, ref.primitive_type, ref.vertex_buffer, ref.index_buffer, 0, 0)
+        )
+    return out
 
 
 def _assemble_model(s: _ModelPass) -> None:
@@ -816,9 +858,10 @@ def _set_morph_ranges(vbs: list[VertexBuffer], morphs: list[Morph]) -> None:
 def _geometry_centers(geometries, vbs, ibs) -> np.ndarray:
     out = np.zeros((len(geometries), 3), np.float32)
     for g, geo in enumerate(geometries):
-        if not geo.lods:
+        drawn = [d for d in geo.lods if d.index_count]
+        if not drawn:
             continue
-        d = geo.lods[0]
+        d = drawn[0]
         idx = ibs[d.index_buffer].indices[d.index_start : d.index_start + d.index_count]
         pos_field = next(
             f for f in vbs[d.vertex_buffer].data.dtype.names if f.startswith("position")

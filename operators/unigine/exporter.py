@@ -31,7 +31,9 @@ from ...io_formats.unigine.mesh_export import (
     merge_files,
     rotate_kept_tangents,
 )
-from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY
+from ...io_formats.unigine.mesh_import import ANIMATIONS_KEY, MORPH_TANGENT, TANGENT_ATTRIBUTE
+from ...io_formats.urho3d.axes import rewind
+from ...io_formats.urho3d.model_export import rewind_mesh
 from ..animation_files import chosen_actions, chosen_files, written_message
 from ..blender.armatures import one_armature
 from ..blender.extract import (
@@ -55,10 +57,24 @@ def _root(obj: bpy.types.Object) -> bpy.types.Object:
     return obj
 
 
+def _mirrors(mat: np.ndarray) -> bool:
+    return bool(np.linalg.det(np.asarray(mat, np.float64)[:3, :3]) < 0)
+
+
 def _apply_matrix(m: Mesh, mat: np.ndarray) -> None:
-    """Any matrix (shear, uneven scale) on the mesh's positions, morph offsets and
-    normals; the kept tangent quaternions are left to be remade where they no
-    longer fit the normals."""
+    """Any matrix (shear, uneven scale, a mirror) on the mesh's positions, morph
+    offsets and normals; the kept tangent quaternions are left to be remade where
+    they no longer fit the normals. A mirror turns every triangle's front to the
+    other side: its corners are rewound so the file draws what Blender draws
+    (facing out), and the kept quaternions, which cannot hold a mirrored frame,
+    are all remade from Blender's tangents (:func:`_blender_tangents`)."""
+    if _mirrors(mat):
+        rewind_mesh(m)
+        m.attributes = [
+            a
+            for a in m.attributes
+            if a.name != TANGENT_ATTRIBUTE and not a.name.startswith(MORPH_TANGENT.format(""))
+        ]
     m.positions = (m.positions @ mat[:3, :3].T + mat[:3, 3]).astype(np.float32)
     for morph in m.morphs:
         morph.position_offsets = (morph.position_offsets @ mat[:3, :3].T).astype(np.float32)
@@ -106,9 +122,14 @@ def _bake_rig(
 def _blender_tangents(obj, mat: np.ndarray) -> np.ndarray:
     """Blender's tangents (xyz, bitangent sign) per triangle corner, as extract_mesh
     orders corners, in the export space; computed only when the exporter needs new
-    tangent quaternions."""
+    tangent quaternions. A mirroring ``mat`` rewinds the corners as
+    :func:`_apply_matrix` does, and flips each bitangent sign: the mirrored
+    bitangent is minus the cross product of the mirrored normal and tangent."""
     out = triangle_tangents(obj)
     out[:, :3] = out[:, :3] @ mat[:3, :3].T.astype(np.float32)
+    if _mirrors(mat):
+        out = out[rewind(np.arange(len(out)), True)]
+        out[:, 3] = -out[:, 3]
     return out
 
 

@@ -72,6 +72,7 @@ class _ModelExport:
     by_lod: dict[int, list] = field(default_factory=dict)
     matrix: np.ndarray = field(default_factory=lambda: np.eye(4))
     lods: list[tuple[int, Mesh]] = field(default_factory=list)
+    slot_names: tuple[str, ...] = ()  # the first level's merged slots, for sentences
     rebuilt: list[str] = field(default_factory=list)  # objects whose topology changed
     recorded: dict = field(default_factory=dict)
     layout: dict | None = None
@@ -201,7 +202,7 @@ def _read_lods(state: _ModelExport) -> None:
                 TANGENT_ATTRIBUTE not in o.data.attributes or o.name in state.rebuilt for o in objs
             )
         )
-        meshes = []
+        meshes, names_of_slots = [], []
         with reader_groups_kept():  # one weight-reading node group for every object
             for obj in sorted(objs, key=lambda o: o.name):
                 mesh = extract_mesh(obj, names, tangents=need)
@@ -211,10 +212,21 @@ def _read_lods(state: _ModelExport) -> None:
                     _into_blender_order(mesh)
                 _apply_object_transform(mesh, obj, state.armature)
                 meshes.append(mesh)
+                names_of_slots += _slot_names(obj, mesh)
+        if not state.lods:
+            state.slot_names = tuple(names_of_slots)
         bake_meshes(meshes, state.matrix)
         merged, notes = merge_meshes(meshes, (GEOMETRY_ATTRIBUTE,))
         state.result.warn_all(notes)
         state.lods.append((lod, merged))
+
+
+def _slot_names(obj, mesh: Mesh) -> list[str]:
+    """``obj``'s material slots as merge_meshes merges them (one for none), named."""
+    return [
+        f"object {obj.name!r}, material {m!r}" if m else f"object {obj.name!r}, slot {i}"
+        for i, m in enumerate(mesh.materials or [""])
+    ]
 
 
 def _choose_layout(state: _ModelExport) -> None:
@@ -239,6 +251,7 @@ def _choose_layout(state: _ModelExport) -> None:
         recompute_tangents=options.recompute_tangents,
         bone_limit=int(bone_limit),
         layout=bake_layout(state.layout, state.matrix, convert_axes),
+        slot_names=state.slot_names,
     )
 
 

@@ -258,12 +258,7 @@ WARNED: dict[tuple[str, str], str] = {
 }
 
 #: (model, edit) -> why the case fails today (another session's work in progress).
-XFAIL: dict[tuple[str, str], str] = {
-    ("urho3d-sample", "separate"): "Urho3D model export (io_formats/urho3d/model_export.py): "
-    "a material slot with no faces on one of the merged objects becomes a geometry with "
-    "no LOD levels (here: the body's slot 0, all of whose faces were separated), which "
-    "the engine refuses; the export only warns 'Urho3D would refuse to load this model'",
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 
 # -- what a mesh holds ---------------------------------------------------------

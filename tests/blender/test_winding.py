@@ -182,9 +182,12 @@ def test_urho3d_blender_mesh_exports_front_facing(blank_blend, tmp_path, kind, s
     assert (np.einsum("ij,ij->i", front, normal) > 0).all()
 
 
-@pytest.mark.parametrize("kind, scale", SHAPES)
+@pytest.mark.parametrize("kind, scale", [*SHAPES, MIRRORED])
 def test_unigine_blender_mesh_exports_front_facing(blank_blend, tmp_path, kind, scale):
-    """Unigine's axes are Blender's (right-handed, Z up, counter-clockwise fronts)."""
+    """Unigine's axes are Blender's (right-handed, Z up, counter-clockwise fronts).
+    A mirrored object exports facing out, its triangles agreeing with the normals
+    its tangent quaternions carry."""
+    from rigport.io_formats.unigine.mesh_import import tangent_normals
     from rigport.operators.unigine.exporter import export_mesh_file
     from rigport.operators.unigine.settings import MeshExportOptions
 
@@ -192,15 +195,17 @@ def test_unigine_blender_mesh_exports_front_facing(blank_blend, tmp_path, kind, 
     obj = _make(bpy, kind, scale)
     path = tmp_path / f"{kind}.mesh"
     export_mesh_file(bpy.context, str(path), [obj], MeshExportOptions())
-    fronts, centres = [], []
+    fronts, centres, normals = [], [], []
     for s in unigine_mesh.read(path.read_bytes()).surfaces:
         front, centre = _front(s.targets[0].positions, s.coords)
         fronts.append(front)
         centres.append(centre)
+        normals.append(tangent_normals(s.targets[0].tangents)[s.tris.reshape(-1, 3)].mean(axis=1))
     front, centre = np.concatenate(fronts), np.concatenate(centres)
     assert len(front) == 12 if kind == "cube" else len(front) == 24
     outward = _outward(kind, centre, np.array([0.0, 0.0, 1.0]))
     assert (np.einsum("ij,ij->i", front, outward) > 0).all()
+    assert (np.einsum("ij,ij->i", front, np.concatenate(normals)) > 0).all()
 
 
 @pytest.mark.parametrize("kind, scale", SHAPES)
@@ -370,3 +375,50 @@ def test_urho3d_to_unigine_agrees_with_normals(blank_blend, corpus_dir, tmp_path
         fronts.append(_front(s.targets[0].positions, s.coords)[0])
         normals.append(tangent_normals(s.targets[0].tangents)[s.tris.reshape(-1, 3)].mean(axis=1))
     assert _agree_share(np.concatenate(fronts), np.concatenate(normals)) > 0.99
+
+
+def _unigine_corners(path: Path) -> np.ndarray:
+    """Every triangle corner of a .mesh as (position, uv, normal, tangent, handedness)
+    rows, each triangle's corners rolled to start at its smallest row and the
+    triangles sorted: equal for two files that draw the same triangles with the
+    same tangent frames."""
+    from rigport.io_formats.unigine.mesh_import import tangent_normals
+
+    triangles = []
+    for s in unigine_mesh.read(path.read_bytes()).surfaces:
+        t = s.targets[0]
+        x, y, z, w = (t.tangents[:, i].astype(np.float64) / 32767 for i in range(4))
+        tangent = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y + z * w), 2 * (x * z - y * w)], 1)
+        frame = np.concatenate([tangent_normals(t.tangents), tangent, np.sign(w)[:, None]], 1)
+        rows = np.concatenate([t.positions[s.coords], s.uv0[s.tris], frame[s.tris]], axis=1)
+        for tri in np.round(rows, 2).reshape(-1, 3, rows.shape[1]) + 0.0:
+            start = min(range(3), key=lambda i: tuple(tri[i]))
+            triangles.append(np.roll(tri, -start, axis=0).reshape(-1))
+    out = np.array(triangles)
+    return out[np.lexsort(out.T[::-1])]
+
+
+def test_unigine_mirrored_object_exports_its_applied_scale(blank_blend, tmp_path):
+    """A mirrored object writes what the same object writes with its scale applied
+    (and its faces flipped back to facing out where applying left them inside out):
+    the same triangles, corners, normals, tangents and bitangent handedness."""
+    from rigport.operators.unigine.exporter import export_mesh_file
+    from rigport.operators.unigine.settings import MeshExportOptions
+
+    bpy = blank_blend
+    obj = _make(bpy, "cube", MIRRORED[1])
+    mirrored, applied = tmp_path / "mirrored.mesh", tmp_path / "applied.mesh"
+    export_mesh_file(bpy.context, str(mirrored), [obj], MeshExportOptions())
+    bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
+    assert tuple(obj.scale) == (1.0, 1.0, 1.0)
+    face = obj.data.polygons[0]
+    if face.normal.dot(face.center) < 0:  # inside out (5.0 and 4.2; 5.2 turns them itself)
+        bpy.ops.object.mode_set(mode="EDIT")
+        bpy.ops.mesh.select_all(action="SELECT")
+        bpy.ops.mesh.flip_normals()
+        bpy.ops.object.mode_set(mode="OBJECT")
+    assert all(f.normal.dot(f.center) > 0 for f in obj.data.polygons)
+    export_mesh_file(bpy.context, str(applied), [obj], MeshExportOptions())
+    want, got = _unigine_corners(applied), _unigine_corners(mirrored)
+    assert want.shape == got.shape == (12, 36)
+    np.testing.assert_allclose(got, want, atol=0.02)
