@@ -11,7 +11,7 @@ import pytest
 
 from rigport.io_formats.unigine import mesh as unigine_mesh
 from rigport.io_formats.urho3d import ani, mdl
-from rigport.io_formats.urho3d.model_import import MORPH_POSITION
+from rigport.io_formats.urho3d.model_import import MORPH_POSITION, unheld_offsets
 from rigport.samples import rbfx as rbfx_samples
 from rigport.samples import unigine as unigine_samples
 from rigport.samples import urho3d as samples
@@ -283,6 +283,18 @@ def _key_coords(kb, n: int) -> np.ndarray:
     co = np.empty(3 * n, np.float32)
     kb.data.foreach_get("co", co)
     return co.reshape(n, 3)
+
+
+def test_unheld_offsets_keep_only_what_the_key_rounds():
+    """Kept: an offset the basis rounds away and a -0 (the key gives +0 back);
+    not kept: offsets that come back, and a non-finite one (Blender gets 0)."""
+    positions = np.array([[1000.0, 0, 0], [1, 2, 3], [0, 0, 0], [5, 5, 5]], np.float32)
+    offsets = np.array([[3e-5, 0, 0], [0.5, 0.25, -1], [-0.0, 0, 0], [np.nan, 0, 0]], np.float32)
+    verts, kept = unheld_offsets(positions, offsets, None)
+    assert verts.tolist() == [0, 2]
+    assert kept.view(np.uint32).tolist() == offsets[[0, 2]].view(np.uint32).tolist()
+    sparse = unheld_offsets(positions, offsets[[1]], np.array([1]))
+    assert sparse is None
 
 
 @pytest.mark.parametrize("case", ["tentacle", "umd3"])
