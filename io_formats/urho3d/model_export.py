@@ -14,7 +14,7 @@ import numpy as np
 
 from ..codec import FormatError
 from ..passes import run_passes
-from ..scene import Mesh, Skeleton
+from ..scene import Mesh, MorphTarget, Skeleton
 from . import axes
 from .engine_rules import SKIN_MATRICES_EVERYWHERE, SKIN_MATRICES_GL3_D3D11
 from .mdl import (
@@ -34,6 +34,7 @@ from .model_import import (
     GEOMETRY_ATTRIBUTE,
     MORPH_LISTED,
     MORPH_NORMAL,
+    MORPH_POSITION,
     MORPH_TANGENT,
     NORMAL_ATTRIBUTE,
     SOURCE_ATTRIBUTE,
@@ -477,8 +478,8 @@ def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[i
         file_index = {i: names.index(m.name) for i, m in enumerate(mesh.morphs) if m.name in names}
     rows = {}
     for i, m in enumerate(mesh.morphs):
-        pos = axes.vectors(m.dense(len(mesh.positions))[rep_vert], opts.convert_axes)
         j = file_index.get(i, -1)
+        pos = axes.vectors(_morph_offsets(mesh, m, j)[rep_vert], opts.convert_axes)
         nor = _attr(mesh, MORPH_NORMAL.format(j))
         tan = _attr(mesh, MORPH_TANGENT.format(j))
         listed = _attr(mesh, MORPH_LISTED.format(j))
@@ -491,6 +492,23 @@ def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[i
             np.float64
         )
     return rows
+
+
+def _morph_offsets(mesh: Mesh, morph: MorphTarget, j: int) -> np.ndarray:
+    """A shape key's offsets per vertex: the file's own (kept at import for the
+    file's morph ``j``) where Blender's offset is still what the key, built from
+    them on the same basis, gives back; Blender's everywhere else (an edited key
+    or basis vertex, a moved or transformed mesh)."""
+    n = len(mesh.positions)
+    held = np.asarray(morph.dense(n), np.float32)
+    kept = _attr(mesh, MORPH_POSITION.format(j))
+    if kept is None:
+        return held
+    kept = kept.astype(np.float32, copy=False)
+    base = np.asarray(mesh.positions, np.float32)
+    with np.errstate(all="ignore"):
+        same = np.all((base + kept) - base == held, axis=1)
+    return np.where(same[:, None], kept, held)
 
 
 def _used_bones(mesh: Mesh, verts: np.ndarray) -> np.ndarray:

@@ -40,6 +40,9 @@ EXTRA_PREFIX = "urho:e:"
 MORPH_NORMAL = "urho:morph_normal:{}"
 MORPH_TANGENT = "urho:morph_tangent:{}"
 MORPH_LISTED = "urho:morph_listed:{}"
+#: The file's position offsets where Blender's shape key (basis + offset, float32)
+#: minus the basis does not give them back
+MORPH_POSITION = "urho:morph_position:{}"
 BONE_INDEX_KEY = "urho_index"  # a bone's place in the file (Blender keeps parents first)
 #: The layout's mark that the import rewound the triangles into Blender's order
 #: (see :func:`axes.rewind`); a layout without it (a .blend saved before) holds
@@ -335,6 +338,12 @@ def _skin_and_morphs(s: _LodPass) -> None:
     if s.have_skin:
         s.mesh.skin = Skin(_global_joints(s.model, s.draws, s.local_lists, s.joints), s.weights)
     s.mesh.morphs = _morphs(s.model, s.used, s.base, s.convert, s.mesh.attributes)
+    for i, m in enumerate(s.mesh.morphs):
+        kept = unheld_offsets(s.mesh.positions, m.position_offsets, m.vertices)
+        if kept is not None:
+            s.mesh.attributes.append(
+                Attribute(MORPH_POSITION.format(i), "POINT", "FLOAT_VECTOR", kept[1], kept[0])
+            )
 
 
 def element_attribute(e) -> str:
@@ -410,6 +419,27 @@ def _morphs(
                 verts, rows = _last_wins(fields[name], (0, 3), np.float32)
                 attributes.append(Attribute(key.format(i), "POINT", "FLOAT_VECTOR", rows, verts))
     return out
+
+
+def unheld_offsets(
+    positions: np.ndarray, offsets: np.ndarray, verts: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(vertices, the file's offsets) where a shape key held as absolute float32
+    positions gives another offset back (``(basis + offset) - basis`` rounds, or
+    turns -0 into 0); None where every one comes back. Finite ones only (Blender
+    gets 0 for the others, as the guard says)."""
+    if verts is None:
+        verts = np.arange(len(offsets))
+    if not len(verts):
+        return None
+    base = np.asarray(positions, np.float32)[verts]
+    off = np.asarray(offsets, np.float32)
+    back = (base + off) - base
+    bits = back.view(np.uint32) != off.view(np.uint32)
+    keep = np.any(bits, axis=1) & np.all(np.isfinite(base + off), axis=1)
+    if not keep.any():
+        return None
+    return verts[keep].astype(np.int64), off[keep]
 
 
 def _last_wins(

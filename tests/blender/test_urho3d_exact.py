@@ -1,7 +1,8 @@
 """Urho3D models that come back exactly through Blender where they used to change:
 vertices no triangle uses (kept as loose vertices and written back in their
 buffer), bone names Blender cannot hold (longer than 63 bytes, empty, or equal in
-their first 63 bytes), and tangents that follow the object's transform."""
+their first 63 bytes), tangents that follow the object's transform, and morph
+position offsets that Blender's absolute shape keys round."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 
 from rigport.io_formats.unigine import mesh as unigine_mesh
 from rigport.io_formats.urho3d import ani, mdl
+from rigport.io_formats.urho3d.model_import import MORPH_POSITION, unheld_offsets
+from rigport.samples import rbfx as rbfx_samples
 from rigport.samples import unigine as unigine_samples
 from rigport.samples import urho3d as samples
 
@@ -57,18 +60,7 @@ def test_unused_vertex_unedited_byte_identical(blank_blend, tmp_path, case):
     assert int(loose.sum()) == 1
     out = tmp_path / "out.mdl"
     _export(blank_blend, out)
-    if case != "morphs":
-        assert out.read_bytes() == src.read_bytes()
-        return
-    # Shape-key offsets are not exact through Blender (a separate matter): the
-    # buffers are, and every morph lists the same vertices, past the unused one.
-    a, b = mdl.read(src.read_bytes()), mdl.read(out.read_bytes())
-    assert a.vertex_buffers[0].data.tobytes() == b.vertex_buffers[0].data.tobytes()
-    assert a.index_buffers[0].indices.tobytes() == b.index_buffers[0].indices.tobytes()
-    va, vb = a.vertex_buffers[0], b.vertex_buffers[0]
-    assert (va.morph_start, va.morph_count) == (vb.morph_start, vb.morph_count)
-    for ma, mb in zip(a.morphs, b.morphs, strict=True):
-        assert np.array_equal(ma.buffers[0].data["index"], mb.buffers[0].data["index"])
+    assert out.read_bytes() == src.read_bytes()
 
 
 def test_unused_vertex_survives_a_position_edit(blank_blend, tmp_path):
@@ -265,3 +257,113 @@ def test_kept_file_tangents_follow_the_object_transform(blank_blend, tmp_path):
     along = np.einsum("ij,ij->i", tangents[:, :3], dpdu)
     assert np.allclose(along, np.einsum("ij,ij->i", before[1][:, :3], before[2]), atol=1e-4)
     assert np.array_equal(tangents[:, 3], before[1][:, 3])
+
+
+# -- morph position offsets ------------------------------------------------------
+
+
+def _morph_cases() -> dict[str, mdl.Model]:
+    return {
+        "tentacle": samples.skinned_model(n_bones=6),
+        "umd3": rbfx_samples.umd3_model(),
+    }
+
+
+def _kept_offsets(obj, i: int) -> np.ndarray:
+    """Per vertex: whether the import kept morph ``i``'s file offset."""
+    attr = obj.data.attributes.get(MORPH_POSITION.format(i))
+    if attr is None:
+        return np.zeros(len(obj.data.vertices), bool)
+    v = np.empty(3 * len(obj.data.vertices), np.float32)
+    attr.data.foreach_get("vector", v)
+    return np.any(v.reshape(-1, 3) != 0, axis=1)
+
+
+def _key_coords(kb, n: int) -> np.ndarray:
+    co = np.empty(3 * n, np.float32)
+    kb.data.foreach_get("co", co)
+    return co.reshape(n, 3)
+
+
+def test_unheld_offsets_keep_only_what_the_key_rounds():
+    """Kept: an offset the basis rounds away and a -0 (the key gives +0 back);
+    not kept: offsets that come back, and a non-finite one (Blender gets 0)."""
+    positions = np.array([[1000.0, 0, 0], [1, 2, 3], [0, 0, 0], [5, 5, 5]], np.float32)
+    offsets = np.array([[3e-5, 0, 0], [0.5, 0.25, -1], [-0.0, 0, 0], [np.nan, 0, 0]], np.float32)
+    verts, kept = unheld_offsets(positions, offsets, None)
+    assert verts.tolist() == [0, 2]
+    assert kept.view(np.uint32).tolist() == offsets[[0, 2]].view(np.uint32).tolist()
+    sparse = unheld_offsets(positions, offsets[[1]], np.array([1]))
+    assert sparse is None
+
+
+@pytest.mark.parametrize("case", ["tentacle", "umd3"])
+def test_morph_offsets_unedited_byte_identical(blank_blend, tmp_path, case):
+    """Offsets that ``(basis + offset) - basis`` rounds come back with the file's bits."""
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(_morph_cases()[case]))
+    body = _meshes(_import(blank_blend, src))[0]
+    assert _kept_offsets(body, 0).any()  # the case needs the kept offsets
+    out = tmp_path / "out.mdl"
+    _export(blank_blend, out)
+    assert out.read_bytes() == src.read_bytes()
+
+
+def test_edited_shape_key_vertex_written_from_blender(blank_blend, tmp_path):
+    """An edited vertex of a shape key gets Blender's offset; the key's unedited
+    vertices keep the file's bits, the other keys all of theirs."""
+    model = samples.skinned_model(n_bones=6)
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(model))
+    body = _meshes(_import(blank_blend, src))[0]
+    n = len(body.data.vertices)
+    kept = np.flatnonzero(_kept_offsets(body, 0))
+    v = int(kept[0])
+    keys = body.data.shape_keys.key_blocks
+    co = _key_coords(keys[1], n)
+    co[v] += np.float32(0.125)
+    keys[1].data.foreach_set("co", co.ravel())
+    out = tmp_path / "out.mdl"
+    _export(blank_blend, out)
+    a, b = mdl.read(src.read_bytes()), mdl.read(out.read_bytes())
+    assert a.vertex_buffers[0].data.tobytes() == b.vertex_buffers[0].data.tobytes()
+    for k, (ma, mb) in enumerate(zip(a.morphs, b.morphs, strict=True)):
+        da, db = ma.buffers[0].data, mb.buffers[0].data
+        assert np.array_equal(da["index"], db["index"])
+        moved = np.any(da["position"].view(np.uint32) != db["position"].view(np.uint32), axis=1)
+        if k != 0:
+            assert not moved.any()
+            continue
+        assert da["index"][moved].tolist() == [v]  # one engine vertex per Blender vertex
+        base = _key_coords(keys[0], n)[v]
+        blender = (co[v] - base)[[0, 2, 1]]  # Blender's offset, in the file's axes
+        assert np.array_equal(db["position"][moved][0], blender.astype(np.float32))
+        assert np.allclose(db["position"][moved][0] - da["position"][moved][0], 0.125, atol=1e-6)
+
+
+def test_edited_basis_vertex_writes_blender_offsets(blank_blend, tmp_path):
+    """A basis vertex moved (its shape keys left): every key's offset there is
+    Blender's (``key - basis``), no longer the file's bits; the kept test is per
+    vertex, like the UVs', so a key that still gives its kept offset back keeps it."""
+    src = tmp_path / "in.mdl"
+    src.write_bytes(mdl.write(samples.skinned_model(n_bones=6)))
+    body = _meshes(_import(blank_blend, src))[0]
+    n = len(body.data.vertices)
+    v = int(np.flatnonzero(_kept_offsets(body, 0))[0])
+    keys = body.data.shape_keys.key_blocks
+    coords = [_key_coords(kb, n) for kb in keys]
+    coords[0][v] += np.float32(0.375)
+    keys[0].data.foreach_set("co", coords[0].ravel())
+    body.data.vertices.foreach_set("co", coords[0].ravel())
+    out = tmp_path / "out.mdl"
+    _export(blank_blend, out)
+    b = mdl.read(out.read_bytes())
+    checked = 0
+    for k, m in enumerate(b.morphs):
+        data = m.buffers[0].data
+        row = np.flatnonzero(data["index"] == v)
+        assert len(row) == 1  # the vertex moves in every key now
+        blender = (coords[k + 1][v] - coords[0][v])[[0, 2, 1]].astype(np.float32)
+        assert np.array_equal(data["position"][row[0]], blender)
+        checked += 1
+    assert checked == len(keys) - 1
