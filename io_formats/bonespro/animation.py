@@ -8,7 +8,7 @@ units); :mod:`.convert` turns them into matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -34,6 +34,8 @@ _MODE_ALIASES = {"Mesh (bones c.s.)": MESH_BONES}
 # Frames without values (no bones, or no vertices) take no bytes, so the file cannot
 # back their count; an importer still makes one key per frame.
 EMPTY_FRAME_LIMIT = 1 << 20
+# The float values Blender keeps as float32 (see :func:`foreign_text`).
+_FLOATS = ("boxes", "bone_values", "node_values", "positions", "block_positions")
 
 
 @dataclass
@@ -221,11 +223,18 @@ def write_kept(a: Animation) -> KeptText:
 
 
 def foreign_text(a: Animation) -> bytes | None:
-    """The text ``a`` was read from when RigPort writes its values differently (what
-    an import keeps for the export), else None."""
-    if a.source is None or _write(a) == a.source:
+    """The text ``a`` was read from (what an import keeps for the export), else None:
+    None when RigPort writes Blender's float32 copy of the values as that very text
+    (nothing to keep). RigPort's own text of float64 values is kept too: its float32
+    copy would be written with other digits."""
+    if a.source is None:
         return None
-    return a.source
+    f32 = {
+        k: np.asarray(v, np.float32).astype(np.float64)
+        for k in _FLOATS
+        if (v := getattr(a, k)) is not None
+    }
+    return None if _write(replace(a, **f32)) == a.source else a.source
 
 
 def _write(a: Animation) -> bytes:
