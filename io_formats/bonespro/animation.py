@@ -34,8 +34,6 @@ _MODE_ALIASES = {"Mesh (bones c.s.)": MESH_BONES}
 # Frames without values (no bones, or no vertices) take no bytes, so the file cannot
 # back their count; an importer still makes one key per frame.
 EMPTY_FRAME_LIMIT = 1 << 20
-# The float values Blender keeps as float32 (see :func:`foreign_text`).
-_FLOATS = ("boxes", "bone_values", "node_values", "positions", "block_positions")
 
 
 @dataclass
@@ -223,18 +221,17 @@ def write_kept(a: Animation) -> KeptText:
 
 
 def foreign_text(a: Animation) -> bytes | None:
-    """The text ``a`` was read from (what an import keeps for the export), else None:
-    None when RigPort writes Blender's float32 copy of the values as that very text
-    (nothing to keep). RigPort's own text of float64 values is kept too: its float32
-    copy would be written with other digits."""
+    """The text ``a`` was read from (what an import keeps for the export), else None.
+    Bones and Mesh (bones c.s) values come back from Blender's float32 pose, composed
+    and inverted, a few float32 ulps off even when the file's are float32: their text
+    is always kept. Mesh (absolute) positions are stored as float32: None when RigPort
+    writes that copy of them as that very text (nothing to keep)."""
     if a.source is None:
         return None
-    f32 = {
-        k: np.asarray(v, np.float32).astype(np.float64)
-        for k in _FLOATS
-        if (v := getattr(a, k)) is not None
-    }
-    return None if _write(replace(a, **f32)) == a.source else a.source
+    if a.mode != MESH_ABSOLUTE or a.positions is None:
+        return a.source
+    f32 = np.asarray(a.positions, np.float32).astype(np.float64)
+    return None if _write(replace(a, positions=f32)) == a.source else a.source
 
 
 def _write(a: Animation) -> bytes:

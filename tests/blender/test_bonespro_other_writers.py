@@ -259,3 +259,27 @@ def test_batch_roundtrip_gives_our_files_back(tmp_path, which) -> None:
     res = run_batch("roundtrip", src, out, "--jobs", "1", *model)
     assert res.returncode == 0, res.stdout + res.stderr
     assert out.read_bytes() == src.read_bytes()
+
+
+@pytest.mark.parametrize("mode,system,representation", OWN_MODES)
+def test_float32_animation_comes_back_byte_for_byte(
+    blank_blend, tmp_path, mode, system, representation
+) -> None:
+    """Values Blender wrote (float32) still move through the pose: the text is kept."""
+    bpy = blank_blend
+    rig = _own_rig()
+    _own_import(
+        bpy, tmp_path, structure.write(rig), "rig.txt", bpy.ops.import_scene.bonespro_structure
+    )
+    if mode == A.MESH_BONES:
+        bones = A.write(samples.animation(rig))
+        _own_import(bpy, tmp_path, bones, "pose.txt", bpy.ops.import_anim.bonespro_anim)
+    a = samples.animation(rig, mode, system, representation)
+    for k in ("boxes", "bone_values", "node_values", "positions", "block_positions"):
+        if (v := getattr(a, k)) is not None:
+            setattr(a, k, v.astype(np.float32).astype(np.float64))
+    data = A.write(a)
+    kept = A.foreign_text(A.read(data))
+    assert kept == (None if mode == A.MESH_ABSOLUTE else data)
+    _own_import(bpy, tmp_path, data, "anim.txt", bpy.ops.import_anim.bonespro_anim)
+    assert _export_animation(bpy, tmp_path / "out.txt") == data
