@@ -8,7 +8,7 @@ units); :mod:`.convert` turns them into matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -221,11 +221,17 @@ def write_kept(a: Animation) -> KeptText:
 
 
 def foreign_text(a: Animation) -> bytes | None:
-    """The text ``a`` was read from when RigPort writes its values differently (what
-    an import keeps for the export), else None."""
-    if a.source is None or _write(a) == a.source:
+    """The text ``a`` was read from (what an import keeps for the export), else None.
+    Bones and Mesh (bones c.s) values come back from Blender's float32 pose, composed
+    and inverted, a few float32 ulps off even when the file's are float32: their text
+    is always kept. Mesh (absolute) positions are stored as float32: None when RigPort
+    writes that copy of them as that very text (nothing to keep)."""
+    if a.source is None:
         return None
-    return a.source
+    if a.mode != MESH_ABSOLUTE or a.positions is None:
+        return a.source
+    f32 = np.asarray(a.positions, np.float32).astype(np.float64)
+    return None if _write(replace(a, positions=f32)) == a.source else a.source
 
 
 def _write(a: Animation) -> bytes:

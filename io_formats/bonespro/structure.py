@@ -7,7 +7,7 @@ form (``p' = p R + T``), shape (N, 4, 3).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from ..transforms import parent_first_order
 from .text import KeptText, Tokens, format_numbers, keep_text
 
 BONE_VALUES = 3 + 12 + 12  # box, bone transform, node transform
+_FLOATS = ("boxes", "bone_transforms", "node_transforms", "positions", "weights")
 
 
 @dataclass
@@ -143,11 +144,14 @@ def write_kept(s: Structure) -> KeptText:
 
 
 def foreign_text(s: Structure) -> bytes | None:
-    """The text ``s`` was read from when RigPort writes its values differently (what
-    an import keeps for the export), else None."""
-    if s.source is None or _write(s) == s.source:
+    """The text ``s`` was read from (what an import keeps for the export), else None:
+    None when RigPort writes Blender's float32 copy of the values as that very text
+    (nothing to keep). RigPort's own text of float64 values ("-1.808647") is kept too:
+    its float32 copy would be written with nine digits ("-1.80864704")."""
+    if s.source is None:
         return None
-    return s.source
+    f32 = {k: np.asarray(getattr(s, k), np.float32).astype(np.float64) for k in _FLOATS}
+    return None if _write(replace(s, **f32)) == s.source else s.source
 
 
 def _write(s: Structure) -> bytes:

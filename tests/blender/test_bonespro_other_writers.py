@@ -6,6 +6,7 @@ else changes. The texts are built by ``samples.other_writer`` and
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rigport.io_formats.bonespro import animation as A
@@ -168,3 +169,117 @@ def test_batch_roundtrip_gives_the_structure_back(tmp_path, style) -> None:
     res = run_batch("roundtrip", src, out, "--jobs", "1")
     assert res.returncode == 0, res.stdout + res.stderr
     assert out.read_bytes() == src.read_bytes()
+
+
+# ------------------------------------------------------------------ RigPort's own text
+# Our writer's samples hold float64 values ("-1.808647", matrices composed in float64):
+# Blender keeps float32, so the import keeps the text and the export gives it back.
+OWN_MODES = [
+    (A.BONES, A.ABSOLUTE, A.MATRIX),
+    (A.BONES, A.RELATIVE, A.EULER),
+    (A.MESH_ABSOLUTE, A.ABSOLUTE, A.MATRIX),
+    (A.MESH_BONES, A.ABSOLUTE, A.MATRIX),
+]
+
+
+def _own_rig() -> structure.Structure:
+    return samples.structure(n_vertices=32, seed=3)
+
+
+def _own_import(bpy, tmp_path, data: bytes, name: str, op) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert op(filepath=str(path)) == {"FINISHED"}
+
+
+def _export_animation(bpy, out) -> bytes:
+    mesh_anim = [o for o in bpy.data.objects if o.name.endswith("mesh animation")]
+    if mesh_anim:
+        bpy.context.view_layer.objects.active = mesh_anim[0]
+    else:
+        bpy.context.view_layer.objects.active = next(
+            o for o in bpy.data.objects if o.type == "ARMATURE"
+        )
+    assert bpy.ops.export_anim.bonespro_anim(filepath=str(out)) == {"FINISHED"}
+    return out.read_bytes()
+
+
+def test_our_structure_comes_back_byte_for_byte(blank_blend, tmp_path) -> None:
+    bpy = blank_blend
+    data = structure.write(_own_rig())
+    assert structure.foreign_text(structure.read(data)) == data  # not float32-exact
+    _own_import(bpy, tmp_path, data, "rig.txt", bpy.ops.import_scene.bonespro_structure)
+    out = tmp_path / "out.txt"
+    assert bpy.ops.export_scene.bonespro_structure(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == data
+
+
+@pytest.mark.parametrize("mode,system,representation", OWN_MODES)
+def test_our_animation_comes_back_byte_for_byte(
+    blank_blend, tmp_path, mode, system, representation
+) -> None:
+    bpy = blank_blend
+    rig = _own_rig()
+    _own_import(
+        bpy, tmp_path, structure.write(rig), "rig.txt", bpy.ops.import_scene.bonespro_structure
+    )
+    if mode == A.MESH_BONES:  # vertices in the frames of the bones: their pose first
+        bones = A.write(samples.animation(rig))
+        _own_import(bpy, tmp_path, bones, "pose.txt", bpy.ops.import_anim.bonespro_anim)
+    data = A.write(samples.animation(rig, mode, system, representation))
+    _own_import(bpy, tmp_path, data, "anim.txt", bpy.ops.import_anim.bonespro_anim)
+    assert _export_animation(bpy, tmp_path / "out.txt") == data
+
+
+def test_an_edited_vertex_of_our_text_is_written(blank_blend, tmp_path) -> None:
+    bpy = blank_blend
+    data = structure.write(_own_rig())
+    _own_import(bpy, tmp_path, data, "rig.txt", bpy.ops.import_scene.bonespro_structure)
+    mesh = next(o for o in bpy.data.objects if o.type == "MESH")
+    mesh.data.vertices[5].co.y -= 0.25
+    out = tmp_path / "out.txt"
+    assert bpy.ops.export_scene.bonespro_structure(filepath=str(out)) == {"FINISHED"}
+    assert len(_changed_tokens(data, out.read_bytes())) == 1
+    got, want = structure.read(out.read_bytes()), structure.read(data)
+    assert abs(got.positions[5, 1] - want.positions[5, 1] + 0.25) < 1e-5
+    others = np.arange(len(want.positions)) != 5
+    assert np.array_equal(got.positions[others], want.positions[others])
+
+
+@pytest.mark.parametrize("which", ["rig.txt", "rig_anim.txt"])
+def test_batch_roundtrip_gives_our_files_back(tmp_path, which) -> None:
+    from rigport.tests.support import run_batch
+
+    rig = _own_rig()
+    (tmp_path / "rig.txt").write_bytes(structure.write(rig))
+    (tmp_path / "rig_anim.txt").write_bytes(A.write(samples.animation(rig)))
+    src = tmp_path / which
+    out = tmp_path / f"out_{which}"
+    model = ("--model", str(tmp_path / "rig.txt")) if which != "rig.txt" else ()
+    res = run_batch("roundtrip", src, out, "--jobs", "1", *model)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert out.read_bytes() == src.read_bytes()
+
+
+@pytest.mark.parametrize("mode,system,representation", OWN_MODES)
+def test_float32_animation_comes_back_byte_for_byte(
+    blank_blend, tmp_path, mode, system, representation
+) -> None:
+    """Values Blender wrote (float32) still move through the pose: the text is kept."""
+    bpy = blank_blend
+    rig = _own_rig()
+    _own_import(
+        bpy, tmp_path, structure.write(rig), "rig.txt", bpy.ops.import_scene.bonespro_structure
+    )
+    if mode == A.MESH_BONES:
+        bones = A.write(samples.animation(rig))
+        _own_import(bpy, tmp_path, bones, "pose.txt", bpy.ops.import_anim.bonespro_anim)
+    a = samples.animation(rig, mode, system, representation)
+    for k in ("boxes", "bone_values", "node_values", "positions", "block_positions"):
+        if (v := getattr(a, k)) is not None:
+            setattr(a, k, v.astype(np.float32).astype(np.float64))
+    data = A.write(a)
+    kept = A.foreign_text(A.read(data))
+    assert kept == (None if mode == A.MESH_ABSOLUTE else data)
+    _own_import(bpy, tmp_path, data, "anim.txt", bpy.ops.import_anim.bonespro_anim)
+    assert _export_animation(bpy, tmp_path / "out.txt") == data

@@ -140,7 +140,10 @@ def test_our_own_text_is_unchanged() -> None:
     back = S.read(ours)
     assert S.write(back) == ours
     assert S.write_kept(back) == (ours, 0, "")
-    assert S.foreign_text(back) is None
+    assert S.foreign_text(back) == ours  # float64 values: Blender's float32 copy drifts
+    for k in ("boxes", "bone_transforms", "node_transforms", "positions", "weights"):
+        setattr(s, k, getattr(s, k).astype(np.float32).astype(np.float64))
+    assert S.foreign_text(S.read(S.write(s))) is None  # float32 values: nothing to keep
     assert S.foreign_text(S.read(_structure_text("fixed"))) == _structure_text("fixed")
 
 
