@@ -12,9 +12,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..codec import FormatError
 from .euler import ORDERS
-from .text import COUNT_LIMIT, KeptText, Tokens, format_numbers, keep_text
+from .text import COUNT_LIMIT, KeptText, Tokens, format_numbers, write_kept_text
 
 BONES = "Bones"
 MESH_ABSOLUTE = "Mesh (absolute)"
@@ -210,14 +209,7 @@ def write(a: Animation) -> bytes:
 def write_kept(a: Animation) -> KeptText:
     """:func:`write`, with how many values it wrote RigPort's way and why the file's own
     text is not kept, if it is not (``text.keep_text``)."""
-    ours = _write(a)
-    if a.source is None:
-        return KeptText(ours)
-    try:
-        canonical = _write(read(a.source))
-    except FormatError as err:
-        return KeptText(ours, 0, f"the file's own text is not kept: it cannot be read ({err})")
-    return keep_text(ours, a.source, canonical)
+    return write_kept_text(_write(a), a.source, lambda: _write(read(a.source)))
 
 
 def foreign_text(a: Animation) -> bytes | None:

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..codec import FormatError
 from ..transforms import parent_first_order
-from .text import KeptText, Tokens, format_numbers, keep_text
+from .text import KeptText, Tokens, format_numbers, write_kept_text
 
 BONE_VALUES = 3 + 12 + 12  # box, bone transform, node transform
 _FLOATS = ("boxes", "bone_transforms", "node_transforms", "positions", "weights")
@@ -133,14 +132,7 @@ def write(s: Structure) -> bytes:
 def write_kept(s: Structure) -> KeptText:
     """:func:`write`, with how many values it wrote RigPort's way and why the file's own
     text is not kept, if it is not (``text.keep_text``)."""
-    ours = _write(s)
-    if s.source is None:
-        return KeptText(ours)
-    try:
-        canonical = _write(read(s.source))
-    except FormatError as err:
-        return KeptText(ours, 0, f"the file's own text is not kept: it cannot be read ({err})")
-    return keep_text(ours, s.source, canonical)
+    return write_kept_text(_write(s), s.source, lambda: _write(read(s.source)))
 
 
 def foreign_text(s: Structure) -> bytes | None:

@@ -14,6 +14,7 @@ import base64
 import re
 import warnings
 import zlib
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -293,6 +294,20 @@ def keep_text(ours: bytes, source: bytes, canonical: bytes) -> KeptText:
         return KeptText(
             ours, len(mine), f"the file's own text is not kept: a name is not {encoding}"
         )
+
+
+def write_kept_text(ours: bytes, source: bytes | None, canonical: Callable[[], bytes]) -> KeptText:
+    """A file's text for values RigPort writes as ``ours``: ``source`` (the text it
+    was read from, None for none) wherever it still holds (:func:`keep_text`);
+    ``canonical()`` writes the file's own values RigPort's way. A source that no
+    longer reads keeps nothing, with the reason."""
+    if source is None:
+        return KeptText(ours)
+    try:
+        base = canonical()
+    except FormatError as err:
+        return KeptText(ours, 0, f"the file's own text is not kept: it cannot be read ({err})")
+    return keep_text(ours, source, base)
 
 
 def pack_source(data: bytes) -> str:
