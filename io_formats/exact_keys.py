@@ -45,6 +45,9 @@ CHANNELS = ("times", "translation", "rotation", "scale")
 #: Stored record version (the first field of the encoded text).
 VERSION = 1
 
+#: zlib level of :func:`encode` (any level decodes alike).
+COMPRESS_LEVEL = 3
+
 
 @dataclass
 class KeptTrack:
@@ -77,7 +80,7 @@ def _digest(*arrays: np.ndarray | None) -> bytes:
             continue
         a = np.ascontiguousarray(a, np.float64)
         h.update(repr(a.shape).encode())
-        h.update(a.tobytes())
+        h.update(a.reshape(-1))  # the buffer itself: the bytes tobytes would copy
     return h.digest()
 
 
@@ -86,9 +89,10 @@ def track_digest(track: BoneTrack) -> bytes:
     return _digest(*_channels(track))
 
 
-def _f32_exact(a: np.ndarray) -> bool:
-    """True when every value of ``a`` (float64) is a float32 value, its sign kept."""
-    back = a.astype(np.float32).astype(np.float64)
+def _f32_exact(a: np.ndarray, a32: np.ndarray | None = None) -> bool:
+    """True when every value of ``a`` (float64) is a float32 value, its sign kept
+    (``a32``: ``a`` as float32, when the caller has it)."""
+    back = (a.astype(np.float32) if a32 is None else a32).astype(np.float64)
     return bool(np.array_equal(back.view(np.uint64), a.view(np.uint64)))
 
 
@@ -140,8 +144,9 @@ def residue(original: BoneTrack, rebuilt: BoneTrack, settle: Settle | None = Non
             settle, name, a, b
         ):
             continue
-        if _f32_exact(a):
-            x = a.astype(np.float32).view(np.uint32) ^ b.astype(np.float32).view(np.uint32)
+        a32 = a.astype(np.float32)
+        if _f32_exact(a, a32):
+            x = a32.view(np.uint32) ^ b.astype(np.float32).view(np.uint32)
         else:
             x = a.view(np.uint64) ^ b.view(np.uint64)
         kept.xor[name] = x
@@ -209,7 +214,7 @@ def restore(rebuilt: list[BoneTrack], kept: list[KeptTrack]) -> Restored:
     return out
 
 
-def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[bytes]) -> dict:
+def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[np.ndarray]) -> dict:
     meta = {}
     for name, a in arrays.items():
         if a is None:
@@ -220,17 +225,21 @@ def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[bytes]) -> di
     return meta
 
 
-def _planes(a: np.ndarray) -> bytes:
+def _planes(a: np.ndarray) -> np.ndarray:
     """``a``'s bytes by significance (every value's first byte, then every second
     ...): a residue's high bytes are nearly all zero, and runs of zeros compress
-    quickly and to almost nothing."""
-    return a.view(np.uint8).reshape(-1, a.dtype.itemsize).T.tobytes()
+    quickly and to almost nothing. Copied into a new array rather than with
+    ``.T.tobytes()``, which is about seven times slower for these strides."""
+    size = a.dtype.itemsize
+    out = np.empty((size, a.size), np.uint8)
+    np.copyto(out, a.reshape(-1).view(np.uint8).reshape(-1, size).T)
+    return out
 
 
 def encode(kept: list[KeptTrack]) -> str:
     """``kept`` as one ASCII string: a JSON header and the arrays' bytes (by
     significance), compressed."""
-    blobs: list[bytes] = []
+    blobs: list[np.ndarray] = []
     header = []
     for k in kept:
         entry: dict = {"bone": k.bone, "digests": {n: d.hex() for n, d in k.digests.items()}}
@@ -244,8 +253,14 @@ def encode(kept: list[KeptTrack]) -> str:
             entry["xor"] = _arrays_meta(k.xor, blobs)
         header.append(entry)
     head = json.dumps([VERSION, header], separators=(",", ":")).encode()
-    raw = len(head).to_bytes(4, "little") + head + b"".join(blobs)
-    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
+    # Level 3: a third of level 6's time on the residue planes for a third more
+    # bytes (143 KB instead of 107 KB for 100 bones x 2,000 keys); fed piece by
+    # piece, so the planes are never joined into one copy.
+    pack = zlib.compressobj(COMPRESS_LEVEL)
+    out = [pack.compress(len(head).to_bytes(4, "little") + head)]
+    out += [pack.compress(b) for b in blobs]
+    out.append(pack.flush())
+    return base64.b64encode(b"".join(out)).decode("ascii")
 
 
 def _take(meta: dict, raw: memoryview, pos: int) -> tuple[dict[str, np.ndarray], int]:
