@@ -565,8 +565,11 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     held = held_bone_names(armature)
     coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given
     shared: set[str] = set()  # bones keyed at ascending frames, the same on every curve
-    for track in anim.tracks:
+    lossy: set[int] = set()  # tracks that lost NaN/Inf keys, by index: keep needs no second look
+    for i, track in enumerate(anim.tracks):
         track, lost = guard.guard_track(track)
+        if lost:
+            lossy.add(i)
         if track.bone in held:
             track = replace(track, bone=held[track.bone])
         bad_keys += lost
@@ -613,7 +616,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     from .extract import tracks_from_coords  # extract imports this module
 
     rebuilt = tracks_from_coords(armature, coords, rels, float(action["rigport_fps"]), shared)
-    exact_keys.keep(action, armature, anim, rels, set(missing), rebuilt)
+    exact_keys.keep(action, armature, anim, rels, set(missing), rebuilt, lossy)
     note = ", ".join(
         f"{n} {what}"
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))

@@ -30,11 +30,14 @@ def keep(
     rest: dict,
     missing: set[str],
     made: list[BoneTrack] | None = None,
+    lossy: set[int] | None = None,
 ) -> None:
     """Keep on ``action`` what its export needs to give back ``anim``'s tracks
     exactly (the tracks of the ``missing`` bones whole). ``made``: the tracks the
     export will read, converted from the keys ``build_action`` gave Blender (else
-    read back from the action)."""
+    read back from the action). ``lossy``: the indices in ``anim.tracks`` of the
+    tracks the guard took NaN/Inf keys from, as ``build_action`` found them (else
+    each track is checked here)."""
     from .extract import extract_animation  # extract imports build, which calls this
 
     if made is None:
@@ -42,7 +45,7 @@ def keep(
     rebuilt = {t.bone: t for t in made}
     kept: list[exact_keys.KeptTrack] = []
     seen: set[str] = set()
-    for track in anim.tracks:
+    for i, track in enumerate(anim.tracks):
         name = blender_name(track.bone)  # the guard's name for it, as build_action keys it
         if name in seen:  # a repeated bone: build_action keys the first only
             continue
@@ -50,7 +53,8 @@ def keep(
         if name in missing:  # as the file has it, NaN/Inf keys and all
             whole = exact_keys.settled_whole(track, anim.settle)
             kept.append(exact_keys.KeptTrack(track.bone, whole=whole))
-        elif guard.guard_track(track)[1]:  # NaN/Inf keys: the guard's note and the format's
+        elif (i in lossy) if lossy is not None else guard.guard_track(track)[1]:
+            # NaN/Inf keys: the guard's note and the format's
             continue
         elif (made := rebuilt.get(track.bone, rebuilt.get(name))) is not None:
             kept.append(exact_keys.residue(track, made, anim.settle))

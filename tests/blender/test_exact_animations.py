@@ -353,9 +353,9 @@ def _spy_keep(monkeypatch) -> list:
     seen = []
     keep = blender_exact_keys.keep
 
-    def spy(action, armature, anim, rest, missing, made=None):
+    def spy(action, armature, anim, rest, missing, made=None, lossy=None):
         seen.append((action, armature, rest, made))
-        return keep(action, armature, anim, rest, missing, made)
+        return keep(action, armature, anim, rest, missing, made, lossy)
 
     monkeypatch.setattr(blender_exact_keys, "keep", spy)
     return seen

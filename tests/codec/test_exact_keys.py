@@ -188,3 +188,39 @@ def test_corpus_walk_residue_size(corpus_dir):
     back = exact_keys.restore(rebuilt, exact_keys.decode(text))
     assert back.exact == len(anim.tracks)
     assert all(_same(a, b) for a, b in zip(back.tracks, anim.tracks, strict=True))
+
+
+def _v1_record(kept: exact_keys.KeptTrack, rebuilt: BoneTrack) -> str:
+    """``kept`` as a version 1 record (BLAKE2b digests), as .blend files saved
+    before version 2 hold it."""
+    old = {
+        n: exact_keys._digest(a, version=1)
+        for n, a in zip(
+            exact_keys.CHANNELS,
+            (rebuilt.times, rebuilt.translation, rebuilt.rotation, rebuilt.scale),
+            strict=True,
+        )
+    }
+    v1 = exact_keys.KeptTrack(kept.bone, old, kept.xor, version=1)
+    return exact_keys.encode([v1])
+
+
+def test_version_1_records_still_restore_and_see_edits():
+    original = _sample_track()
+    rebuilt = _blender_trip(original)
+    kept = exact_keys.residue(original, rebuilt)
+    assert kept.version == exact_keys.VERSION == 2
+    text = _v1_record(kept, rebuilt)
+    assert text != exact_keys.encode([kept])  # other digests
+    (decoded,) = exact_keys.decode(text)
+    assert decoded.version == 1 and decoded.digests != kept.digests
+    back = exact_keys.restore([rebuilt], [decoded])
+    assert back.exact == 1 and _same(back.tracks[0], original)
+    moved = BoneTrack(
+        rebuilt.bone, rebuilt.times, rebuilt.translation + 1.0, rebuilt.rotation, rebuilt.scale
+    )
+    back = exact_keys.restore([moved], exact_keys.decode(text))
+    assert back.edited == 1 and back.tracks[0].translation is moved.translation
+    mixed = [kept, exact_keys.decode(text)[0]]
+    with pytest.raises(ValueError, match="versions"):
+        exact_keys.encode(mixed)
