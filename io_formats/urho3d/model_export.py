@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..codec import FormatError
+from ..codec.errors import counted
 from ..passes import run_passes
 from ..scene import Mesh, MorphTarget, Skeleton
 from . import axes
@@ -524,18 +525,31 @@ def _used_bones(mesh: Mesh, verts: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.bincount(j))
 
 
-def _geometry_plan(lods: list[tuple[int, Mesh]]) -> list[tuple[int, int, int]]:
-    """(geometry, lod, primitive) for every draw the meshes hold, in geometry order."""
+def _geometry_plan(lods: list[tuple[int, Mesh]]) -> tuple[list[tuple[int, int, int]], list[str]]:
+    """(geometry, lod, primitive) for every draw the meshes hold, in geometry order,
+    and a sentence per level whose loose edges are left out: a geometry draws one
+    primitive type per level, so edges in a slot that also has faces (as a Delete
+    Faces leaves them) are not drawn; a slot of edges only draws lines."""
     plan = set()
+    notes = []
     for lod, mesh in lods:
-        for g in np.unique(mesh.face_materials).tolist():
+        faces = set(np.unique(mesh.face_materials).tolist())
+        for g in faces:
             plan.add((g, lod, PRIMITIVE_TRIANGLES))
-        if len(mesh.loose_edges):
-            geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
-            gs = np.unique(geo).tolist() if geo is not None else [0]
-            for g in gs:
+        if not len(mesh.loose_edges):
+            continue
+        geo = _attr(mesh, GEOMETRY_ATTRIBUTE, "EDGE")
+        geo = geo if geo is not None else np.zeros(len(mesh.loose_edges), np.int64)
+        for g in np.unique(geo).tolist():
+            if g not in faces:
                 plan.add((g, lod, PRIMITIVE_LINES))
-    return sorted(plan)
+        dropped = int(np.isin(geo, list(faces)).sum())
+        if dropped:
+            notes.append(
+                f"LOD {lod}: {counted(dropped, 'loose edge')} left out (a Urho3D geometry draws "
+                "either triangles or lines, and their material slot has faces)"
+            )
+    return sorted(plan), notes
 
 
 @dataclass
@@ -595,7 +609,8 @@ def _plan_draws(s: _ModelPass) -> None:
     s.layout = s.opts.layout
     if s.layout is not None and s.layout.get("axes", True) != s.opts.convert_axes:
         s.layout = None
-    s.plan = _geometry_plan(s.lods)
+    s.plan, notes = _geometry_plan(s.lods)
+    s.warnings += notes
     if not s.plan:
         raise FormatError("nothing to export: the meshes have no faces or edges")
     s.meshes = dict(s.lods)

@@ -53,3 +53,23 @@ def test_unnamed_empty_slot_is_named_by_number():
     lods, _, skeleton = _emptied()
     _, warnings = export.export_model(lods, export.file_order(skeleton), export.ExportOptions())
     assert any(w.startswith("material slot 2") and "left out" in w for w in warnings), warnings
+
+
+def test_loose_edges_in_a_slot_with_faces_are_left_out_with_a_sentence():
+    """Delete Faces (faces only) leaves the face's edges loose in a slot that still
+    has faces: a geometry draws one primitive per level, so the edges are left out
+    and said, never written as a second LOD level of the geometry."""
+    model = mdl.read(mdl.write(samples.skinned_model(grid=(8, 6))))
+    scene = imp.import_model(model, "m")
+    mesh = scene.meshes[0]
+    edges = mesh.corner_verts[:6].reshape(3, 2)
+    mesh.loose_edges = np.concatenate([mesh.loose_edges.reshape(-1, 2), edges]).astype(
+        mesh.loose_edges.dtype
+    )
+    out, warnings = export.export_model(
+        [(0, mesh)], export.file_order(scene.skeleton), export.ExportOptions()
+    )
+    assert [len(g.lods) for g in out.geometries] == [1]
+    assert out.geometries[0].lods[0].primitive_type == mdl.PRIMITIVE_TRIANGLES
+    assert out.geometries[0].lods[0].index_count == 3 * len(mesh.face_materials)
+    assert any("3 loose edges left out" in w for w in warnings), warnings
