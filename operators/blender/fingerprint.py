@@ -82,7 +82,13 @@ def _weights(obj: bpy.types.Object) -> str:
         triplets = triplets_by_vertex(obj, names)
     if triplets is None:
         return digest(np.zeros(0, np.int64))
-    owner, group, weight = triplets
+    return _weights_digest(names, *triplets)
+
+
+def _weights_digest(
+    names: list[str], owner: np.ndarray, group: np.ndarray, weight: np.ndarray
+) -> str:
+    """The weights' digest of (vertex, index into ``names``, weight) triplets."""
     rank = np.argsort(np.argsort(np.array(names, dtype=object), kind="stable"), kind="stable")
     keep = (group >= 0) & (weight > 0)
     owner, group, weight = owner[keep], rank[group[keep]], weight[keep]
@@ -98,23 +104,69 @@ def _weights(obj: bpy.types.Object) -> str:
 _READERS = {TOPOLOGY: _topology, POSITIONS: _positions, UVS: _uvs, SHAPE_KEYS: _shape_keys}
 
 
+def _skin_weights(
+    obj: bpy.types.Object, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
+) -> str | None:
+    """The weights' digest of the (V, K) skin an import just gave ``obj`` through
+    ``weights.assign_vertex_groups`` (a group per bone of ``bone_names``, in that
+    order, on an object that had none), without reading the groups back: reading
+    needs a node group and a depsgraph evaluation (about 0.2 s for a 64-bone
+    ped). None where the groups
+    may hold something else than the arrays say (vertex count or shapes differ,
+    groups renamed or other than the bones, a bone named like an attribute, a
+    weight above 1 that Blender clamps, one bone twice on a vertex): the caller
+    reads them back then."""
+    names = [g.name for g in obj.vertex_groups]
+    me = obj.data
+    nv = len(me.vertices)
+    if not names or names != list(bone_names):
+        return None
+    if any(me.attributes.get(n) is not None for n in names):
+        return None
+    if joints.ndim != 2 or joints.shape != weights.shape or joints.shape[0] != nv:
+        return None
+    k = joints.shape[1]
+    j = joints.reshape(-1).astype(np.int64)
+    w = np.where(np.isfinite(weights), weights, 0).astype(np.float32).reshape(-1)
+    keep = (w > 0) & (j >= 0) & (j < len(names))
+    if not keep.any():
+        return _weights_digest(names, *(np.zeros(0, t) for t in (np.int64, np.int64, np.float32)))
+    owner, j, w = np.repeat(np.arange(nv, dtype=np.int64), k)[keep], j[keep], w[keep]
+    pairs = owner * max(len(names), 1) + j
+    if w.max() > 1 or len(np.unique(pairs)) != len(pairs):
+        return None
+    return _weights_digest(names, owner, j, w)
+
+
 def compute(
-    me: bpy.types.Mesh, parts: tuple[str, ...] = PARTS, obj: bpy.types.Object | None = None
+    me: bpy.types.Mesh,
+    parts: tuple[str, ...] = PARTS,
+    obj: bpy.types.Object | None = None,
+    skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
 ) -> dict[str, str]:
     """The fingerprint of ``me``: one hash per part; :data:`WEIGHTS` needs the
-    object ``obj`` whose vertex groups hold them (its mesh being ``me``)."""
+    object ``obj`` whose vertex groups hold them (its mesh being ``me``), or,
+    right after an import filled them, ``skin``: the (V, K) joints and weights
+    and the bone names it gave (see :func:`_skin_weights`)."""
     out = {part: _READERS[part](me) for part in parts if part != WEIGHTS}
     if WEIGHTS in parts:
         if obj is None:
             raise ValueError("the weights' fingerprint needs the object (its vertex groups)")
-        out[WEIGHTS] = _weights(obj)
+        given = _skin_weights(obj, *skin) if skin is not None else None
+        out[WEIGHTS] = given if given is not None else _weights(obj)
     return out
 
 
-def store(obj: bpy.types.Object, key: str, parts: tuple[str, ...] = PARTS) -> None:
+def store(
+    obj: bpy.types.Object,
+    key: str,
+    parts: tuple[str, ...] = PARTS,
+    skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
+) -> None:
     """Store the fingerprint of ``obj``'s mesh under the custom property ``key``
-    (a hidden name the format declares in its ``kept.py``)."""
-    obj[key] = json.dumps(compute(obj.data, parts, obj), separators=(",", ":"))
+    (a hidden name the format declares in its ``kept.py``); ``skin``: see
+    :func:`compute`."""
+    obj[key] = json.dumps(compute(obj.data, parts, obj, skin), separators=(",", ":"))
 
 
 def stored(obj: bpy.types.Object, key: str) -> dict[str, str] | None:
