@@ -104,18 +104,19 @@ def _weights_digest(
 _READERS = {TOPOLOGY: _topology, POSITIONS: _positions, UVS: _uvs, SHAPE_KEYS: _shape_keys}
 
 
-def _skin_weights(
+def skin_as_held(
     obj: bpy.types.Object, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
-) -> str | None:
-    """The weights' digest of the (V, K) skin an import just gave ``obj`` through
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (V, K) skin an import just gave ``obj`` through
     ``weights.assign_vertex_groups`` (a group per bone of ``bone_names``, in that
-    order, on an object that had none), without reading the groups back: reading
-    needs a node group and a depsgraph evaluation (about 0.2 s for a 64-bone
-    ped). None where the groups
-    may hold something else than the arrays say (vertex count or shapes differ,
-    groups renamed or other than the bones, a bone named like an attribute, a
-    weight above 1 that Blender clamps, one bone twice on a vertex): the caller
-    reads them back then."""
+    order, on an object that had none) as its groups hold it: int64 joints, and
+    float32 weights zeroed where no group entry was made (not finite, not above 0,
+    joint out of range). Lets an import fingerprint the weights without reading
+    the groups back, which needs a node group and a depsgraph evaluation (about
+    0.2 s for a 64-bone ped). None where the groups may hold something else
+    (vertex count or shapes differ, groups renamed or other than the bones, a bone
+    named like an attribute, a weight above 1 that Blender clamps, one bone twice
+    on a vertex): the caller reads them back then."""
     names = [g.name for g in obj.vertex_groups]
     me = obj.data
     nv = len(me.vertices)
@@ -125,17 +126,29 @@ def _skin_weights(
         return None
     if joints.ndim != 2 or joints.shape != weights.shape or joints.shape[0] != nv:
         return None
-    k = joints.shape[1]
-    j = joints.reshape(-1).astype(np.int64)
-    w = np.where(np.isfinite(weights), weights, 0).astype(np.float32).reshape(-1)
-    keep = (w > 0) & (j >= 0) & (j < len(names))
-    if not keep.any():
-        return _weights_digest(names, *(np.zeros(0, t) for t in (np.int64, np.int64, np.float32)))
-    owner, j, w = np.repeat(np.arange(nv, dtype=np.int64), k)[keep], j[keep], w[keep]
-    pairs = owner * max(len(names), 1) + j
-    if w.max() > 1 or len(np.unique(pairs)) != len(pairs):
+    j = joints.astype(np.int64)
+    w = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
+    w[(w < 0) | (j < 0) | (j >= len(names))] = 0
+    if w.size and w.max() > 1:
         return None
-    return _weights_digest(names, owner, j, w)
+    held = w > 0
+    pairs = (np.arange(nv, dtype=np.int64)[:, None] * len(names) + j)[held]
+    if len(np.unique(pairs)) != len(pairs):
+        return None
+    return np.where(held, j, 0), w
+
+
+def _skin_weights(
+    obj: bpy.types.Object, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
+) -> str | None:
+    """The weights' digest of the skin an import just gave (:func:`skin_as_held`),
+    None where it must be read back."""
+    skin = skin_as_held(obj, joints, weights, bone_names)
+    if skin is None:
+        return None
+    j, w = skin
+    owner, slot = np.nonzero(w)
+    return _weights_digest(bone_names, owner.astype(np.int64), j[owner, slot], w[owner, slot])
 
 
 def compute(
@@ -147,7 +160,7 @@ def compute(
     """The fingerprint of ``me``: one hash per part; :data:`WEIGHTS` needs the
     object ``obj`` whose vertex groups hold them (its mesh being ``me``), or,
     right after an import filled them, ``skin``: the (V, K) joints and weights
-    and the bone names it gave (see :func:`_skin_weights`)."""
+    and the bone names it gave (see :func:`skin_as_held`)."""
     out = {part: _READERS[part](me) for part in parts if part != WEIGHTS}
     if WEIGHTS in parts:
         if obj is None:

@@ -30,10 +30,23 @@ def _skin_digest(skin: Skin | None, names: list[str]) -> str:
     return skin_digest(skin.joints, skin.weights, names)
 
 
-def store(obj: bpy.types.Object, names: list[str] | None) -> None:
-    """The fingerprint of the imported ``obj``, its weights (groups ``names``) included."""
+def store(
+    obj: bpy.types.Object,
+    names: list[str] | None,
+    given: Skin | None = None,
+    bone_names: list[str] | None = None,
+) -> None:
+    """The fingerprint of the imported ``obj``, its weights (groups ``names``) included:
+    hashed from ``given``, the skin the import just gave the groups named
+    ``bone_names`` (Blender's bone names), where that is what they hold
+    (:func:`fingerprint.skin_as_held`), else read back from the groups."""
     fingerprint.store(obj, FINGERPRINT)
-    skin = read_skin(obj, names) if names and obj.vertex_groups else None
+    skin = None
+    if names and obj.vertex_groups:
+        held = None
+        if given is not None and bone_names is not None:
+            held = fingerprint.skin_as_held(obj, given.joints, given.weights, bone_names)
+        skin = Skin(*held) if held is not None else read_skin(obj, names)
     stored = fingerprint.stored(obj, FINGERPRINT) or {}
     stored[WEIGHTS] = _skin_digest(skin, names or [])
     obj[FINGERPRINT] = json.dumps(stored, separators=(",", ":"))

@@ -46,8 +46,15 @@ def _check_weights_read_back(objects) -> int:
     ],
     ids=["split", "parts_morphs", "gta"],
 )
-def test_weights_digest_from_arrays_equals_read_back(blank_blend, tmp_path, make):
-    assert _check_weights_read_back(_import(blank_blend, tmp_path, dff.write(make()))) >= 1
+def test_weights_digest_from_arrays_equals_read_back(blank_blend, tmp_path, make, monkeypatch):
+    from rigport.operators.blender import fingerprint
+
+    read = []
+    real = fingerprint._weights
+    monkeypatch.setattr(fingerprint, "_weights", lambda obj: read.append(obj) or real(obj))
+    objects = _import(blank_blend, tmp_path, dff.write(make()))
+    assert read == []  # the import read no group back
+    assert _check_weights_read_back(objects) >= 1
 
 
 def test_odd_skins_fall_back_to_reading(blank_blend, tmp_path):
@@ -69,3 +76,38 @@ def test_corpus_clumps(blank_blend, tmp_path, corpus_dir):
         for obj in list(bpy.data.objects):
             bpy.data.objects.remove(obj)
         _check_weights_read_back(_import(bpy, tmp_path, path.read_bytes()))
+
+
+@pytest.mark.parametrize("which", ["skinned", "inexact", "large"])
+def test_unigine_skin_digest_from_arrays_equals_read_back(
+    blank_blend, tmp_path, which, monkeypatch
+):
+    """Unigine's weights part, stored from the skin the import gave, equals the
+    digest of the skin read back from the groups (what the exporter compares)."""
+    from rigport.io_formats.unigine import mesh
+    from rigport.operators.blender import fingerprint
+    from rigport.operators.blender.extract import read_skin
+    from rigport.operators.unigine import mesh_keep
+    from rigport.operators.unigine.kept import FINGERPRINT
+    from rigport.samples import unigine
+
+    bpy = blank_blend
+    m = {
+        "skinned": unigine.skinned_mesh,
+        "inexact": unigine.inexact_mesh,
+        "large": lambda: unigine.large_mesh(rings=40, segments=30, n_bones=6),
+    }[which]()
+    src = tmp_path / "in.mesh"
+    src.write_bytes(mesh.write(m))
+    read = []
+    monkeypatch.setattr(mesh_keep, "read_skin", lambda *a: read.append(a) or read_skin(*a))
+    assert bpy.ops.import_scene.unigine_mesh(filepath=str(src)) == {"FINISHED"}
+    assert read == []  # the import read no group back
+    names = [b.name for b in m.bones]
+    checked = 0
+    for obj in (o for o in bpy.context.scene.objects if o.type == "MESH"):
+        stored = fingerprint.stored(obj, FINGERPRINT)
+        assert stored[mesh_keep.WEIGHTS] == mesh_keep._skin_digest(read_skin(obj, names), names)
+        assert mesh_keep.holds(obj, read_skin(obj, names), names) == (True, True)
+        checked += bool(stored[mesh_keep.WEIGHTS])
+    assert checked >= 1
