@@ -85,11 +85,17 @@ def _weights(obj: bpy.types.Object) -> str:
     return _weights_digest(names, *triplets)
 
 
+def _name_rank(names: list[str]) -> np.ndarray:
+    """Each name's place among the names sorted (int64)."""
+    order = np.argsort(np.array(names, dtype=object), kind="stable")
+    return np.argsort(order, kind="stable").astype(np.int64)
+
+
 def _weights_digest(
     names: list[str], owner: np.ndarray, group: np.ndarray, weight: np.ndarray
 ) -> str:
     """The weights' digest of (vertex, index into ``names``, weight) triplets."""
-    rank = np.argsort(np.argsort(np.array(names, dtype=object), kind="stable"), kind="stable")
+    rank = _name_rank(names)
     keep = (group >= 0) & (weight > 0)
     owner, group, weight = owner[keep], rank[group[keep]], weight[keep]
     order = np.lexsort((group, owner))
@@ -132,9 +138,11 @@ def skin_as_held(
     if w.size and w.max() > 1:
         return None
     held = w > 0
-    pairs = (np.arange(nv, dtype=np.int64)[:, None] * len(names) + j)[held]
-    if len(np.unique(pairs)) != len(pairs):
-        return None
+    k = joints.shape[1]
+    for a in range(k):  # a slot pair at a time (K is small), not a sort of every weight
+        for b in range(a + 1, k):
+            if np.any(held[:, a] & held[:, b] & (j[:, a] == j[:, b])):
+                return None
     return np.where(held, j, 0), w
 
 
@@ -147,8 +155,19 @@ def _skin_weights(
     if skin is None:
         return None
     j, w = skin
+    # the order _weights_digest sorts into (by vertex, then group name), reached by
+    # sorting each vertex's few slots instead of every weight: the same digest
+    rank = _name_rank(bone_names)
+    key = np.where(w > 0, rank[j], len(bone_names))
+    by_name = np.argsort(key, axis=1, kind="stable")
+    j, w = np.take_along_axis(j, by_name, 1), np.take_along_axis(w, by_name, 1)
     owner, slot = np.nonzero(w)
-    return _weights_digest(bone_names, owner.astype(np.int64), j[owner, slot], w[owner, slot])
+    return digest(
+        owner.astype(np.int64),
+        rank[j[owner, slot]],
+        w[owner, slot],
+        names=sorted(bone_names),
+    )
 
 
 def compute(
