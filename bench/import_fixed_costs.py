@@ -2,12 +2,12 @@
 
 Run with a Python that has the ``bpy`` module::
 
-    .venv/bpy50/bin/python bench/import_fixed_costs.py [--vertices N] [--repeat N]
-        [--formats urho3d,unigine,renderware] [--root DIR]
+    .venv/bpy50/bin/python bench/import_fixed_costs.py [--vertices N] [--bones N]
+        [--repeat N] [--formats urho3d,unigine,renderware] [--root DIR]
 
-For each format builds a skinned sample of about ``--vertices`` vertices with
-``samples/`` (Urho3D: 64 bones, 2 UV sets, one morph; Unigine: 64 bones, two
-surfaces, one morph; RenderWare: 32 bones, atomics of at most 60,000 vertices),
+For each format builds a skinned sample of about ``--vertices`` vertices and
+``--bones`` bones with ``samples/`` (Urho3D: 2 UV sets, one morph; Unigine: two
+surfaces, one morph; RenderWare: atomics of at most 60,000 vertices),
 then, ``--repeat`` times each from an empty scene: the RigPort import (timed,
 and inside it the time spent storing the fingerprint: ``fingerprint.store`` and
 Unigine's ``mesh_keep.store``) and the glTF import of the same scene exported
@@ -34,14 +34,14 @@ from sections import quiet_stdout
 HERE = Path(__file__).resolve().parent
 
 
-def _sample(fmt: str, n: int, tmp: Path) -> tuple[Path, str]:
+def _sample(fmt: str, n: int, tmp: Path, bones: int) -> tuple[Path, str]:
     """The sample file and the RigPort import operator's name."""
     if fmt == "urho3d":
         from rigport.io_formats.urho3d import mdl
         from rigport.samples import urho3d
 
         model = urho3d.skinned_model(
-            64, n_vertices=n, morphs=1, uv_sets=2, color=False, lods=1, geometries=1
+            bones, n_vertices=n, morphs=1, uv_sets=2, color=False, lods=1, geometries=1
         )
         path, data, op = tmp / "m.mdl", mdl.write(model), "urho3d_mdl"
     elif fmt == "unigine":
@@ -50,7 +50,7 @@ def _sample(fmt: str, n: int, tmp: Path) -> tuple[Path, str]:
 
         rings = max(2, n // 1000)
         m = unigine.skinned_mesh(
-            n_bones=64, rings=rings, segments=500, surfaces=2, morphs=("bulge",), animations=0
+            n_bones=bones, rings=rings, segments=500, surfaces=2, morphs=("bulge",), animations=0
         )
         path, data, op = tmp / "m.mesh", mesh.write(m), "unigine_mesh"
     else:
@@ -60,7 +60,7 @@ def _sample(fmt: str, n: int, tmp: Path) -> tuple[Path, str]:
         parts = max(1, math.ceil(n / 60_000))
         segments = int(math.sqrt(n / parts)) * 2
         rings = max(2, n // parts // (segments + 1))
-        ped = renderware.skinned_ped("SA", 32, rings, segments, parts=parts)
+        ped = renderware.skinned_ped("SA", bones, rings, segments, parts=parts)
         path, data, op = tmp / "m.dff", dff.write(ped), "rw_dff"
     path.write_bytes(data)
     return path, op
@@ -93,6 +93,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vertices", type=int, default=300_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--bones", type=int, default=64)
     ap.add_argument("--formats", default="urho3d,unigine,renderware")
     ap.add_argument("--root", default=str(HERE.parent))
     args = ap.parse_args()
@@ -107,7 +108,7 @@ def main() -> None:
     stores.wrap(mesh_keep, "store")
     tmp = Path(tempfile.mkdtemp(prefix="rp-fixed-"))
     for fmt in args.formats.split(","):
-        path, op = _sample(fmt, args.vertices, tmp)
+        path, op = _sample(fmt, args.vertices, tmp, args.bones)
         runs = {"rp_import": [], "fingerprint": [], "gltf_import": []}
         glb = tmp / f"{fmt}.glb"
         with quiet_stdout():
