@@ -39,12 +39,14 @@ def store(
     """The fingerprint of the imported ``obj``, its weights (groups ``names``) included:
     hashed from ``given``, the skin the import just gave the groups named
     ``bone_names`` (Blender's bone names), where that is what they hold
-    (:func:`fingerprint.skin_as_held`), else read back from the groups."""
+    (:func:`fingerprint.skin_as_held`) and at most 4 a vertex (all that
+    ``read_skin`` reads back), else read back from the groups."""
     fingerprint.store(obj, FINGERPRINT)
     skin = None
     if names and obj.vertex_groups:
         held = None
-        if given is not None and bone_names is not None:
+        slots = given.weights.shape[-1] if given is not None else 0
+        if given is not None and bone_names is not None and slots <= 4:
             held = fingerprint.skin_as_held(obj, given.joints, given.weights, bone_names)
         skin = Skin(*held) if held is not None else read_skin(obj, names)
     stored = fingerprint.stored(obj, FINGERPRINT) or {}
