@@ -58,8 +58,9 @@ def holds(obj: bpy.types.Object, skin: Skin | None, names: list[str] | None) -> 
     """(topology holds, weights hold) for ``obj`` about to be written with ``skin``
     (unnormalised, as Blender holds it, joints into ``names``); both False when no
     fingerprint was stored (a fresh mesh, or kept data forgotten)."""
-    changed = fingerprint.changed(obj, FINGERPRINT)
-    if changed is None or fingerprint.TOPOLOGY in changed:
+    old = fingerprint.stored(obj, FINGERPRINT)
+    # the topology alone: the whole fingerprint would also read the groups back
+    # for the shared weights part, which this one's skin digest replaces
+    if old is None or fingerprint.topology_changed(obj, FINGERPRINT):
         return False, False
-    old = fingerprint.stored(obj, FINGERPRINT) or {}
     return True, old.get(WEIGHTS) == _skin_digest(skin, names or [])
