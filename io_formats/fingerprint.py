@@ -21,7 +21,7 @@ def digest(*arrays: np.ndarray, names: Sequence[str] = ()) -> str:
     for a in arrays:
         a = np.ascontiguousarray(a)
         h.update(str((a.dtype.str, a.shape)).encode("ascii"))
-        h.update(a.tobytes())
+        h.update(a.reshape(-1).view(np.uint8))  # the bytes in place: no copy
     return h.hexdigest()
 
 
@@ -30,12 +30,28 @@ def skin_digest(joints: np.ndarray, weights: np.ndarray, names: Sequence[str]) -
     does not depend on the order of ``names`` or of a vertex's slots: every
     non-zero (vertex, bone name, weight), sorted by vertex and name."""
     joints, weights = np.asarray(joints), np.asarray(weights, np.float32)
-    vertex, slot = np.nonzero(weights != 0)
-    bone = joints[vertex, slot].astype(np.int64)
-    used = sorted({names[b] for b in np.unique(bone).tolist()})
-    rank = np.array([used.index(n) if n in used else -1 for n in names] or [0], np.int64)
-    by_name = rank[bone]
-    order = np.lexsort((by_name, vertex))
+    held = weights != 0
+    bones = joints[held]
+    if joints.ndim == 2 and (not len(bones) or (bones.min() >= 0 and bones.max() < len(names))):
+        # the same order as the general case below, by sorting each vertex's few
+        # slots (stable) instead of every weight, and no sort to find the used bones
+        present = np.bincount(bones.astype(np.int64), minlength=len(names)) > 0
+        used = sorted({names[b] for b in np.flatnonzero(present).tolist()})
+        rank = np.array([used.index(n) if n in used else -1 for n in names] or [0], np.int64)
+        key = np.where(held, rank[np.where(held, joints, 0)], len(used))
+        by_slot = np.argsort(key, axis=1, kind="stable")
+        joints = np.take_along_axis(joints, by_slot, 1)
+        weights = np.take_along_axis(weights, by_slot, 1)
+        vertex, slot = np.nonzero(weights != 0)
+        by_name = rank[joints[vertex, slot].astype(np.int64)]
+        order = slice(None)
+    else:
+        vertex, slot = np.nonzero(held)
+        bone = joints[vertex, slot].astype(np.int64)
+        used = sorted({names[b] for b in np.unique(bone).tolist()})
+        rank = np.array([used.index(n) if n in used else -1 for n in names] or [0], np.int64)
+        by_name = rank[bone]
+        order = np.lexsort((by_name, vertex))
     # names as bytes: a file's bone name need not be UTF-8 (kept as surrogates)
     raw = b"\0".join(name.encode("utf-8", "surrogateescape") for name in used)
     return digest(

@@ -82,8 +82,20 @@ def _weights(obj: bpy.types.Object) -> str:
         triplets = triplets_by_vertex(obj, names)
     if triplets is None:
         return digest(np.zeros(0, np.int64))
-    owner, group, weight = triplets
-    rank = np.argsort(np.argsort(np.array(names, dtype=object), kind="stable"), kind="stable")
+    return _weights_digest(names, *triplets)
+
+
+def _name_rank(names: list[str]) -> np.ndarray:
+    """Each name's place among the names sorted (int64)."""
+    order = np.argsort(np.array(names, dtype=object), kind="stable")
+    return np.argsort(order, kind="stable").astype(np.int64)
+
+
+def _weights_digest(
+    names: list[str], owner: np.ndarray, group: np.ndarray, weight: np.ndarray
+) -> str:
+    """The weights' digest of (vertex, index into ``names``, weight) triplets."""
+    rank = _name_rank(names)
     keep = (group >= 0) & (weight > 0)
     owner, group, weight = owner[keep], rank[group[keep]], weight[keep]
     order = np.lexsort((group, owner))
@@ -98,23 +110,95 @@ def _weights(obj: bpy.types.Object) -> str:
 _READERS = {TOPOLOGY: _topology, POSITIONS: _positions, UVS: _uvs, SHAPE_KEYS: _shape_keys}
 
 
+def skin_as_held(
+    obj: bpy.types.Object, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (V, K) skin an import just gave ``obj`` through
+    ``weights.assign_vertex_groups`` (a group per bone of ``bone_names``, in that
+    order, on an object that had none) as its groups hold it: int64 joints, and
+    float32 weights zeroed where no group entry was made (not finite, not above 0,
+    joint out of range). Lets an import fingerprint the weights without reading
+    the groups back, which needs a node group and a depsgraph evaluation (about
+    0.2 s for a 64-bone ped). None where the groups may hold something else
+    (vertex count or shapes differ, groups renamed or other than the bones, a bone
+    named like an attribute, a weight above 1 that Blender clamps, one bone twice
+    on a vertex): the caller reads them back then."""
+    names = [g.name for g in obj.vertex_groups]
+    me = obj.data
+    nv = len(me.vertices)
+    if not names or names != list(bone_names):
+        return None
+    if any(me.attributes.get(n) is not None for n in names):
+        return None
+    if joints.ndim != 2 or joints.shape != weights.shape or joints.shape[0] != nv:
+        return None
+    j = joints.astype(np.int64)
+    w = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
+    w[(w < 0) | (j < 0) | (j >= len(names))] = 0
+    if w.size and w.max() > 1:
+        return None
+    held = w > 0
+    k = joints.shape[1]
+    for a in range(k):  # a slot pair at a time (K is small), not a sort of every weight
+        for b in range(a + 1, k):
+            if np.any(held[:, a] & held[:, b] & (j[:, a] == j[:, b])):
+                return None
+    return np.where(held, j, 0), w
+
+
+def _skin_weights(
+    obj: bpy.types.Object, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
+) -> str | None:
+    """The weights' digest of the skin an import just gave (:func:`skin_as_held`),
+    None where it must be read back."""
+    skin = skin_as_held(obj, joints, weights, bone_names)
+    if skin is None:
+        return None
+    j, w = skin
+    # the order _weights_digest sorts into (by vertex, then group name), reached by
+    # sorting each vertex's few slots instead of every weight: the same digest
+    rank = _name_rank(bone_names)
+    key = np.where(w > 0, rank[j], len(bone_names))
+    by_name = np.argsort(key, axis=1, kind="stable")
+    j, w = np.take_along_axis(j, by_name, 1), np.take_along_axis(w, by_name, 1)
+    owner, slot = np.nonzero(w)
+    return digest(
+        owner.astype(np.int64),
+        rank[j[owner, slot]],
+        w[owner, slot],
+        names=sorted(bone_names),
+    )
+
+
 def compute(
-    me: bpy.types.Mesh, parts: tuple[str, ...] = PARTS, obj: bpy.types.Object | None = None
+    me: bpy.types.Mesh,
+    parts: tuple[str, ...] = PARTS,
+    obj: bpy.types.Object | None = None,
+    skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
 ) -> dict[str, str]:
     """The fingerprint of ``me``: one hash per part; :data:`WEIGHTS` needs the
-    object ``obj`` whose vertex groups hold them (its mesh being ``me``)."""
+    object ``obj`` whose vertex groups hold them (its mesh being ``me``), or,
+    right after an import filled them, ``skin``: the (V, K) joints and weights
+    and the bone names it gave (see :func:`skin_as_held`)."""
     out = {part: _READERS[part](me) for part in parts if part != WEIGHTS}
     if WEIGHTS in parts:
         if obj is None:
             raise ValueError("the weights' fingerprint needs the object (its vertex groups)")
-        out[WEIGHTS] = _weights(obj)
+        given = _skin_weights(obj, *skin) if skin is not None else None
+        out[WEIGHTS] = given if given is not None else _weights(obj)
     return out
 
 
-def store(obj: bpy.types.Object, key: str, parts: tuple[str, ...] = PARTS) -> None:
+def store(
+    obj: bpy.types.Object,
+    key: str,
+    parts: tuple[str, ...] = PARTS,
+    skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
+) -> None:
     """Store the fingerprint of ``obj``'s mesh under the custom property ``key``
-    (a hidden name the format declares in its ``kept.py``)."""
-    obj[key] = json.dumps(compute(obj.data, parts, obj), separators=(",", ":"))
+    (a hidden name the format declares in its ``kept.py``); ``skin``: see
+    :func:`compute`."""
+    obj[key] = json.dumps(compute(obj.data, parts, obj, skin), separators=(",", ":"))
 
 
 def stored(obj: bpy.types.Object, key: str) -> dict[str, str] | None:

@@ -29,7 +29,7 @@ from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
 from ..blender import compat, fingerprint, guard, kept_keys
 from ..blender.build import Built, build_armature, build_mesh_object, set_prop, shape_keys
-from ..blender.weights import assign_vertex_groups, reader_groups_kept
+from ..blender.weights import assign_vertex_groups
 from .txd_importer import bind_clump
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".dds", ".jpg", ".jpeg")
@@ -157,9 +157,8 @@ def build_clump(
         _mesh_frames(state)
         _frame_empties(state)
         _armature(state)
-        with reader_groups_kept():  # the weights' fingerprints: one reader node group
-            for k, mesh in enumerate(imp.scene.meshes):
-                _atomic(state, k, mesh)
+        for k, mesh in enumerate(imp.scene.meshes):
+            _atomic(state, k, mesh)
         _place_empties(state)
         _clump_values(state)
         made, warnings = bind_clump(state.built.materials, directory, imp.scene.name, dictionaries)
@@ -332,8 +331,11 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
             obj.parent = holder
         else:
             obj.matrix_world = Matrix(state.world[frame].tolist())
-    parts = fingerprint.WITH_WEIGHTS if skinned else fingerprint.PARTS
-    fingerprint.store(obj, FINGERPRINT, parts)
+    if skinned:  # the weights' part from the arrays just given, not read back
+        skin = (mesh.skin.joints, mesh.skin.weights, state.built.bone_names)
+        fingerprint.store(obj, FINGERPRINT, fingerprint.WITH_WEIGHTS, skin)
+    else:
+        fingerprint.store(obj, FINGERPRINT)
     _kept_face_positions(obj)
 
 

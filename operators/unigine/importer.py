@@ -43,9 +43,10 @@ def import_mesh_file(context, path: str, options: MeshImportOptions) -> Result:
         reuse_materials=options.reuse_materials,
     )
     names = scene.skeleton.names if scene.skeleton is not None else None
-    for obj in built.objects:
-        if obj.type == "MESH":  # what the kept bounds, weights and vertices describe
-            mesh_keep.store(obj, names)
+    objects = [obj for obj in built.objects if obj.type == "MESH"]
+    given = scene.meshes if len(scene.meshes) == len(objects) else [None] * len(objects)
+    for obj, source in zip(objects, given, strict=True):  # what the kept data describes
+        mesh_keep.store(obj, names, source and source.skin, built.bone_names)
     if built.armature is not None and built.actions:  # Blender may have renamed them
         built.armature[ANIMATIONS_KEY] = json.dumps([a.name for a in built.actions])
     if options.record_transform:

@@ -30,10 +30,25 @@ def _skin_digest(skin: Skin | None, names: list[str]) -> str:
     return skin_digest(skin.joints, skin.weights, names)
 
 
-def store(obj: bpy.types.Object, names: list[str] | None) -> None:
-    """The fingerprint of the imported ``obj``, its weights (groups ``names``) included."""
+def store(
+    obj: bpy.types.Object,
+    names: list[str] | None,
+    given: Skin | None = None,
+    bone_names: list[str] | None = None,
+) -> None:
+    """The fingerprint of the imported ``obj``, its weights (groups ``names``) included:
+    hashed from ``given``, the skin the import just gave the groups named
+    ``bone_names`` (Blender's bone names), where that is what they hold
+    (:func:`fingerprint.skin_as_held`) and at most 4 a vertex (all that
+    ``read_skin`` reads back), else read back from the groups."""
     fingerprint.store(obj, FINGERPRINT)
-    skin = read_skin(obj, names) if names and obj.vertex_groups else None
+    skin = None
+    if names and obj.vertex_groups:
+        held = None
+        slots = given.weights.shape[-1] if given is not None else 0
+        if given is not None and bone_names is not None and slots <= 4:
+            held = fingerprint.skin_as_held(obj, given.joints, given.weights, bone_names)
+        skin = Skin(*held) if held is not None else read_skin(obj, names)
     stored = fingerprint.stored(obj, FINGERPRINT) or {}
     stored[WEIGHTS] = _skin_digest(skin, names or [])
     obj[FINGERPRINT] = json.dumps(stored, separators=(",", ":"))
@@ -43,8 +58,9 @@ def holds(obj: bpy.types.Object, skin: Skin | None, names: list[str] | None) -> 
     """(topology holds, weights hold) for ``obj`` about to be written with ``skin``
     (unnormalised, as Blender holds it, joints into ``names``); both False when no
     fingerprint was stored (a fresh mesh, or kept data forgotten)."""
-    changed = fingerprint.changed(obj, FINGERPRINT)
-    if changed is None or fingerprint.TOPOLOGY in changed:
+    old = fingerprint.stored(obj, FINGERPRINT)
+    # the topology alone: the whole fingerprint would also read the groups back
+    # for the shared weights part, which this one's skin digest replaces
+    if old is None or fingerprint.topology_changed(obj, FINGERPRINT):
         return False, False
-    old = fingerprint.stored(obj, FINGERPRINT) or {}
     return True, old.get(WEIGHTS) == _skin_digest(skin, names or [])
