@@ -25,6 +25,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ...io_formats import kept as kept_text
 from ...io_formats.renderware.clump_import import ImportedClump, MaterialInfo
 from ...io_formats.transforms import world_from_local
 from ..blender import compat, fingerprint, guard, kept_keys
@@ -47,8 +48,9 @@ PROP_SKIN_SPACE = "_rw_skin_space"
 FINGERPRINT = "_rw_fingerprint"
 #: On the object (so an evaluated copy has it too), beside what the import guard
 #: kept (on the mesh) of the file's duplicate and repeated-vertex faces: the
-#: positions of their corners' vertices (float32 bytes, hex), so an export after an
-#: edit that renumbered the vertices finds them again.
+#: positions of their corners' vertices (``io_formats.kept`` text holding
+#: ``{"positions": float32 (n, 3)}``), so an export after an edit that renumbered
+#: the vertices finds them again.
 PROP_KEPT_FACE_POSITIONS = "_rw_kept_face_positions"
 
 
@@ -350,4 +352,6 @@ def _kept_face_positions(obj) -> None:
     verts = np.asarray(faces["verts"], np.int64)
     pos = np.empty(len(me.vertices) * 3, np.float32)
     me.attributes["position"].data.foreach_get("vector", pos)
-    obj[PROP_KEPT_FACE_POSITIONS] = pos.reshape(-1, 3)[verts].astype("<f4").tobytes().hex()
+    obj[PROP_KEPT_FACE_POSITIONS] = kept_text.dumps(
+        {"positions": pos.reshape(-1, 3)[verts].astype("<f4")}
+    )

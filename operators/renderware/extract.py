@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ...io_formats import kept as kept_text
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
 from ...io_formats.renderware.clump_export import ExportClump, ExportMesh
@@ -245,7 +246,10 @@ def _by_position(obj, mesh: Mesh, tri_verts: np.ndarray, kc: np.ndarray):
     nothing = np.zeros(len(kc), bool)
     if not isinstance(stored, str) or not len(kc):
         return tri_verts, nothing
-    kept = np.frombuffer(bytes.fromhex(stored), "<f4").reshape(-1, 3)
+    try:
+        kept = np.asarray(kept_text.loads(stored)["positions"], np.float32).reshape(-1, 3)
+    except (ValueError, KeyError, TypeError):  # not a record this version wrote
+        return tri_verts, nothing
     if len(kept) <= int(kc.max()):
         return tri_verts, nothing
     cur = np.asarray(mesh.positions, np.float32).reshape(-1, 3)
