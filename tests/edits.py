@@ -182,3 +182,24 @@ def join(bpy, into, other) -> None:
         o.select_set(o in (into, other))
     bpy.context.view_layer.objects.active = into
     assert bpy.ops.object.join() == {"FINISHED"}
+
+
+def panel_lines(obj) -> list[str]:
+    """The RigPort panel's report of ``obj``, a line per row."""
+    from rigport.ui.report import report_kept
+
+    return report_kept(obj)
+
+
+def extrude_first_face(obj) -> None:
+    """Extrude the mesh's first face 0.5 up, as an artist would in edit mode."""
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    out = bmesh.ops.extrude_face_region(bm, geom=[bm.faces[0]])
+    moved = [g for g in out["geom"] if isinstance(g, bmesh.types.BMVert)]
+    bmesh.ops.translate(bm, verts=moved, vec=(0.0, 0.0, 0.5))
+    bm.to_mesh(obj.data)
+    bm.free()

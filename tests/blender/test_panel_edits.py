@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rigport.io_formats.urho3d import mdl
 from rigport.samples import urho3d as usamples
+from rigport.tests import edits
 
 MATCHES = "Kept: the kept layout still matches the mesh's faces and positions"
 MOVED = (
@@ -18,25 +19,6 @@ REBUILT = (
 )
 
 
-def _lines(obj) -> list[str]:
-    from rigport.ui.report import report_kept
-
-    return report_kept(obj)
-
-
-def _extrude_first_face(obj) -> None:
-    import bmesh
-
-    bm = bmesh.new()
-    bm.from_mesh(obj.data)
-    bm.faces.ensure_lookup_table()
-    out = bmesh.ops.extrude_face_region(bm, geom=[bm.faces[0]])
-    moved = [g for g in out["geom"] if isinstance(g, bmesh.types.BMVert)]
-    bmesh.ops.translate(bm, verts=moved, vec=(0.0, 0.0, 0.5))
-    bm.to_mesh(obj.data)
-    bm.free()
-
-
 def test_panel_follows_move_extrude_and_revert(blank_blend, tmp_path):
     bpy = blank_blend
     path = tmp_path / "model.mdl"
@@ -45,27 +27,27 @@ def test_panel_follows_move_extrude_and_revert(blank_blend, tmp_path):
     mesh = next(o for o in bpy.data.objects if o.type == "MESH")
     saved = mesh.data.copy()  # what undo would bring back
 
-    lines = _lines(mesh)
+    lines = edits.panel_lines(mesh)
     assert MATCHES in lines
     assert not [x for x in lines if x.startswith("Export:")]
 
     v = mesh.data.vertices[0]
     v.co.x += 1.0
-    lines = _lines(mesh)
+    lines = edits.panel_lines(mesh)
     assert MOVED in lines
     assert MATCHES not in lines and REBUILT not in lines
 
     v.co.x -= 1.0
-    assert MATCHES in _lines(mesh)
+    assert MATCHES in edits.panel_lines(mesh)
 
-    _extrude_first_face(mesh)
-    lines = _lines(mesh)
+    edits.extrude_first_face(mesh)
+    lines = edits.panel_lines(mesh)
     assert REBUILT in lines
     assert MATCHES not in lines and MOVED not in lines
 
     edited = mesh.data
     mesh.data = saved
     bpy.data.meshes.remove(edited)
-    lines = _lines(mesh)
+    lines = edits.panel_lines(mesh)
     assert MATCHES in lines
     assert not [x for x in lines if x.startswith("Export:")]

@@ -13,6 +13,7 @@ from rigport.io_formats.renderware import dff
 from rigport.io_formats.unigine import mesh as gmesh
 from rigport.samples import renderware as rsamples
 from rigport.samples import unigine as gsamples
+from rigport.tests import edits
 
 #: format -> (importer, file bytes, kept module, what is kept, what is rebuilt)
 FORMATS = {
@@ -33,25 +34,6 @@ FORMATS = {
         "the Bin Mesh, spheres and split data from Blender's mesh",
     ),
 }
-
-
-def _lines(obj) -> list[str]:
-    from rigport.ui.report import report_kept
-
-    return report_kept(obj)
-
-
-def _extrude_first_face(obj) -> None:
-    import bmesh
-
-    bm = bmesh.new()
-    bm.from_mesh(obj.data)
-    bm.faces.ensure_lookup_table()
-    out = bmesh.ops.extrude_face_region(bm, geom=[bm.faces[0]])
-    moved = [g for g in out["geom"] if isinstance(g, bmesh.types.BMVert)]
-    bmesh.ops.translate(bm, verts=moved, vec=(0.0, 0.0, 0.5))
-    bm.to_mesh(obj.data)
-    bm.free()
 
 
 def _import(bpy, tmp_path, fmt: str):
@@ -90,27 +72,27 @@ def test_panel_follows_move_extrude_and_revert(blank_blend, tmp_path, monkeypatc
     changed = f"Export: the mesh's faces changed: the next export rebuilds {rebuilt}"
     saved = obj.data.copy()  # what undo would bring back
 
-    lines = _lines(obj)
+    lines = edits.panel_lines(obj)
     assert matches in lines
     assert changed not in lines and moved not in lines
 
     obj.data.vertices[0].co.x += 1.0
-    lines = _lines(obj)
+    lines = edits.panel_lines(obj)
     if stored:
         assert moved in lines and matches not in lines
     else:  # without a fingerprint only the counts are compared
         assert matches in lines
     obj.data.vertices[0].co.x -= 1.0
 
-    _extrude_first_face(obj)
-    lines = _lines(obj)
+    edits.extrude_first_face(obj)
+    lines = edits.panel_lines(obj)
     assert changed in lines
     assert matches not in lines and moved not in lines
 
     edited = obj.data
     obj.data = saved
     bpy.data.meshes.remove(edited)
-    lines = _lines(obj)
+    lines = edits.panel_lines(obj)
     assert matches in lines and changed not in lines
 
 
@@ -131,10 +113,10 @@ def test_panel_draw_cost(blank_blend, tmp_path, monkeypatch):
     obj = next(o for o in bpy.data.objects if o.type == "MESH")
     assert len(obj.data.vertices) <= 100_000
     fingerprint.store(obj, key)
-    _lines(obj)
+    edits.panel_lines(obj)
     start = time.perf_counter()
     for _ in range(5):
-        _lines(obj)
+        edits.panel_lines(obj)
     cost = (time.perf_counter() - start) / 5
     print(f"panel text of {len(obj.data.vertices)} vertices: {cost * 1000:.1f} ms")
     assert cost < 0.1
