@@ -38,7 +38,7 @@ def quat_conjugate(q: np.ndarray) -> np.ndarray:
     return np.asarray(q, np.float64) * np.array([1.0, -1.0, -1.0, -1.0])
 
 
-def _uniform(s: np.ndarray) -> bool:
+def uniform_scale(s: np.ndarray) -> bool:
     """``np.allclose(s, s[0], rtol=1e-6, atol=0)``; without its overhead for finite scales
     (it runs for every bone of every action)."""
     s = np.asarray(s, np.float64)
@@ -57,7 +57,7 @@ def local_to_basis(
     s: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Engine-local keys (K, 3/4/3) of one bone -> Blender basis loc, quat, scale."""
-    if _uniform(parent_scale) and _uniform(own_scale):
+    if uniform_scale(parent_scale) and uniform_scale(own_scale):
         sp, so = float(parent_scale[0]), float(own_scale[0])
         r_inv = quat_to_matrix(rest_q).T
         loc = (np.asarray(t, np.float64) * sp - rest_t) @ r_inv.T
@@ -79,7 +79,7 @@ def basis_to_local(
     scale: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The inverse of :func:`local_to_basis`."""
-    if _uniform(parent_scale) and _uniform(own_scale):
+    if uniform_scale(parent_scale) and uniform_scale(own_scale):
         sp, so = float(parent_scale[0]), float(own_scale[0])
         r = quat_to_matrix(rest_q)
         t = (rest_t + np.asarray(loc, np.float64) @ r.T) / sp

@@ -19,7 +19,7 @@ from mathutils import Matrix
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
 from ...io_formats.names import action_name
-from ...io_formats.posing import _uniform, basis_to_local, local_to_basis
+from ...io_formats.posing import basis_to_local, local_to_basis, uniform_scale
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, remove_scale
 from . import compat, exact_keys, guard, kept_keys
@@ -504,7 +504,7 @@ def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
         return channels
     identity = (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
     _, _, parent_scale, own_scale = rels[track.bone]
-    if _uniform(parent_scale) and _uniform(own_scale):  # local_to_basis's own test
+    if uniform_scale(parent_scale) and uniform_scale(own_scale):  # local_to_basis's own test
         rest = identity
     else:
         rest = basis_to_local(*rels[track.bone], *identity)
