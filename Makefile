@@ -73,6 +73,15 @@ $(VENV)/lint/.stamp: requirements/lint.txt
 	mkdir -p $(VENV)/bin && ln -sf ../lint/bin/ruff $(VENV)/bin/ruff
 	touch $@
 
+# matplotlib for the benchmark's plot (make bench only; tests never need it).
+$(VENV)/plot/.stamp: requirements/plot.txt
+	@[ -n "$(PYTHON311)" ] || { echo "error: Python 3.11 is missing: use make PYTHON311=..." >&2; exit 1; }
+	@echo "== creating $(VENV)/plot from requirements/plot.txt"
+	test -x $(VENV)/plot/bin/python || $(PYTHON311) -m venv $(VENV)/plot
+	$(VENV)/plot/bin/python $(PIP_INSTALL) -r requirements/plot.txt
+	$(VENV)/plot/bin/python -m pip check
+	touch $@
+
 # Node packages (the glTF-Validator) from requirements/npm.txt into .venv/node.
 # Without npm the tests that need them are skipped, so this only warns.
 $(VENV)/node/.stamp: requirements/npm.txt
@@ -133,7 +142,9 @@ define bench_all
 	  $(VENV)/bpy$$v/bin/python bench/$(1) || exit 1; echo; done; } | $(SECTION) $(2) "$(3)"
 endef
 
-bench: venv
+bench: venv $(VENV)/plot/.stamp
+	$(PY50) bench/sizes_bench.py $(foreach v,$(VERSIONS),--python $(VENV)/bpy$(v)/bin/python) \
+	  --plot bench/import-vs-size.png --plot-python $(VENV)/plot/bin/python
 	$(PY50) bench/run_bench.py $(foreach v,$(VERSIONS),--python $(VENV)/bpy$(v)/bin/python) \
 	  --extra bench/urho3d_notes.md
 	$(call bench_all,unigine_bench.py,unigine,Unigine MESH (bench/unigine_bench.py))
