@@ -153,6 +153,7 @@ bench: venv $(VENV)/plot/.stamp
 	$(call bench_all,bonespro_bench.py,bonespro,BonesPro text exports (bench/bonespro_bench.py))
 	$(call bench_all,renderware_anim_bench.py,renderware_anim,RenderWare animations and textures (bench/renderware_anim_bench.py))
 	$(call bench_all,anim_bench.py --repeat 3,anim_import,Animation import against Blender's calls (bench/anim_bench.py))
+	$(call bench_all,many_anims_bench.py,many_anims,Many animations in one import (bench/many_anims_bench.py))
 	set -o pipefail; $(PY50) bench/batch_bench.py --files 1000 --jobs 2 \
 	  | $(SECTION) batch "batch.py on a library (bench/batch_bench.py)"
 
