@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from sections import quiet_stdout
+
 ROOT = Path(__file__).resolve().parent.parent
 FPS = 30
 
@@ -92,31 +94,32 @@ def main(argv: list[str] | None = None) -> int:
         bpy.context.view_layer.update()
 
     pak_rows, ani_rows = [], []
-    for n in [0, *counts]:
-        pkg = package.new_package()
-        pkg.put("Models/Skel.mdl", skel_bytes)
-        for name, data in clips[:n]:
-            pkg.put(name, data)
-        path = tmp / f"many{n}.pak"
-        path.write_bytes(package.write(pkg))
-        t = _fastest(
-            args.repeat,
-            empty,
-            lambda path=path: bpy.ops.import_scene.urho3d_package(filepath=str(path)),
-        )
-        pak_rows.append((n, t))
-        if n:
-            files = [{"name": f"Walk{i:04d}.ani"} for i in range(n)]
+    with quiet_stdout():
+        for n in [0, *counts]:
+            pkg = package.new_package()
+            pkg.put("Models/Skel.mdl", skel_bytes)
+            for name, data in clips[:n]:
+                pkg.put(name, data)
+            path = tmp / f"many{n}.pak"
+            path.write_bytes(package.write(pkg))
             t = _fastest(
                 args.repeat,
-                with_skeleton,
-                lambda files=files: bpy.ops.import_anim.urho3d_ani(
-                    directory=str(tmp), files=files, filepath=str(tmp / files[0]["name"])
-                ),
+                empty,
+                lambda path=path: bpy.ops.import_scene.urho3d_package(filepath=str(path)),
             )
-            if len(bpy.data.actions) != n:
-                raise SystemExit(f"{n} .ani files made {len(bpy.data.actions)} actions")
-            ani_rows.append((n, t))
+            pak_rows.append((n, t))
+            if n:
+                files = [{"name": f"Walk{i:04d}.ani"} for i in range(n)]
+                t = _fastest(
+                    args.repeat,
+                    with_skeleton,
+                    lambda files=files: bpy.ops.import_anim.urho3d_ani(
+                        directory=str(tmp), files=files, filepath=str(tmp / files[0]["name"])
+                    ),
+                )
+                if len(bpy.data.actions) != n:
+                    raise SystemExit(f"{n} .ani files made {len(bpy.data.actions)} actions")
+                ani_rows.append((n, t))
 
     base, base_cpu = pak_rows[0][1]
     one_pak = pak_rows[1][1][0] - base
