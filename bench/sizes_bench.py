@@ -62,8 +62,13 @@ def content(vertices: int) -> dict:
     return {"vertices": vertices, "bones": 64, "anim_bones": 4, "keys": 10}
 
 
-def measure(python: str, vertices: int, repeat: int, root: Path) -> dict:
-    """Every step's runs at one size on one bpy: {step: [result, ...]}."""
+#: Profiled once per size (cProfile): where RigPort's time goes.
+PROFILED = ("rp_mdl_import", "rp_mdl_export")
+
+
+def measure(python: str, vertices: int, repeat: int, root: Path, profile: bool) -> dict:
+    """Every step's runs at one size on one bpy: {step: [result, ...]} (and with
+    ``profile``, ``"profiles"``: each RigPort step's cProfile split)."""
     workdir = root / f"v{vertices}"
     workdir.mkdir()
     cfg = content(vertices)
@@ -75,6 +80,11 @@ def measure(python: str, vertices: int, repeat: int, root: Path) -> dict:
             runs[FBX_EXPORT] = [run_child(python, FBX_EXPORT, workdir, cfg)]
         if not any("skipped" in r for r in runs.get(FBX_IMPORT, [])):
             runs.setdefault(FBX_IMPORT, []).append(run_child(python, FBX_IMPORT, workdir, cfg))
+    if profile:
+        runs["profiles"] = [
+            {step: run_child(python, step, workdir, cfg, profile=True)["profile"]}
+            for step in PROFILED
+        ]
     return runs
 
 
@@ -92,7 +102,9 @@ def fastest(runs: list[dict]) -> dict | None:
 
 
 def summarize(runs: dict[str, list[dict]]) -> dict:
-    return {"gen": runs["gen"][0]} | {step: fastest(r) for step, r in runs.items() if step != "gen"}
+    return {"gen": runs["gen"][0]} | {
+        step: fastest(r) for step, r in runs.items() if step not in ("gen", "profiles")
+    }
 
 
 def _seconds(summary: dict, step: str) -> float | None:
@@ -173,6 +185,7 @@ def version_table(run: dict) -> list[str]:
             rows.setdefault(key, []).append(_cell(ratio, target))
     out += [f"| {k} | " + " | ".join(v) + " |" for k, v in rows.items()]
     out.append("")
+    out += profile_table(run)
     out.append(
         "Every run, in seconds (fastest first counts): "
         + "; ".join(
@@ -187,6 +200,40 @@ def version_table(run: dict) -> list[str]:
     )
     out.append("")
     return out
+
+
+def profile_table(run: dict) -> list[str]:
+    """Where each profiled RigPort step's time went, by whose code ran (cProfile's own
+    time per function, summed: a Blender call made through RNA counts for its Python
+    caller, so "RigPort" holds some of Blender's time too)."""
+    rows = []
+    for size in sorted(run["sizes"], key=int):
+        for entry in run["sizes"][size].get("profiles", []):
+            for step, prof in entry.items():
+                split = prof["split"]
+                total = sum(split.values()) or 1.0
+                top = ", ".join(
+                    f"`{r['func'].split('(')[-1].rstrip(')')}` {r['tottime']:.2f}"
+                    for r in prof["tottime"][:3]
+                )
+                cells = [f"{int(size):,}", step, f"{prof['total']:.2f}"]
+                cells += [
+                    f"{100 * split.get(k, 0.0) / total:.0f} %"
+                    for k in ("rigport", "blender", "numpy", "other")
+                ]
+                rows.append("| " + " | ".join([*cells, top]) + " |")
+    if not rows:
+        return []
+    return [
+        "cProfile of one run per size (the profiler slows it): the share of each step's "
+        "own time in RigPort's Python, Blender's API, numpy and the rest, and the three "
+        "functions with the most own time, in seconds.",
+        "",
+        "| vertices | step | profiled s | RigPort | Blender | numpy | other | most own time |",
+        "|---:|---|---:|---:|---:|---:|---:|---|",
+        *rows,
+        "",
+    ]
 
 
 def overview(runs: list[dict]) -> list[str]:
@@ -272,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     ap.add_argument("--json", help="also write the runs here")
+    ap.add_argument("--no-profile", action="store_true", help="no cProfile run per size")
     ap.add_argument("--include", action="append", default=[], help="runs from an earlier --json")
     ap.add_argument(
         "--plot", help="PNG path, relative to the report (e.g. bench/import-vs-size.png)"
@@ -293,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         before = load_average()
         with tempfile.TemporaryDirectory(prefix="rigport-sizes-") as tmp:
             for size in sizes:
-                raw = measure(python, size, args.repeat, Path(tmp))
+                raw = measure(python, size, args.repeat, Path(tmp), not args.no_profile)
                 run["sizes"][str(size)] = raw
                 summary = summarize(raw)
                 for what, ratio, target in ratios(summary, machine["bpy"].startswith("4.2")):
