@@ -483,32 +483,26 @@ def _mesh_absolute_file(tmp_path, n_frames: int, n_vertices: int = 10) -> tuple[
     return _write(tmp_path, f"frames{n_frames}.txt", A.write(a)), a
 
 
-def test_mesh_absolute_import_cost_is_linear_in_frames(blank_blend, tmp_path):
+def test_mesh_absolute_import_makes_the_same_datablocks_at_any_frame_count(blank_blend, tmp_path):
     """A shape key and an F-curve per frame cost a name search over all the others each:
     20,000 frames took 51 s. The import now makes the same few data-blocks whatever the
-    frame count, and four times the frames cost about four times the CPU time (a
-    quadratic import costs sixteen times; CPU time, not wall time, is what is compared)."""
-    import time
-
+    frame count, which is what made it linear (checked by what it makes, not by a
+    clock: bench/bonespro_bench.py measures the time)."""
     bpy = blank_blend
     made = {}
-    cost = {}
     for n in (2000, 8000):
         path, _ = _mesh_absolute_file(tmp_path, n)
         before = {
             k: len(getattr(bpy.data, k))
             for k in ("objects", "meshes", "actions", "shape_keys", "node_groups")
         }
-        start = time.process_time()
         assert bpy.ops.import_anim.bonespro_anim(filepath=path) == {"FINISHED"}
-        cost[n] = time.process_time() - start
         made[n] = {k: len(getattr(bpy.data, k)) - v for k, v in before.items()}
     assert (
         made[2000]
         == made[8000]
         == {"objects": 2, "meshes": 2, "actions": 0, "shape_keys": 0, "node_groups": 1}
     )
-    assert cost[8000] < 8 * max(cost[2000], 0.05), cost
 
 
 def test_mesh_absolute_frames_survive_a_save(blank_blend, tmp_path):
