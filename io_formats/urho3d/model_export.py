@@ -150,7 +150,6 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
     """Per-corner values of the elements that live on corners in Blender."""
     data = _CornerData()
     cols = data.cols
-    cv = mesh.corner_verts
     conv = opts.convert_axes
     for e in elements:
         key = e.key + f"_t{e.type}"
@@ -161,16 +160,7 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
                 if kept_at is not None:
                     data.kept_at[key] = kept_at
         elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and e.index < len(mesh.uv_sets):
-            held = mesh.uv_sets[e.index].uv.astype(np.float32, copy=False)
-            uv = held.copy()
-            uv[:, 1] = 1.0 - uv[:, 1]
-            kept = _attr(mesh, UV_ATTRIBUTE.format(e.index))
-            if kept is not None:  # the file's own values where Blender's are unedited
-                kept = np.take(kept.astype(np.float32), cv, axis=0)
-                flip = np.float32(1.0) - kept[:, 1]
-                same = (kept[:, 0] == held[:, 0]) & (flip == held[:, 1])
-                uv = np.where(same[:, None], kept, uv)
-            cols[key] = uv
+            cols[key] = _corner_uvs(mesh, e.index, data, key)
         elif e.semantic == SEM_COLOR and e.type in (TYPE_UBYTE4_NORM, TYPE_VECTOR4):
             if e.index < len(mesh.colors):
                 c = mesh.colors[e.index].color
@@ -187,6 +177,25 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
             elif computed is not None:
                 cols[key] = _engine_tangents(computed, conv)
     return data
+
+
+def _corner_uvs(mesh: Mesh, index: int, data: _CornerData, key: str) -> np.ndarray:
+    """UV set ``index`` per corner, V flipped into the engine's direction; the
+    file's own values (kept per vertex) where Blender's are unedited, and those
+    corners marked in ``data.kept_at`` (every corner of an unedited mesh)."""
+    held = mesh.uv_sets[index].uv.astype(np.float32, copy=False)
+    kept = _attr(mesh, UV_ATTRIBUTE.format(index))
+    same = None
+    if kept is not None:
+        kept = np.take(kept, mesh.corner_verts, axis=0).astype(np.float32, copy=False)
+        flip = np.float32(1.0) - kept[:, 1]
+        same = (kept[:, 0] == held[:, 0]) & (flip == held[:, 1])
+        data.kept_at[key] = same
+        if same.all():
+            return kept
+    uv = held.copy()
+    uv[:, 1] = 1.0 - uv[:, 1]
+    return uv if same is None else np.where(same[:, None], kept, uv)
 
 
 def _engine_tangents(computed: np.ndarray, convert: bool) -> np.ndarray:
@@ -486,12 +495,11 @@ def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[i
         listed = _attr(mesh, MORPH_LISTED.format(j))
         nor = np.zeros_like(pos) if nor is None else axes.vectors(nor[rep_vert], opts.convert_axes)
         tan = np.zeros_like(pos) if tan is None else axes.vectors(tan[rep_vert], opts.convert_axes)
-        flag = np.any(pos != 0, axis=1) | np.any(nor != 0, axis=1) | np.any(tan != 0, axis=1)
-        place = np.zeros(len(rep_vert)) if listed is None else listed[rep_vert]
-        flag |= place != 0
-        rows[i] = np.concatenate([flag[:, None], pos, nor, tan, place[:, None]], axis=1).astype(
-            np.float64
-        )
+        row = np.empty((len(rep_vert), 11), np.float64)  # flag, pos, nor, tan, place
+        row[:, 1:4], row[:, 4:7], row[:, 7:10] = pos, nor, tan
+        row[:, 10] = 0 if listed is None else listed[rep_vert]
+        row[:, 0] = np.any(row[:, 1:] != 0, axis=1)
+        rows[i] = row
     return rows
 
 
