@@ -257,10 +257,30 @@ def _skin_columns(mesh: Mesh, mapping: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return weights, joints.astype(np.uint8)
 
 
-def _canonical_skin(weights: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    j = np.where(weights > 0, joints.astype(np.int64), 1 << 20)
-    order = np.argsort(j, axis=1, kind="stable")
-    return np.take_along_axis(j, order, 1), np.take_along_axis(weights, order, 1)
+def _held_joints(weights: np.ndarray, joints: np.ndarray) -> np.ndarray:
+    """The joints of the slots that hold a weight; the others past every joint."""
+    return np.where(weights > 0, joints.astype(np.int64), 1 << 20)
+
+
+def _same_influences(wa: np.ndarray, ja: np.ndarray, wb: np.ndarray, jb: np.ndarray) -> np.ndarray:
+    """Per vertex: the same joints with the same weights (within 1e-6), whatever
+    their slots. Vertices whose slots already agree one by one need no sorting
+    (sorting both by the same joints keeps them agreeing); only the rest are put
+    into joint order."""
+    ha, hb = _held_joints(wa, ja), _held_joints(wb, jb)
+    same = np.all(ha == hb, axis=1) & np.all(np.abs(wa - wb) <= 1e-6, axis=1)
+    rest = np.flatnonzero(~same)
+    if len(rest):
+        oa = np.argsort(ha[rest], axis=1, kind="stable")
+        ob = np.argsort(hb[rest], axis=1, kind="stable")
+        same[rest] = np.all(
+            np.take_along_axis(ha[rest], oa, 1) == np.take_along_axis(hb[rest], ob, 1), axis=1
+        ) & np.all(
+            np.abs(np.take_along_axis(wa[rest], oa, 1) - np.take_along_axis(wb[rest], ob, 1))
+            <= 1e-6,
+            axis=1,
+        )
+    return same
 
 
 def _kept_skin(mesh: Mesh, weights: np.ndarray, joints: np.ndarray):
@@ -272,9 +292,7 @@ def _kept_skin(mesh: Mesh, weights: np.ndarray, joints: np.ndarray):
     raw_j = np.ascontiguousarray(raw_j, "<i4").view(np.uint8).reshape(-1, 4)
     total = raw_w.sum(axis=1, keepdims=True)
     norm_w = np.divide(raw_w, total, out=np.zeros_like(raw_w), where=total > 0)
-    ja, wa = _canonical_skin(norm_w, raw_j)
-    jb, wb = _canonical_skin(weights, joints)
-    same = np.all(ja == jb, axis=1) & np.all(np.abs(wa - wb) <= 1e-6, axis=1)
+    same = _same_influences(norm_w, raw_j, weights, joints)
     return (
         np.where(same[:, None], raw_w, weights).astype(np.float32),
         np.where(same[:, None], raw_j, joints).astype(np.uint8),
@@ -426,14 +444,13 @@ def _unlike_first(verts, corners, ref, keys, cols, kept_at) -> np.ndarray:
     out = np.zeros(len(corners), bool)
     first = corners[ref]
     for k in keys:
-        words = _words(cols[k])
         mask = kept_at.get(k)
         if mask is None:
-            out |= _differs(words, corners, first)
+            out |= _differs(_words(cols[k]), corners, first)
             continue
         check = np.flatnonzero(~(np.take(mask, corners) & np.take(mask, first)))
         if len(check):
-            out[check] |= _differs(words, corners[check], first[check])
+            out[check] |= _differs(_words(cols[k]), corners[check], first[check])
     return out
 
 
