@@ -924,7 +924,10 @@ def _geometry_centers(geometries, vbs, ibs) -> np.ndarray:
         pos_field = next(
             f for f in vbs[d.vertex_buffer].data.dtype.names if f.startswith("position")
         )
-        pts = vbs[d.vertex_buffer].data[pos_field][np.unique(idx)]
+        positions = vbs[d.vertex_buffer].data[pos_field]
+        used = np.zeros(len(positions), bool)  # the drawn vertices: a mask, not a sort
+        used[idx] = True
+        pts = positions[used]
         if len(pts):
             out[g] = (pts.min(axis=0) + pts.max(axis=0)) / 2
     return out
@@ -972,21 +975,52 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
 
 def _merged_records(recs: np.ndarray, srcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Identical records with the same source share a vertex: the first record of each
-    vertex, and each record's vertex (as ``np.unique`` numbers them)."""
+    vertex, and each record's vertex (numbered in any order: the sort keys below are
+    distinct, so which group comes first never matters).
+
+    Copies of one source vertex (one per LOD object) share the first copy's data, so
+    records with a source merge by their source alone; the others (new vertices) by
+    their bytes."""
     if _distinct_sources(srcs):
         # Every candidate is its own source vertex (an unedited single-object
-        # model): no two can merge. Which group comes first never matters below
-        # (the sort keys are distinct), so this is the grouping unique() gives.
+        # model): no two can merge.
         first = np.arange(len(recs))
         return first, first
-    raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
-    # Copies of one source vertex (one per LOD object) share the first copy's data.
-    _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
-    raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
-    keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
-    void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
-    _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+    group = srcs.astype(np.int64)
+    new = np.flatnonzero(group < 0)
+    if len(new):
+        raw = np.ascontiguousarray(recs[new]).view(np.uint8).reshape(len(new), -1)
+        keyed = np.concatenate([srcs[new].astype("<i8").view(np.uint8).reshape(-1, 8), raw], 1)
+        group[new] = int(group.max(initial=-1)) + 1 + _same_rows(keyed)
+    _, first, inverse = np.unique(group, return_index=True, return_inverse=True)
     return first, inverse.reshape(-1)
+
+
+def _same_rows(rows: np.ndarray) -> np.ndarray:
+    """A group number per row of bytes (uint8, (n, k)): equal rows, equal numbers.
+    The rows are hashed into one uint64 each and grouped by the hash (a sort of
+    integers, not of byte strings); any two rows sharing a hash are compared, and
+    only a true collision falls back to grouping the byte strings themselves."""
+    n, k = rows.shape
+    width = -(-k // 8) * 8
+    padded = np.zeros((n, width), np.uint8)
+    padded[:, :k] = rows
+    words = padded.view(np.uint64)
+    h = np.zeros(n, np.uint64)
+    for c in range(words.shape[1]):
+        h ^= words[:, c]
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    _, rep, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    owner = rep[inverse]
+    same = np.ones(n, bool)
+    for c in range(words.shape[1]):
+        same &= words[:, c] == words[owner, c]
+    if same.all():
+        return inverse
+    void = padded.view(np.dtype((np.void, width))).reshape(-1)
+    return np.unique(void, return_inverse=True)[1].reshape(-1)
 
 
 def _vertex_order(usrc: np.ndarray, first: np.ndarray, morphed: np.ndarray) -> np.ndarray:
