@@ -150,7 +150,6 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
     """Per-corner values of the elements that live on corners in Blender."""
     data = _CornerData()
     cols = data.cols
-    cv = mesh.corner_verts
     conv = opts.convert_axes
     for e in elements:
         key = e.key + f"_t{e.type}"
@@ -161,16 +160,7 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
                 if kept_at is not None:
                     data.kept_at[key] = kept_at
         elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and e.index < len(mesh.uv_sets):
-            held = mesh.uv_sets[e.index].uv.astype(np.float32, copy=False)
-            uv = held.copy()
-            uv[:, 1] = 1.0 - uv[:, 1]
-            kept = _attr(mesh, UV_ATTRIBUTE.format(e.index))
-            if kept is not None:  # the file's own values where Blender's are unedited
-                kept = np.take(kept.astype(np.float32), cv, axis=0)
-                flip = np.float32(1.0) - kept[:, 1]
-                same = (kept[:, 0] == held[:, 0]) & (flip == held[:, 1])
-                uv = np.where(same[:, None], kept, uv)
-            cols[key] = uv
+            cols[key] = _corner_uvs(mesh, e.index, data, key)
         elif e.semantic == SEM_COLOR and e.type in (TYPE_UBYTE4_NORM, TYPE_VECTOR4):
             if e.index < len(mesh.colors):
                 c = mesh.colors[e.index].color
@@ -187,6 +177,25 @@ def _corner_columns(mesh: Mesh, elements, opts: ExportOptions) -> _CornerData:
             elif computed is not None:
                 cols[key] = _engine_tangents(computed, conv)
     return data
+
+
+def _corner_uvs(mesh: Mesh, index: int, data: _CornerData, key: str) -> np.ndarray:
+    """UV set ``index`` per corner, V flipped into the engine's direction; the
+    file's own values (kept per vertex) where Blender's are unedited, and those
+    corners marked in ``data.kept_at`` (every corner of an unedited mesh)."""
+    held = mesh.uv_sets[index].uv.astype(np.float32, copy=False)
+    kept = _attr(mesh, UV_ATTRIBUTE.format(index))
+    same = None
+    if kept is not None:
+        kept = np.take(kept, mesh.corner_verts, axis=0).astype(np.float32, copy=False)
+        flip = np.float32(1.0) - kept[:, 1]
+        same = (kept[:, 0] == held[:, 0]) & (flip == held[:, 1])
+        data.kept_at[key] = same
+        if same.all():
+            return kept
+    uv = held.copy()
+    uv[:, 1] = 1.0 - uv[:, 1]
+    return uv if same is None else np.where(same[:, None], kept, uv)
 
 
 def _engine_tangents(computed: np.ndarray, convert: bool) -> np.ndarray:
@@ -248,10 +257,30 @@ def _skin_columns(mesh: Mesh, mapping: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return weights, joints.astype(np.uint8)
 
 
-def _canonical_skin(weights: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    j = np.where(weights > 0, joints.astype(np.int64), 1 << 20)
-    order = np.argsort(j, axis=1, kind="stable")
-    return np.take_along_axis(j, order, 1), np.take_along_axis(weights, order, 1)
+def _held_joints(weights: np.ndarray, joints: np.ndarray) -> np.ndarray:
+    """The joints of the slots that hold a weight; the others past every joint."""
+    return np.where(weights > 0, joints.astype(np.int64), 1 << 20)
+
+
+def _same_influences(wa: np.ndarray, ja: np.ndarray, wb: np.ndarray, jb: np.ndarray) -> np.ndarray:
+    """Per vertex: the same joints with the same weights (within 1e-6), whatever
+    their slots. Vertices whose slots already agree one by one need no sorting
+    (sorting both by the same joints keeps them agreeing); only the rest are put
+    into joint order."""
+    ha, hb = _held_joints(wa, ja), _held_joints(wb, jb)
+    same = np.all(ha == hb, axis=1) & np.all(np.abs(wa - wb) <= 1e-6, axis=1)
+    rest = np.flatnonzero(~same)
+    if len(rest):
+        oa = np.argsort(ha[rest], axis=1, kind="stable")
+        ob = np.argsort(hb[rest], axis=1, kind="stable")
+        same[rest] = np.all(
+            np.take_along_axis(ha[rest], oa, 1) == np.take_along_axis(hb[rest], ob, 1), axis=1
+        ) & np.all(
+            np.abs(np.take_along_axis(wa[rest], oa, 1) - np.take_along_axis(wb[rest], ob, 1))
+            <= 1e-6,
+            axis=1,
+        )
+    return same
 
 
 def _kept_skin(mesh: Mesh, weights: np.ndarray, joints: np.ndarray):
@@ -263,9 +292,7 @@ def _kept_skin(mesh: Mesh, weights: np.ndarray, joints: np.ndarray):
     raw_j = np.ascontiguousarray(raw_j, "<i4").view(np.uint8).reshape(-1, 4)
     total = raw_w.sum(axis=1, keepdims=True)
     norm_w = np.divide(raw_w, total, out=np.zeros_like(raw_w), where=total > 0)
-    ja, wa = _canonical_skin(norm_w, raw_j)
-    jb, wb = _canonical_skin(weights, joints)
-    same = np.all(ja == jb, axis=1) & np.all(np.abs(wa - wb) <= 1e-6, axis=1)
+    same = _same_influences(norm_w, raw_j, weights, joints)
     return (
         np.where(same[:, None], raw_w, weights).astype(np.float32),
         np.where(same[:, None], raw_j, joints).astype(np.uint8),
@@ -417,14 +444,13 @@ def _unlike_first(verts, corners, ref, keys, cols, kept_at) -> np.ndarray:
     out = np.zeros(len(corners), bool)
     first = corners[ref]
     for k in keys:
-        words = _words(cols[k])
         mask = kept_at.get(k)
         if mask is None:
-            out |= _differs(words, corners, first)
+            out |= _differs(_words(cols[k]), corners, first)
             continue
         check = np.flatnonzero(~(np.take(mask, corners) & np.take(mask, first)))
         if len(check):
-            out[check] |= _differs(words, corners[check], first[check])
+            out[check] |= _differs(_words(cols[k]), corners[check], first[check])
     return out
 
 
@@ -486,12 +512,11 @@ def _morph_rows(mesh: Mesh, rep_vert: np.ndarray, opts: ExportOptions) -> dict[i
         listed = _attr(mesh, MORPH_LISTED.format(j))
         nor = np.zeros_like(pos) if nor is None else axes.vectors(nor[rep_vert], opts.convert_axes)
         tan = np.zeros_like(pos) if tan is None else axes.vectors(tan[rep_vert], opts.convert_axes)
-        flag = np.any(pos != 0, axis=1) | np.any(nor != 0, axis=1) | np.any(tan != 0, axis=1)
-        place = np.zeros(len(rep_vert)) if listed is None else listed[rep_vert]
-        flag |= place != 0
-        rows[i] = np.concatenate([flag[:, None], pos, nor, tan, place[:, None]], axis=1).astype(
-            np.float64
-        )
+        row = np.empty((len(rep_vert), 11), np.float64)  # flag, pos, nor, tan, place
+        row[:, 1:4], row[:, 4:7], row[:, 7:10] = pos, nor, tan
+        row[:, 10] = 0 if listed is None else listed[rep_vert]
+        row[:, 0] = np.any(row[:, 1:] != 0, axis=1)
+        rows[i] = row
     return rows
 
 
@@ -899,7 +924,10 @@ def _geometry_centers(geometries, vbs, ibs) -> np.ndarray:
         pos_field = next(
             f for f in vbs[d.vertex_buffer].data.dtype.names if f.startswith("position")
         )
-        pts = vbs[d.vertex_buffer].data[pos_field][np.unique(idx)]
+        positions = vbs[d.vertex_buffer].data[pos_field]
+        used = np.zeros(len(positions), bool)  # the drawn vertices: a mask, not a sort
+        used[idx] = True
+        pts = positions[used]
         if len(pts):
             out[g] = (pts.min(axis=0) + pts.max(axis=0)) / 2
     return out
@@ -947,21 +975,52 @@ def _assemble_vertex_buffers(draws, vb_elements, legacy, layout) -> list[VertexB
 
 def _merged_records(recs: np.ndarray, srcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Identical records with the same source share a vertex: the first record of each
-    vertex, and each record's vertex (as ``np.unique`` numbers them)."""
+    vertex, and each record's vertex (numbered in any order: the sort keys below are
+    distinct, so which group comes first never matters).
+
+    Copies of one source vertex (one per LOD object) share the first copy's data, so
+    records with a source merge by their source alone; the others (new vertices) by
+    their bytes."""
     if _distinct_sources(srcs):
         # Every candidate is its own source vertex (an unedited single-object
-        # model): no two can merge. Which group comes first never matters below
-        # (the sort keys are distinct), so this is the grouping unique() gives.
+        # model): no two can merge.
         first = np.arange(len(recs))
         return first, first
-    raw = np.ascontiguousarray(recs).view(np.uint8).reshape(len(recs), -1)
-    # Copies of one source vertex (one per LOD object) share the first copy's data.
-    _, src_first, src_inv = np.unique(srcs, return_index=True, return_inverse=True)
-    raw = np.where((srcs >= 0)[:, None], raw[src_first[src_inv.reshape(-1)]], raw)
-    keyed = np.concatenate([srcs.astype("<i8").view(np.uint8).reshape(-1, 8), raw], axis=1)
-    void = np.ascontiguousarray(keyed).view(np.dtype((np.void, keyed.shape[1]))).reshape(-1)
-    _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+    group = srcs.astype(np.int64)
+    new = np.flatnonzero(group < 0)
+    if len(new):
+        raw = np.ascontiguousarray(recs[new]).view(np.uint8).reshape(len(new), -1)
+        keyed = np.concatenate([srcs[new].astype("<i8").view(np.uint8).reshape(-1, 8), raw], 1)
+        group[new] = int(group.max(initial=-1)) + 1 + _same_rows(keyed)
+    _, first, inverse = np.unique(group, return_index=True, return_inverse=True)
     return first, inverse.reshape(-1)
+
+
+def _same_rows(rows: np.ndarray) -> np.ndarray:
+    """A group number per row of bytes (uint8, (n, k)): equal rows, equal numbers.
+    The rows are hashed into one uint64 each and grouped by the hash (a sort of
+    integers, not of byte strings); any two rows sharing a hash are compared, and
+    only a true collision falls back to grouping the byte strings themselves."""
+    n, k = rows.shape
+    width = -(-k // 8) * 8
+    padded = np.zeros((n, width), np.uint8)
+    padded[:, :k] = rows
+    words = padded.view(np.uint64)
+    h = np.zeros(n, np.uint64)
+    for c in range(words.shape[1]):
+        h ^= words[:, c]
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    _, rep, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    owner = rep[inverse]
+    same = np.ones(n, bool)
+    for c in range(words.shape[1]):
+        same &= words[:, c] == words[owner, c]
+    if same.all():
+        return inverse
+    void = padded.view(np.dtype((np.void, width))).reshape(-1)
+    return np.unique(void, return_inverse=True)[1].reshape(-1)
 
 
 def _vertex_order(usrc: np.ndarray, first: np.ndarray, morphed: np.ndarray) -> np.ndarray:
