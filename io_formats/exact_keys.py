@@ -45,10 +45,16 @@ CHANNELS = ("times", "translation", "rotation", "scale")
 #: Stored record version (the first field of the encoded text). Version 1's
 #: digests are BLAKE2b; version 2's are SHA-256 (cut to 8 bytes), which on CPUs
 #: with SHA instructions hashes the rebuilt keys about four times as fast (at
-#: 100 bones x 2,000 keys the import hashes 14 MB). Version 1 records, kept in
-#: saved .blend files, are still read.
-VERSION = 2
-READABLE = (1, 2)
+#: 100 bones x 2,000 keys the import hashes 14 MB). Version 3 records are made
+#: with the rest worked out without LAPACK (``build.rest_relative``), whose last
+#: bits differ from the LAPACK one of versions 1 and 2: the export rebuilds an
+#: older record's tracks with the older rest (:data:`LEGACY_REST`). Records of
+#: every readable version, kept in saved .blend files, still restore.
+VERSION = 3
+READABLE = (1, 2, 3)
+
+#: Record versions whose digests hash tracks rebuilt with the LAPACK rest.
+LEGACY_REST = (1, 2)
 
 #: zlib level of :func:`encode` (any level decodes alike).
 COMPRESS_LEVEL = 3

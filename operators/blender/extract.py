@@ -525,9 +525,13 @@ def extract_animation(
     order (:func:`exact_keys.restore`; ``result`` gets a line on what it did)."""
     recorded = action.get("rigport_fps") if use_recorded_fps else None
     fps = float(recorded if recorded is not None else (fps or 24.0))
-    rels = rest_relative(armature.data) if rest is None else rest
+    kept = exact_keys.record(action)
+    if exact_keys.legacy_rest(kept):  # an older build's record: its tracks, its rest
+        rels = rest_relative(armature.data, legacy=True)
+    else:
+        rels = rest_relative(armature.data) if rest is None else rest
     tracks = tracks_from_coords(armature, read_key_coords(action, rels), rels, fps)
-    tracks = exact_keys.restore(action, tracks, result)
+    tracks = exact_keys.restore(action, tracks, result, kept)
     stored = float(kept_keys.get(action, LENGTH, 0.0))
     length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
     return Animation(

@@ -209,7 +209,7 @@ def test_version_1_records_still_restore_and_see_edits():
     original = _sample_track()
     rebuilt = _blender_trip(original)
     kept = exact_keys.residue(original, rebuilt)
-    assert kept.version == exact_keys.VERSION == 2
+    assert kept.version == exact_keys.VERSION == 3
     text = _v1_record(kept, rebuilt)
     assert text != exact_keys.encode([kept])  # other digests
     (decoded,) = exact_keys.decode(text)
