@@ -19,7 +19,7 @@ from mathutils import Matrix
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
 from ...io_formats.names import action_name
-from ...io_formats.posing import basis_to_local, local_to_basis, uniform_scale
+from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_scale
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, matrix_to_quat, remove_scale
 from . import compat, exact_keys, guard, kept_keys
@@ -593,6 +593,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given
     shared: set[str] = set()  # bones keyed at ascending frames, the same on every curve
     lossy: set[int] = set()  # tracks that lost NaN/Inf keys, by index: keep needs no second look
+    keyed_tracks: list[BoneTrack] = []
     for i, track in enumerate(anim.tracks):
         track, lost = guard.guard_track(track)
         if lost:
@@ -607,9 +608,14 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         if arm.bones.get(track.bone) is None:
             missing.append(track.bone)
             continue
+        keyed_tracks.append(track)
+    poses = locals_to_bases(  # all bones at once: one product per key count
+        [rels[t.bone] for t in keyed_tracks],
+        [_track_channels(t, rels, len(t.times)) for t in keyed_tracks],
+    )
+    for track, (loc, quat, scl) in zip(keyed_tracks, poses, strict=True):
         k = len(track.times)
         keyed = [v is not None for v in (track.translation, track.rotation, track.scale)]
-        loc, quat, scl = local_to_basis(*rels[track.bone], *_track_channels(track, rels, k))
         armature.pose.bones[track.bone].rotation_mode = "QUATERNION"
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
         frames = np.asarray(track.times, np.float64) * fps
