@@ -5,6 +5,7 @@ the closed form of uniform scales; non-uniform bones take the matrix path."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rigport.io_formats import posing
 from rigport.io_formats.transforms import quat_to_matrix
@@ -43,7 +44,9 @@ def _same_bits(a: tuple, b: tuple) -> bool:
     return all(x.shape == y.shape and x.tobytes() == y.tobytes() for x, y in zip(a, b, strict=True))
 
 
-def test_batched_bones_give_the_bits_of_one_bone_at_a_time():
+@pytest.mark.parametrize("batch_keys", [posing.BATCH_KEYS, 450, 1])
+def test_batched_bones_give_the_bits_of_one_bone_at_a_time(monkeypatch, batch_keys):
+    monkeypatch.setattr(posing, "BATCH_KEYS", batch_keys)  # all in one, in twos, one by one
     counts = [200] * 9 + [1, 0, 13, 13, 200]
     rests, keys = _bones(counts)
     bases = posing.locals_to_bases(rests, keys)
