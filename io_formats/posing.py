@@ -43,11 +43,14 @@ def quat_conjugate(q: np.ndarray) -> np.ndarray:
 def uniform_scale(s: np.ndarray) -> bool:
     """``np.allclose(s, s[0], rtol=1e-6, atol=0)``; without its overhead for finite scales
     (it runs for every bone of every action): the same float64 comparisons on
-    Python floats, which for three values beat numpy's per-call cost."""
+    Python floats, which for three values beat numpy's per-call cost. Rounding is
+    monotonic, so ``|v - s0| <= tol`` for every ``v`` is ``max - s0 <= tol`` and
+    ``s0 - min <= tol``."""
     values = np.asarray(s, np.float64).ravel().tolist()
-    if all(math.isfinite(v) for v in values):
+    if math.isfinite(sum(values)):  # else (or on overflow) numpy's own test
         first = values[0]
-        return all(abs(v - first) <= 1e-6 * abs(first) for v in values)
+        tol = 1e-6 * abs(first)
+        return max(values) - first <= tol and first - min(values) <= tol
     return bool(np.allclose(s, s[0], rtol=1e-6, atol=0))
 
 

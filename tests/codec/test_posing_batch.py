@@ -73,3 +73,18 @@ def test_one_bone_functions_are_the_batch_of_one():
         assert _same_bits(posing.local_to_basis(*rest, *key), many)
         (many,) = posing.bases_to_locals([rest], [key])
         assert _same_bits(posing.basis_to_local(*rest, *key), many)
+
+
+def test_uniform_scale_is_numpys_allclose():
+    rng = np.random.default_rng(3)
+    first = rng.uniform(-3.0, 3.0, 200)
+    cases = [np.array([f, f * (1 + d), f * (1 - d)]) for f in first for d in (0, 5e-7, 1e-6, 2e-6)]
+    cases += [
+        np.array([1.0, np.nan, 1.0]),
+        np.array([np.inf, np.inf, np.inf]),
+        np.array([1e308, 1e308, 1e308]),  # a sum that overflows
+        np.array([-0.0, 0.0, 0.0]),
+        np.array([0.0, 1e-300, 0.0]),
+    ]
+    for s in cases:
+        assert posing.uniform_scale(s) == bool(np.allclose(s, s[0], rtol=1e-6, atol=0)), s
