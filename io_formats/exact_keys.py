@@ -15,7 +15,9 @@ with the file's) and keeps per track:
   (float32 bits when the file's values are float32 values, else float64 bits):
   zero where they agree, a few low bits where Blender rounded, the sign bit for
   -0.0 or a negated quaternion. The zeros cost almost nothing once compressed,
-  and no index list is needed.
+  and no index list is needed. A channel of float32 values whose rebuilt values
+  round to exactly the file's float32 bits (often the times) keeps no XOR, only
+  its name (``rounded``, from version 3).
 
 Tracks Blender cannot hold element for element (keys the import guard left
 out, so the shapes differ) and tracks of bones the armature lacks are kept
@@ -45,13 +47,22 @@ CHANNELS = ("times", "translation", "rotation", "scale")
 #: Stored record version (the first field of the encoded text). Version 1's
 #: digests are BLAKE2b; version 2's are SHA-256 (cut to 8 bytes), which on CPUs
 #: with SHA instructions hashes the rebuilt keys about four times as fast (at
-#: 100 bones x 2,000 keys the import hashes 14 MB). Version 1 records, kept in
-#: saved .blend files, are still read.
-VERSION = 2
-READABLE = (1, 2)
+#: 100 bones x 2,000 keys the import hashes 14 MB). Version 3 records are made
+#: with the rest worked out without LAPACK (``build.rest_relative``), whose last
+#: bits differ from the LAPACK one of versions 1 and 2: the export rebuilds an
+#: older record's tracks with the older rest (:data:`LEGACY_REST`); they name
+#: the ``rounded`` channels instead of storing their all-zero XOR. Records of
+#: every readable version, kept in saved .blend files, still restore.
+VERSION = 3
+READABLE = (1, 2, 3)
 
-#: zlib level of :func:`encode` (any level decodes alike).
-COMPRESS_LEVEL = 3
+#: Record versions whose digests hash tracks rebuilt with the LAPACK rest.
+LEGACY_REST = (1, 2)
+
+#: zlib level of :func:`encode` (any level decodes alike). Level 1: at 100 bones
+#: x 2,000 keys it encodes in 0.015 s instead of level 3's 0.018 s, for 199 KB
+#: instead of 182 KB.
+COMPRESS_LEVEL = 1
 
 
 @dataclass
@@ -70,6 +81,7 @@ class KeptTrack:
     xor: dict[str, np.ndarray] = field(default_factory=dict)
     whole: BoneTrack | None = None
     version: int = VERSION  # the record's version: which hash made ``digests``
+    rounded: list[str] = field(default_factory=list)  # channels the file has as float32(rebuilt)
 
 
 def _channels(track: BoneTrack) -> list[np.ndarray | None]:
@@ -153,6 +165,9 @@ def residue(original: BoneTrack, rebuilt: BoneTrack, settle: Settle | None = Non
         a32 = a.astype(np.float32)
         if _f32_exact(a, a32):
             x = a32.view(np.uint32) ^ b.astype(np.float32).view(np.uint32)
+            if not x.any():  # Blender's rounding alone: nothing to store
+                kept.rounded.append(name)
+                continue
         else:
             x = a.view(np.uint64) ^ b.view(np.uint64)
         kept.xor[name] = x
@@ -183,6 +198,8 @@ def _restored(rebuilt: BoneTrack, kept: KeptTrack) -> tuple[BoneTrack, bool]:
             exact = False  # an edited channel: Blender's values
         elif name in kept.xor:
             setattr(out, name, _unxor(a, kept.xor[name]))
+        elif name in kept.rounded:
+            setattr(out, name, np.asarray(a, np.float64).astype(np.float32).astype(np.float64))
     return out, exact
 
 
@@ -223,7 +240,8 @@ def restore(rebuilt: list[BoneTrack], kept: list[KeptTrack]) -> Restored:
 
 def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[np.ndarray]) -> dict:
     meta = {}
-    for name, a in arrays.items():
+    for name in CHANNELS:  # the order decode takes them in
+        a = arrays.get(name)
         if a is None:
             continue
         a = np.ascontiguousarray(a)
@@ -261,11 +279,11 @@ def encode(kept: list[KeptTrack]) -> str:
             )
         else:
             entry["xor"] = _arrays_meta(k.xor, blobs)
+            if k.rounded:
+                entry["rounded"] = k.rounded
         header.append(entry)
     head = json.dumps([versions.pop(), header], separators=(",", ":")).encode()
-    # Level 3: a third of level 6's time on the residue planes for a third more
-    # bytes (143 KB instead of 107 KB for 100 bones x 2,000 keys); fed piece by
-    # piece, so the planes are never joined into one copy.
+    # Fed piece by piece, so the planes are never joined into one copy.
     pack = zlib.compressobj(COMPRESS_LEVEL)
     out = [pack.compress(len(head).to_bytes(4, "little") + head)]
     out += [pack.compress(b) for b in blobs]
@@ -311,6 +329,9 @@ def decode(text: str, what: str = "the kept keys") -> list[KeptTrack]:
                 k.whole = BoneTrack(k.bone, **arrays)
             else:
                 k.xor, pos = _take(entry["xor"], raw, pos)
+                k.rounded = [str(n) for n in entry.get("rounded", [])]
+                if (version < 3 and k.rounded) or not set(k.rounded) <= set(CHANNELS):
+                    raise ValueError(f"track {k.bone!r}: bad rounded channels {k.rounded!r}")
             kept.append(k)
         if pos != len(raw):
             raise ValueError(f"{len(raw) - pos} bytes after the arrays")

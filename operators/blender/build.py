@@ -19,9 +19,9 @@ from mathutils import Matrix
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
 from ...io_formats.names import action_name
-from ...io_formats.posing import basis_to_local, local_to_basis, uniform_scale
+from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_scale
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
-from ...io_formats.transforms import decompose_trs, remove_scale
+from ...io_formats.transforms import decompose_trs, matrix_to_quat, remove_scale
 from . import compat, exact_keys, guard, kept_keys
 from .actions import keep_actions
 from .guard import NAME_BYTES, blender_name
@@ -475,9 +475,17 @@ def scene_fps(context) -> float:
 
 
 def rest_relative(
-    arm: bpy.types.Armature,
+    arm: bpy.types.Armature, legacy: bool = False
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    """Per bone: rest translation and rotation relative to the parent, parent and own bind scale."""
+    """Per bone: rest translation and rotation relative to the parent, parent and own bind scale.
+
+    A bone's ``matrix_local`` is rigid, so the parent-relative rest is
+    ``Rp^T Rc`` and ``Rp^T (tc - tp)``, in plain numpy: a LAPACK inverse (and
+    determinant) of these small matrices cost 10 to 340 ms on a loaded machine
+    through OpenBLAS's threads. ``legacy``: the rest as builds before exact-keys
+    record version 3 worked it out (``np.linalg.inv``), which differs in the last
+    bits; only for an action whose record such a build made
+    (``exact_keys.LEGACY_REST``), so its unedited tracks still match their digests."""
     bones = list(arm.bones)
     if not bones:
         return {}
@@ -485,12 +493,31 @@ def rest_relative(
     rests = np.array([b.matrix_local for b in bones], np.float64)
     scales = np.array([kept_keys.get(b, BIND_SCALE, (1.0, 1.0, 1.0)) for b in bones], np.float64)
     parents = np.array([-1 if b.parent is None else index[b.parent.name] for b in bones])
-    rel = rests.copy()
     child = parents >= 0
-    rel[child] = np.linalg.inv(rests[parents[child]]) @ rests[child]
-    t, q, _ = decompose_trs(rel)
     pscales = np.where(child[:, None], scales[np.maximum(parents, 0)], 1.0)
+    if legacy:
+        rel = rests.copy()
+        rel[child] = np.linalg.inv(rests[parents[child]]) @ rests[child]
+        t, q, _ = decompose_trs(rel)
+    else:
+        t, q = _rigid_relative(rests, parents)
     return {b.name: (t[i], q[i], pscales[i], scales[i]) for i, b in enumerate(bones)}
+
+
+def _rigid_relative(rests: np.ndarray, parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Translations and w x y z rotations of rigid (N, 4, 4) ``rests`` relative to
+    their parents' (``parents`` -1: the bone's own), as ``decompose_trs`` reads them
+    (column norms out, the sign of the determinant in x), without LAPACK."""
+    p = np.maximum(parents, 0)
+    root = (parents < 0)[:, None]
+    rot_p = np.where(root[:, :, None], np.eye(3), rests[p, :3, :3])
+    t_p = np.where(root, 0.0, rests[p, :3, 3])
+    basis = np.einsum("nji,njk->nik", rot_p, rests[:, :3, :3])
+    t = np.einsum("nji,nj->ni", rot_p, rests[:, :3, 3] - t_p)
+    s = np.sqrt(np.einsum("nij,nij->nj", basis, basis))
+    det = np.einsum("ni,ni->n", basis[:, :, 0], np.cross(basis[:, :, 1], basis[:, :, 2]))
+    s[:, 0] *= np.where(det < 0, -1.0, 1.0)
+    return t, matrix_to_quat(basis / np.where(s == 0, 1.0, s)[:, None, :])
 
 
 def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
@@ -566,6 +593,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given
     shared: set[str] = set()  # bones keyed at ascending frames, the same on every curve
     lossy: set[int] = set()  # tracks that lost NaN/Inf keys, by index: keep needs no second look
+    keyed_tracks: list[BoneTrack] = []
     for i, track in enumerate(anim.tracks):
         track, lost = guard.guard_track(track)
         if lost:
@@ -580,9 +608,14 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         if arm.bones.get(track.bone) is None:
             missing.append(track.bone)
             continue
+        keyed_tracks.append(track)
+    poses = locals_to_bases(  # all bones at once: one product per key count
+        [rels[t.bone] for t in keyed_tracks],
+        [_track_channels(t, rels, len(t.times)) for t in keyed_tracks],
+    )
+    for track, (loc, quat, scl) in zip(keyed_tracks, poses, strict=True):
         k = len(track.times)
         keyed = [v is not None for v in (track.translation, track.rotation, track.scale)]
-        loc, quat, scl = local_to_basis(*rels[track.bone], *_track_channels(track, rels, k))
         armature.pose.bones[track.bone].rotation_mode = "QUATERNION"
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
         frames = np.asarray(track.times, np.float64) * fps

@@ -62,16 +62,34 @@ def keep(
         action[PROP] = exact_keys.encode(kept)
 
 
+def record(action: bpy.types.Action) -> list[exact_keys.KeptTrack] | None:
+    """The kept keys of ``action`` (None when it has none), decoded; a damaged
+    record raises a ``FormatError`` naming the action."""
+    text = action.get(PROP)
+    if not isinstance(text, str):
+        return None
+    return exact_keys.decode(text, f"the kept keys of action {action.name!r} ({PROP})")
+
+
+def legacy_rest(kept: list[exact_keys.KeptTrack] | None) -> bool:
+    """Whether ``kept`` (:func:`record`) hashed tracks rebuilt with the LAPACK rest
+    of older builds (``build.rest_relative(legacy=True)``)."""
+    return bool(kept) and kept[0].version in exact_keys.LEGACY_REST
+
+
 def restore(
-    action: bpy.types.Action, tracks: list[BoneTrack], result: Result | None = None
+    action: bpy.types.Action,
+    tracks: list[BoneTrack],
+    result: Result | None = None,
+    kept: list[exact_keys.KeptTrack] | None = None,
 ) -> list[BoneTrack]:
     """``tracks`` (read from ``action``'s F-curves) with the file's exact keys for
     the unedited ones and the kept tracks of bones the armature lacks, in the
-    file's order; ``result`` gets a line on the carried tracks and edited ones."""
-    text = action.get(PROP)
-    if not isinstance(text, str):
+    file's order; ``result`` gets a line on the carried tracks and edited ones.
+    ``kept``: the action's :func:`record` when the caller has read it."""
+    kept = record(action) if kept is None else kept
+    if kept is None:
         return tracks
-    kept = exact_keys.decode(text, f"the kept keys of action {action.name!r} ({PROP})")
     done = exact_keys.restore(tracks, kept)
     if result is not None:
         if done.carried:

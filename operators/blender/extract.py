@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 
 from ...io_formats.codec import FormatError
-from ...io_formats.posing import basis_to_local
+from ...io_formats.posing import bases_to_locals
 from ...io_formats.scene import (
     Animation,
     Attribute,
@@ -529,9 +529,13 @@ def extract_animation(
     order (:func:`exact_keys.restore`; ``result`` gets a line on what it did)."""
     recorded = action.get("rigport_fps") if use_recorded_fps else None
     fps = float(recorded if recorded is not None else (fps or 24.0))
-    rels = rest_relative(armature.data) if rest is None else rest
+    kept = exact_keys.record(action)
+    if exact_keys.legacy_rest(kept):  # an older build's record: its tracks, its rest
+        rels = rest_relative(armature.data, legacy=True)
+    else:
+        rels = rest_relative(armature.data) if rest is None else rest
     tracks = tracks_from_coords(armature, read_key_coords(action, rels), rels, fps)
-    tracks = exact_keys.restore(action, tracks, result)
+    tracks = exact_keys.restore(action, tracks, result, kept)
     stored = float(kept_keys.get(action, LENGTH, 0.0))
     length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
     return Animation(
@@ -578,7 +582,7 @@ def tracks_from_coords(
     all key the same ascending frames (as ``build_action`` keys them), taken as
     they are: what the checks of :func:`_shared_frames` and :func:`sample_fcurve`
     would find, without them."""
-    tracks = []
+    bones, rests, keys, frame_sets = [], [], [], []
     for bone in armature.data.bones:
         chans = per_bone.get(bone.name)
         if not chans:
@@ -587,13 +591,15 @@ def tracks_from_coords(
             for index, (fc, co) in c.items():
                 if co is None:
                     c[index] = (fc, _key_coords(fc))
-        keys = [co for c in chans.values() for _, co in c.values()]
+        coords = [co for c in chans.values() for _, co in c.values()]
         same = bone.name in shared
         frames = (
-            keys[0][:, 0].astype(np.float64) if same else _shared_frames([co[:, 0] for co in keys])
+            coords[0][:, 0].astype(np.float64)
+            if same
+            else _shared_frames([co[:, 0] for co in coords])
         )
         k = len(frames)
-        values = {}
+        values = []
         for prop, width, default in (
             ("location", 3, 0.0),
             ("rotation_quaternion", 4, None),
@@ -607,10 +613,16 @@ def tracks_from_coords(
             for index, (fc, co) in chans.get(prop, {}).items():
                 if index < width:
                     arr[:, index] = co[:, 1] if same else sample_fcurve(fc, frames, co)
-            values[prop] = arr
-        lt, lq, ls = basis_to_local(
-            *rels[bone.name], values["location"], values["rotation_quaternion"], values["scale"]
-        )
+            values.append(arr)
+        bones.append(bone)
+        rests.append(rels[bone.name])
+        keys.append(tuple(values))
+        frame_sets.append(frames)
+    tracks = []
+    for bone, frames, (lt, lq, ls) in zip(
+        bones, frame_sets, bases_to_locals(rests, keys), strict=True
+    ):
+        chans = per_bone[bone.name]
         tracks.append(
             BoneTrack(
                 file_name(bone),

@@ -570,6 +570,10 @@ def guard_skeleton(skeleton: Skeleton) -> tuple[Skeleton, np.ndarray, str]:
 
 def guard_track(track: BoneTrack) -> tuple[BoneTrack, int]:
     """``track`` without keys whose time or values are NaN/Inf; how many it lost."""
+    arrays = (track.times, track.translation, track.rotation, track.scale)
+    with np.errstate(over="ignore", invalid="ignore"):  # one sum per array: all finite
+        if all(a is None or np.isfinite(np.sum(a, dtype=np.float64)) for a in arrays):
+            return replace(track, bone=blender_name(track.bone)), 0
     times = np.asarray(track.times, np.float64)
     good = np.isfinite(times)
     for v in (track.translation, track.rotation, track.scale):

@@ -57,7 +57,8 @@ def test_unedited_track_comes_back_bit_for_bit():
     original = _sample_track()
     rebuilt = _blender_trip(original)
     kept = exact_keys.residue(original, rebuilt)
-    assert set(kept.xor) == {"times", "translation", "rotation"}  # scale agreed: nothing kept
+    assert set(kept.xor) == {"translation", "rotation"}  # scale agreed: nothing kept
+    assert kept.rounded == ["times"]  # float32 frames: the file's float32 bits, rounded
     assert kept.xor["translation"].dtype == np.uint32  # the file's values are float32 values
     assert kept.xor["rotation"][10].min() >= 0x80000000  # the negated key: the sign bit
     assert kept.xor["translation"][3, 1] & 0x80000000  # -0.0 made +0.0
@@ -201,15 +202,25 @@ def _v1_record(kept: exact_keys.KeptTrack, rebuilt: BoneTrack) -> str:
             strict=True,
         )
     }
-    v1 = exact_keys.KeptTrack(kept.bone, old, kept.xor, version=1)
+    v1 = _older(kept, rebuilt, 1)
+    v1.digests = old
     return exact_keys.encode([v1])
+
+
+def _older(kept: exact_keys.KeptTrack, rebuilt: BoneTrack, version: int) -> exact_keys.KeptTrack:
+    """``kept`` as builds before version 3 kept it: an all-zero XOR for each
+    channel version 3 names rounded."""
+    xor = dict(kept.xor)
+    for name in kept.rounded:
+        xor[name] = np.zeros(np.shape(getattr(rebuilt, name)), np.uint32)
+    return exact_keys.KeptTrack(kept.bone, dict(kept.digests), xor, version=version)
 
 
 def test_version_1_records_still_restore_and_see_edits():
     original = _sample_track()
     rebuilt = _blender_trip(original)
     kept = exact_keys.residue(original, rebuilt)
-    assert kept.version == exact_keys.VERSION == 2
+    assert kept.version == exact_keys.VERSION == 3
     text = _v1_record(kept, rebuilt)
     assert text != exact_keys.encode([kept])  # other digests
     (decoded,) = exact_keys.decode(text)
@@ -224,3 +235,45 @@ def test_version_1_records_still_restore_and_see_edits():
     mixed = [kept, exact_keys.decode(text)[0]]
     with pytest.raises(ValueError, match="versions"):
         exact_keys.encode(mixed)
+
+
+def _rounded_pair() -> tuple[BoneTrack, BoneTrack]:
+    """A file track of float32 values and its rebuilt track whose times (and
+    scales) are other float64 values of the same float32 bits."""
+    original = _sample_track(k=40)
+    rebuilt = _blender_trip(original)
+    rebuilt.times = original.times * (1 + 2e-12)
+    rebuilt.scale = original.scale * (1 - 2e-12)
+    assert not np.array_equal(_bits(rebuilt.times), _bits(original.times))
+    return original, rebuilt
+
+
+def test_channels_blender_only_rounded_keep_their_name_not_an_xor():
+    original, rebuilt = _rounded_pair()
+    kept = exact_keys.residue(original, rebuilt)
+    assert kept.rounded == ["times", "scale"]
+    assert set(kept.xor) == {"translation", "rotation"}
+    (decoded,) = exact_keys.decode(exact_keys.encode([kept]))
+    assert decoded.rounded == kept.rounded and decoded.version == 3
+    back = exact_keys.restore([rebuilt], [decoded])
+    assert back.exact == 1 and _same(back.tracks[0], original)
+    moved = BoneTrack(rebuilt.bone, rebuilt.times, rebuilt.translation, rebuilt.rotation, None)
+    moved.scale = rebuilt.scale * 2.0  # an edited rounded channel is Blender's
+    back = exact_keys.restore([moved], [decoded])
+    assert back.edited == 1 and back.tracks[0].scale is moved.scale
+
+
+def test_version_2_records_with_zero_xors_still_restore():
+    """Records before version 3 stored an all-zero XOR where version 3 names
+    the channel rounded; they read as before, and may not name rounded channels."""
+    original, rebuilt = _rounded_pair()
+    kept = exact_keys.residue(original, rebuilt)
+    v2 = _older(kept, rebuilt, 2)
+    text = exact_keys.encode([v2])
+    (decoded,) = exact_keys.decode(text)
+    assert decoded.version == 2 and decoded.rounded == [] and set(decoded.xor) == set(v2.xor)
+    back = exact_keys.restore([rebuilt], [decoded])
+    assert back.exact == 1 and _same(back.tracks[0], original)
+    v2.rounded = ["times"]
+    with pytest.raises(FormatError, match="rounded"):
+        exact_keys.decode(exact_keys.encode([v2]))
