@@ -10,6 +10,8 @@ reuses what still holds and rebuilds the rest from Blender.
 
 Every part is read in bulk (``foreach_get`` into numpy) and hashed with BLAKE2b,
 so a million-vertex mesh costs a fraction of a second, not a Python loop per vertex.
+Right after an import the parts are hashed from the arrays it gave Blender
+instead (``given``): the same digests, without reading them back.
 """
 
 from __future__ import annotations
