@@ -183,8 +183,9 @@ def _sorted_entries(
     (int64, int64, float32), in (bone, weight, vertex) order. A non-negative
     float's bits sort like its value; where bone, weight bits and vertex fit in
     63 bits they are packed into one integer and sorted as values (no argsort
-    and no gathers: about half the time at 4 million weights), else one stable
-    argsort of (bone, weight) keeps the vertices ascending as they come."""
+    and no gathers: 0.08 s against 0.09 s for the sample tentacle's 4 million
+    weights, 0.32 s against 0.59 s for random ones), else one stable argsort of
+    (bone, weight) keeps the vertices ascending as they come."""
     nv, k = joints.shape
     j = joints.reshape(-1).astype(np.int64)
     w = weights.reshape(-1)
@@ -195,7 +196,7 @@ def _sorted_entries(
         key |= w.view(np.uint32).astype(np.int64) << vbits
         key |= j << (32 + vbits)
         key = key[keep]
-        key.sort()
+        key.sort(kind="stable")  # equal keys are equal entries; timsort uses runs
         verts = key & ((1 << vbits) - 1)
         key >>= vbits
         wbits = (key & 0xFFFFFFFF).astype(np.uint32)
