@@ -12,16 +12,30 @@ from collections.abc import Sequence
 import numpy as np
 
 
+class Digest:
+    """:func:`digest` one array at a time (``add``), so a caller can drop each
+    array once it is hashed; ``hexdigest`` equals ``digest(*added, names=names)``."""
+
+    def __init__(self, names: Sequence[str] = ()) -> None:
+        self._h = hashlib.blake2b(digest_size=16)
+        for name in names:
+            self._h.update(name.encode("utf-8") + b"\0")
+
+    def add(self, a: np.ndarray) -> None:
+        a = np.ascontiguousarray(a)
+        self._h.update(str((a.dtype.str, a.shape)).encode("ascii"))
+        self._h.update(a.reshape(-1).view(np.uint8))  # the bytes in place: no copy
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
 def digest(*arrays: np.ndarray, names: Sequence[str] = ()) -> str:
     """A 128-bit hex digest of ``names`` (in order) and ``arrays`` (their dtype,
     shape and bytes), so equal data gives equal digests on every platform."""
-    h = hashlib.blake2b(digest_size=16)
-    for name in names:
-        h.update(name.encode("utf-8") + b"\0")
+    h = Digest(names)
     for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(str((a.dtype.str, a.shape)).encode("ascii"))
-        h.update(a.reshape(-1).view(np.uint8))  # the bytes in place: no copy
+        h.add(a)
     return h.hexdigest()
 
 

@@ -6,6 +6,7 @@ each morph carries a float default weight after its name.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,6 +113,19 @@ class Model:
         return self.magic == b"UMD3" and (self.version or 0) >= MORPH_WEIGHT_VERSION
 
 
+def _view(r: Reader, dtype: np.dtype | str, count: int, what: str) -> np.ndarray:
+    """``count`` items at the reader's place as a read-only view of the file's
+    bytes, where the host is little-endian (vertex and index data are most of a
+    model file: no copy, no second copy's memory), else a native copy."""
+    if sys.byteorder != "little":
+        return r.array(dtype, count, what)
+    dt = np.dtype(dtype).newbyteorder("<")
+    r.need(count * dt.itemsize, what)
+    arr = np.frombuffer(r.data, dt, count, r.pos)
+    r.pos += count * dt.itemsize
+    return arr
+
+
 def _read_vertex_buffer(r: Reader, legacy: bool) -> VertexBuffer:
     count = r.u32()
     if legacy:
@@ -142,7 +156,7 @@ def _read_vertex_buffer(r: Reader, legacy: bool) -> VertexBuffer:
     if dtype.itemsize == 0 and count:
         raise r.error("vertex buffer with vertices but no elements")
     r.count(count, dtype.itemsize, "vertex")
-    data = r.array(dtype, count, "vertex data")
+    data = _view(r, dtype, count, "vertex data")
     if morph_count and morph_start + morph_count > count:
         raise r.error(f"morph range {morph_start}+{morph_count} beyond {count} vertices")
     return VertexBuffer(elements, data, morph_start, morph_count, mask)
@@ -154,11 +168,13 @@ def _read_index_buffer(r: Reader) -> IndexBuffer:
     if size not in (2, 4):
         raise r.error(f"index size {size}, expected 2 or 4", r.pos - 4)
     r.count(count, size, "index")
-    return IndexBuffer(r.array("<u2" if size == 2 else "<u4", count, "index data"))
+    return IndexBuffer(_view(r, "<u2" if size == 2 else "<u4", count, "index data"))
 
 
 def read(data: bytes) -> Model:
-    """Parse a whole ``.mdl`` file; raises :class:`FormatError` on any mismatch."""
+    """Parse a whole ``.mdl`` file; raises :class:`FormatError` on any mismatch.
+    The vertex and index data are read-only views of ``data`` (copy a model
+    before changing it in place, as ``copy.deepcopy`` does)."""
     r = Reader(data)
     magic, version = _read_header(r)
     legacy = magic == b"UMDL"

@@ -167,7 +167,13 @@ def _draw_indices(s: _LodPass) -> None:
             idx = idx[: len(idx) // 2 * 2]
         else:
             idx = idx[: len(idx) // 3 * 3]
-        s.index_lists.append(idx.astype(np.int64) + s.base[d.vertex_buffer])
+        s.index_lists.append(_global(idx, int(s.base[d.vertex_buffer])))
+
+
+def _global(idx: np.ndarray, base: int) -> np.ndarray:
+    """A draw's indices into its buffer as global vertex indices (only for
+    indexing): the file's own array where the buffer starts at 0, no int64 copy."""
+    return idx if not base else idx.astype(np.int64) + base
 
 
 def _used_vertices(s: _LodPass) -> None:
@@ -469,7 +475,7 @@ def unused_by_lod(model: Model) -> dict[int, np.ndarray]:
                 d.index_start : d.index_start + d.index_count
             ]
             n = 2 if d.primitive_type == PRIMITIVE_LINES else 3
-            is_used[idx[: len(idx) // n * n].astype(np.int64) + base[d.vertex_buffer]] = True
+            is_used[_global(idx[: len(idx) // n * n], int(base[d.vertex_buffer]))] = True
             k = d.vertex_buffer
             owner[k] = lod if not seen[k] else min(owner[k], lod)
             seen[k] = True

@@ -20,7 +20,7 @@ from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
 from ...io_formats.names import action_name
 from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_scale
-from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, Scene, Skeleton
+from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, MorphTarget, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, matrix_to_quat, remove_scale
 from . import compat, exact_keys, guard, kept_keys
 from .actions import keep_actions
@@ -56,6 +56,10 @@ class Built:
     #: The materials this build created, by the name the file asked for: its
     #: meshes share them (one file's surfaces of one name are one material).
     material_names: dict = field(default_factory=dict)
+    #: Where asked for (``build_scene``'s ``filled``): the neutral mesh each
+    #: Blender mesh was filled from, after the guard, by ``as_pointer()`` of the
+    #: mesh datablock (an import's fingerprint hashes these, not a read-back).
+    filled: dict | None = None
 
     def discard(self) -> None:
         """Remove everything this build added to the blend file."""
@@ -263,13 +267,15 @@ def build_mesh_data(
     n_bones: int | None = None,
     reuse_materials: bool = False,
     created: dict | None = None,
+    filled: dict | None = None,
 ) -> bpy.types.Mesh:
     """Mesh datablock with geometry, normals, UVs, colours and attributes; what
     Blender cannot hold left out (see ``guard.guard_mesh``) and kept on it.
     Materials are new ones unless ``reuse_materials`` (the blend file's material
     of the same name is used then, as the FBX importer's option does).
     ``created`` maps the names asked for to the materials this import created:
-    they are shared, new ones are added, and undoing the import removes only them."""
+    they are shared, new ones are added, and undoing the import removes only them.
+    ``filled`` gets the guarded mesh the datablock holds (see ``Built.filled``)."""
     mesh, kept, note = guard.guard_mesh(mesh, n_bones)
     guard.note(f"mesh {blender_name(mesh.name)!r}", note)
     me = bpy.data.meshes.new(blender_name(mesh.name))
@@ -281,6 +287,8 @@ def build_mesh_data(
     except Exception:
         bpy.data.meshes.remove(me)
         raise
+    if filled is not None:
+        filled[me.as_pointer()] = mesh
     return me
 
 
@@ -356,6 +364,18 @@ def _set_custom_normals(me: bpy.types.Mesh, mesh: Mesh) -> None:
         compat.set_corner_normals(me, normals)
 
 
+def morph_coords(mesh: Mesh, morph: MorphTarget) -> np.ndarray:
+    """The flat float32 coordinates of ``morph``'s shape key, as ``shape_keys``
+    gives them to Blender: the positions plus the offsets, non-finite ones 0."""
+    co = np.array(mesh.positions, np.float32)
+    if morph.vertices is None:
+        co += morph.position_offsets
+    else:  # sparse: dense only here, one key at a time
+        co[morph.vertices] += np.asarray(morph.position_offsets, np.float32)
+    co[~np.isfinite(co)] = 0  # the guard counted them (see guard_mesh)
+    return co.ravel()
+
+
 def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
     basis = obj.shape_key_add(name="Basis", from_mix=False)
     basis.value = 0.0
@@ -371,13 +391,7 @@ def shape_keys(obj: bpy.types.Object, mesh: Mesh) -> None:
             )
         if sk.name != m.name:
             renamed[sk.name] = m.name
-        co = np.array(mesh.positions, np.float32)
-        if m.vertices is None:
-            co += m.position_offsets
-        else:  # sparse: dense only here, one key at a time
-            co[m.vertices] += np.asarray(m.position_offsets, np.float32)
-        co[~np.isfinite(co)] = 0  # the guard counted them (see guard_mesh)
-        compat.set_shape_key_coords(sk, co.ravel())
+        compat.set_shape_key_coords(sk, morph_coords(mesh, m))
         sk.value = float(m.default_weight) if np.isfinite(m.default_weight) else 0.0
     if renamed:  # the file's own names, by Blender's (shape keys hold no properties)
         obj.data.shape_keys[NAME] = json.dumps(renamed)
@@ -395,7 +409,7 @@ def build_mesh_object(
     n_bones = len(bone_names) if bone_names is not None else None
     made = dict(built.material_names)
     try:
-        me = build_mesh_data(mesh, n_bones, reuse_materials, built.material_names)
+        me = build_mesh_data(mesh, n_bones, reuse_materials, built.material_names, built.filled)
     finally:
         for name, mat in built.material_names.items():  # a reused one is the artist's: kept
             if name not in made:
@@ -426,11 +440,12 @@ def build_scene(
     progress: Callable[[float], None] | None = None,
     fps: float | None = None,
     reuse_materials: bool = False,
+    filled: dict | None = None,
 ) -> Built:
     """Create the scene's objects in the active collection; all or nothing (shape
     keys Blender cannot hold are refused before anything: ``guard.check_shape_keys``)."""
     guard.check_shape_keys(scene.meshes)
-    built = Built()
+    built = Built(filled=filled)
     try:
         root = context.collection
         armature = None

@@ -224,6 +224,37 @@ def write_weights(context, obj, joints: np.ndarray, weights: np.ndarray, names: 
     return ok
 
 
+def _sorted_entries(
+    joints: np.ndarray, weights: np.ndarray, n_groups: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every weight above 0 on a bone in range as (vertex, bone, weight) arrays
+    (int64, int64, float32), in (bone, weight, vertex) order. A non-negative
+    float's bits sort like its value; where bone, weight bits and vertex fit in
+    63 bits they are packed into one integer and sorted as values (no argsort
+    and no gathers: 0.08 s against 0.09 s for the sample tentacle's 4 million
+    weights, 0.32 s against 0.59 s for random ones), else one stable argsort of
+    (bone, weight) keeps the vertices ascending as they come."""
+    nv, k = joints.shape
+    j = joints.reshape(-1).astype(np.int64)
+    w = weights.reshape(-1)
+    keep = (w > 0) & (j >= 0) & (j < n_groups)
+    vbits = max(int(nv - 1).bit_length(), 1)
+    if max(int(n_groups - 1).bit_length(), 1) + 32 + vbits <= 63:
+        key = np.repeat(np.arange(nv, dtype=np.int64), k)
+        key |= w.view(np.uint32).astype(np.int64) << vbits
+        key |= j << (32 + vbits)
+        key = key[keep]
+        key.sort(kind="stable")  # equal keys are equal entries; timsort uses runs
+        verts = key & ((1 << vbits) - 1)
+        key >>= vbits
+        wbits = (key & 0xFFFFFFFF).astype(np.uint32)
+        return verts, key >> 32, wbits.view(np.float32)
+    verts = np.repeat(np.arange(nv, dtype=np.int64), k)[keep]
+    j, w = j[keep], w[keep]
+    order = np.argsort((j << 32) | w.view(np.uint32).astype(np.int64), kind="stable")
+    return verts[order], j[order], w[order]
+
+
 def assign_vertex_groups(
     context, obj, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
 ) -> None:
@@ -240,17 +271,9 @@ def assign_vertex_groups(
         return  # not this mesh's skin: the guard counted it
     # NaN/Inf weights reach no group (the guard counted them)
     weights = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
-    verts = np.repeat(np.arange(nv, dtype=np.int64), k)
-    j = joints.reshape(-1).astype(np.int64)
-    w = weights.reshape(-1)
-    keep = (w > 0) & (j >= 0) & (j < len(groups))
-    verts, j, w = verts[keep], j[keep], w[keep]
+    verts, j, w = _sorted_entries(joints, weights, len(groups))
     if not len(verts):
         return
-    # (bone, weight, vertex) order by one stable argsort: a non-negative float's bits
-    # sort like its value, and the vertices are ascending already
-    order = np.argsort((j << 32) | w.view(np.uint32).astype(np.int64), kind="stable")
-    verts, j, w = verts[order], j[order], w[order]
     change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
     if 4 * (len(change) + 1) > len(verts) and obj.data.shape_keys is None:
         if write_weights(context, obj, joints, weights, bone_names):

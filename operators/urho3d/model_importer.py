@@ -46,11 +46,14 @@ def build_model(context, model: mdl.Model, path: str, options: ModelImportOption
     name = os.path.splitext(os.path.basename(path))[0]
     with in_file(path):
         scene = import_model(model, name, all_lods=options.lods == "ALL", convert=options.convert)
-    built = build_scene(context, scene, reuse_materials=options.reuse_materials)
+    filled: dict = {}
+    built = build_scene(context, scene, reuse_materials=options.reuse_materials, filled=filled)
+    del scene  # the filled meshes are all the fingerprint needs of it
     for obj in built.objects:
         if obj.type != "MESH":
             continue
-        fingerprint.store(obj, FINGERPRINT)  # what the kept layout describes
+        # what the kept layout describes, hashed from the arrays Blender was given
+        fingerprint.store(obj, FINGERPRINT, given=filled.pop(obj.data.as_pointer(), None))
         if int(obj.get("urho_lod", 0)) > 0:
             obj.hide_set(True)
     if options.transform is not None:
