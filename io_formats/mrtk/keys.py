@@ -200,23 +200,32 @@ def unity_to_keyframes(
     return co, None, None, interp
 
 
+#: The fields MRTK's recorder writes the same in every key: tangents, weights, weighted mode.
+RECORDER_FIELDS = FULL_KEY.names[2:]
+#: A full key's bytes after time and value (the recorder fields) as one void field.
+_TAIL = np.dtype({"names": ["tail"], "formats": ["V20"], "offsets": [8], "itemsize": 28})
+
+
 def constant_fields(keys: np.ndarray) -> frozenset[str]:
     """The fields every key has the same bits in (NaN and -0 included); none for
     fewer than two keys."""
     if len(keys) < 2:
         return frozenset()
+    names = keys.dtype.names
     out = []
-    for name in keys.dtype.names:
+    if names == FULL_KEY.names:
+        # the 20 bytes after time and value at once (what MRTK's recorder writes the
+        # same in every key): one bytewise comparison instead of five field passes
+        tail = keys.view(_TAIL)["tail"]
+        if (tail == tail[0]).all():
+            out, names = list(RECORDER_FIELDS), names[:2]
+    for name in names:
         bits = keys[name].view("<i4")
         # the second key tells most varying fields (times, values) at once; otherwise
         # one pass over the field (min and max take two)
         if bits[1] == bits[0] and (bits == bits[0]).all():
             out.append(name)
     return frozenset(out)
-
-
-#: The fields MRTK's recorder writes the same in every key: tangents, weights, weighted mode.
-RECORDER_FIELDS = FULL_KEY.names[2:]
 
 
 def recorder_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> bool:
@@ -243,12 +252,20 @@ def to_frames(co: np.ndarray, hl: np.ndarray, hr: np.ndarray, fps: float):
     return [_pairs(a[:, 0] * fps, a[:, 1], np.float32) for a in (co, hl, hr)]
 
 
-def overlong_keys(keys: np.ndarray) -> int:
-    """How many Bezier segments of full keys Blender shortens (weights adding up to over 1)."""
+def overlong_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> int:
+    """How many Bezier segments of full keys Blender shortens (weights adding up to over 1).
+
+    ``constant``: the keys' :func:`constant_fields` when already known (a weight
+    the same in every key is read from the first)."""
     if keys.dtype.names != FULL_KEY.names or len(keys) < 2:
         return 0
+
+    def largest(name: str) -> float:
+        column = keys[name][:1] if constant is not None and name in constant else keys[name]
+        return max(float(column.max()), THIRD)
+
     # no two weights can add up to more than 1 (NaN fails the test): the usual case
-    most = max(float(keys["out_weight"].max()), THIRD) + max(float(keys["in_weight"].max()), THIRD)
+    most = largest("out_weight") + largest("in_weight")
     if most <= 1 + 1e-6:
         return 0
     win, wout = _weights(keys)
