@@ -378,9 +378,9 @@ def test_constant_fields_compare_bits() -> None:
     assert K.constant_fields(keys) == set(R.FULL_KEY.names[2:])
     assert K.constant_fields(keys[:1]) == frozenset()
     same = keys.copy()
-    same["value"] = -0.0  # the 20-byte comparison of the recorder fields, then time and value
+    same["value"] = -0.0  # every field but time
     assert K.constant_fields(same) == set(R.FULL_KEY.names[1:])
-    same["weighted_mode"][3] = 1  # one recorder field differs: the others are still found
+    same["weighted_mode"][3] = 1
     assert K.constant_fields(same) == set(R.FULL_KEY.names[1:-1])
     keys["in_weight"][4] = -0.0
     keys["out_tangent"] = np.nan
