@@ -31,7 +31,8 @@ Chunks = bytes | list | tuple
 def write_atomic(path: str, data: Chunks | Callable[[], Chunks], what: str = "file") -> None:
     """Write ``data`` (bytes, a list of byte chunks, or a function that makes
     either) to ``path`` atomically. Chunks are written one by one, so a large
-    file is never joined into one copy in memory first.
+    file is never joined into one copy in memory first; a chunk may be a
+    function that makes it, called when its turn comes.
 
     The temporary file sits beside ``path`` (same file system, so the rename is
     atomic) and is removed again when anything fails, including ``data()``.
@@ -128,7 +129,7 @@ def _write_temporary(path: str, data: Chunks | Callable[[], Chunks], what: str) 
         with os.fdopen(fd, "wb") as fh:
             fd = -1
             for chunk in payload if isinstance(payload, list | tuple) else (payload,):
-                fh.write(chunk)
+                fh.write(chunk() if callable(chunk) else chunk)
             fh.flush()
             os.fsync(fh.fileno())
         _keep_mode(path, tmp)

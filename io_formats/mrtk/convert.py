@@ -42,6 +42,7 @@ from .recording import (
     WRAP_PINGPONG,
     Curve,
     Hands,
+    KeysLater,
     Marker,
     Recording,
 )
@@ -299,7 +300,7 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
     # gets Python floats.
     markers = [replace(m, time=float(m.time)) for m in rec.markers]
     plan = ImportPlan(roles, out, markers, meta)
-    overlong = sum(kc.overlong_keys(c.source.keys) for c in out)
+    overlong = sum(kc.overlong_keys(c.source.keys, c.constant) for c in out)
     if overlong:
         plan.warnings.append(
             f"{overlong} curve segments have weights adding up to more than 1: Blender "
@@ -343,6 +344,9 @@ class ExportOptions:
     fps: float = 60.0
     tolerance: float = 1e-4  # simple layout: largest distance of the samples' lines to the curve
     rate: float = 0.0  # simple layout: Bezier segments' samples per second (0: sampling_rate)
+    # straight curves rebuilt from their line records get recording.KeysLater keys, made
+    # while the file is written (for write_parts and write only)
+    keys_later: bool = False
 
 
 @dataclass
@@ -551,6 +555,10 @@ def curve_from_blender(
             return Curve(pre, post, keys)
     if line is not None:
         if len(bc.co) and np.all(bc.interpolation == straight_code(boolean)):
+            if opts.keys_later:
+                co, fps = bc.co, opts.fps
+                later = KeysLater(len(co), dtype, lambda: line.keys_for(co, fps, sign, dtype))
+                return Curve(pre, post, later)
             return Curve(pre, post, line.keys_for(bc.co, opts.fps, sign, dtype))
         t, v = line.times_for(bc.co[:, 0], opts.fps), bc.co[:, 1].astype(np.float64) * sign
     else:

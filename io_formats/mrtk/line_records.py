@@ -84,19 +84,24 @@ class LineRecord:
         """Float64 seconds of Blender's key frames ``x``: the file's exact time where
         a key still sits where the import put it, else ``frame / fps``."""
         t = x.astype(np.float64) / fps
+        self._kept_times(t, x, fps)
+        return t
+
+    def _kept_times(self, t: np.ndarray, x: np.ndarray, fps: float) -> None:
+        """The file's exact times into ``t`` (seconds of Blender's frames ``x``) where a
+        key still sits where the import put it."""
         if not len(self.index) or not len(x):
-            return t
+            return
         at = (self.times.astype(np.float64) * fps).astype(np.float32)
         if len(x) == self.count:  # keys neither added nor removed: by index
             hit = x[self.index] == at
             t[self.index[hit]] = self.times[hit]
-            return t
+            return
         if np.any(np.diff(at) < 0):
-            return t
+            return
         pos = np.minimum(np.searchsorted(at, x), len(at) - 1)
         hit = at[pos] == x
         t[hit] = self.times[pos[hit]]
-        return t
 
     def keys_for(self, co: np.ndarray, fps: float, sign: float, dtype: np.dtype) -> np.ndarray:
         """Unity keys of ``dtype`` for Blender keys ``co`` that are all straight: exact
@@ -110,7 +115,11 @@ class LineRecord:
                 consts = np.array([0, 0, 0, 0, kc.WEIGHTED_IN | kc.WEIGHTED_OUT], "<i4")
             for name, bits in zip(kc.RECORDER_FIELDS, consts, strict=True):
                 out[name].view("<i4")[:] = bits  # field by field: five times faster than rows
-        out["time"] = self.times_for(co[:, 0], fps)
+        # straight into the float32 field: float64 quotients rounded once, as times_for
+        # gives them, with no float64 copy of the curve
+        x, t = co[:, 0], out["time"]
+        np.divide(x, fps, out=t, dtype=np.float64, casting="same_kind")
+        self._kept_times(t, x, fps)
         np.multiply(co[:, 1], sign, out=out["value"], dtype=np.float64, casting="same_kind")
         return out
 

@@ -16,7 +16,7 @@ the layout that consumes it exactly.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -70,14 +70,40 @@ RAY_CURVES = ("origin.x", "origin.y", "origin.z", "direction.x", "direction.y", 
 HAND_STATES = ("tracked.left", "tracked.right", "pinch.left", "pinch.right")
 
 
+class KeysLater:
+    """``count`` keys of ``dtype`` that ``make()`` makes when the file is written.
+
+    An export of a 10-minute recording has 390 MB of keys: made one curve at a
+    time while :func:`write_parts`'s chunks are written, each curve's keys take
+    the memory the previous curve's left, instead of 390 MB of new pages
+    (a page fault each) that are all held until the write.
+    """
+
+    def __init__(self, count: int, dtype: np.dtype, make: Callable[[], np.ndarray]):
+        self.count = count
+        self.dtype = dtype
+        self.make = make
+
+    def __len__(self) -> int:
+        return self.count
+
+    def keys(self) -> np.ndarray:
+        """The keys, checked to be the ``count`` keys of ``dtype`` promised."""
+        keys = self.make()
+        if keys.dtype != self.dtype or len(keys) != self.count:
+            raise ValueError(f"curve keys made late are not {self.count} keys of {self.dtype}")
+        return keys
+
+
 @dataclass
 class Curve:
     """One Unity AnimationCurve: wrap modes and keys (FULL_KEY or SIMPLE_KEY records;
-    read-only views of the file's bytes after :func:`read`)."""
+    read-only views of the file's bytes after :func:`read`; an export may give
+    :class:`KeysLater`, which only :func:`write_parts` and :func:`write` take)."""
 
     pre_wrap: int
     post_wrap: int
-    keys: np.ndarray
+    keys: np.ndarray | KeysLater
     offset: int | None = field(default=None, compare=False)  # where it starts in the file
 
     @classmethod
@@ -274,19 +300,23 @@ def read(data: bytes) -> Recording:
 def _write_curve(parts: list, c: Curve, dtype: np.dtype) -> None:
     if c.keys.dtype.names != dtype.names:
         raise ValueError(f"curve keys have fields {c.keys.dtype.names}, expected {dtype.names}")
-    keys = np.ascontiguousarray(c.keys, dtype)
-    parts.append(struct.pack("<iii", c.pre_wrap, c.post_wrap, len(keys)))
-    parts.append(memoryview(keys).cast("B"))
+    parts.append(struct.pack("<iii", c.pre_wrap, c.post_wrap, len(c.keys)))
+    if isinstance(c.keys, KeysLater):
+        later = c.keys
+        parts.append(lambda: memoryview(np.ascontiguousarray(later.keys(), dtype)).cast("B"))
+    else:
+        parts.append(memoryview(np.ascontiguousarray(c.keys, dtype)).cast("B"))
 
 
 def write(rec: Recording) -> bytes:
     """The file's bytes."""
-    return b"".join(write_parts(rec))
+    return b"".join(chunk() if callable(chunk) else chunk for chunk in write_parts(rec))
 
 
 def write_parts(rec: Recording) -> list:
     """The file's bytes in order, as chunks that view the keys without copying
-    them (a 10-minute recording is 390 MB): ``write_atomic`` writes them one by one."""
+    them (a 10-minute recording is 390 MB): ``write_atomic`` writes them one by
+    one. The chunk of :class:`KeysLater` keys is a function that makes it."""
     if rec.version not in SUPPORTED:
         raise ValueError(f"cannot write version {rec.major}.{rec.minor}")
     if rec.layout not in (FULL, SIMPLE) or (rec.minor == 0 and rec.layout != FULL):

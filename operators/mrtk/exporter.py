@@ -111,7 +111,9 @@ def write_recording(
             ) from None
     marks, more = recording_markers(context.scene, meta, fps, options.markers)
     warnings += more
-    opts = ExportOptions(major, minor, layout, axes == "BLENDER", fps, options.tolerance)
+    opts = ExportOptions(
+        major, minor, layout, axes == "BLENDER", fps, options.tolerance, keys_later=True
+    )
     stats = ExportStats()
     rec, more = export_recording(curves, set(objects), marks, opts, stats)
     warnings += more

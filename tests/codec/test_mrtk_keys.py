@@ -377,6 +377,11 @@ def test_constant_fields_compare_bits() -> None:
     keys = _recorder_keys(5)
     assert K.constant_fields(keys) == set(R.FULL_KEY.names[2:])
     assert K.constant_fields(keys[:1]) == frozenset()
+    same = keys.copy()
+    same["value"] = -0.0  # every field but time
+    assert K.constant_fields(same) == set(R.FULL_KEY.names[1:])
+    same["weighted_mode"][3] = 1
+    assert K.constant_fields(same) == set(R.FULL_KEY.names[1:-1])
     keys["in_weight"][4] = -0.0
     keys["out_tangent"] = np.nan
     keys["out_tangent"].view("<i4")[2] = 0x7FC00123
@@ -395,6 +400,9 @@ def test_overlong_keys_counts_segments_over_one(case: str) -> None:
     step = np.isinf(keys["out_tangent"][:-1]) | np.isinf(keys["in_tangent"][1:])
     want = int(np.count_nonzero((wout[:-1] + win[1:] > 1 + 1e-6) & ~step))
     assert K.overlong_keys(keys) == want
+    assert K.overlong_keys(keys, K.constant_fields(keys)) == want
+    keys["out_weight"] = 0.9  # a constant weight is read from the first key alone
+    assert K.overlong_keys(keys, K.constant_fields(keys)) == K.overlong_keys(keys)
     keys["in_weight"] = 0.5
     keys["out_weight"] = 0.5
     assert K.overlong_keys(keys) == 0

@@ -165,3 +165,42 @@ def test_damaged_line_records_are_ignored() -> None:
     curves[key] = replace(curves[key], record=data[:-1])
     back = _export(curves, plan)
     assert len(back.camera[0].keys) == len(keys)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: (_recorder(), (1, 0), R.FULL), id="recorder"),
+        pytest.param(
+            lambda: (samples.sample_recording((1, 1), R.SIMPLE, keys=30), (1, 1), R.SIMPLE),
+            id="simple",
+        ),
+    ],
+)
+def test_keys_later_write_the_same_bytes(make) -> None:
+    """With ``keys_later`` the straight curves' keys are made while the file is written
+    (callable chunks, each the bytes of one curve's keys); the file is the same, byte
+    for byte, whether joined by ``write`` or taken chunk by chunk."""
+    rec, version, layout = make()
+    data = R.write(rec)
+    plan = C.import_recording(R.read(data))
+    curves = _blender(plan)
+    opts = C.ExportOptions(*version, layout, True, FPS, keys_later=True)
+    later, _ = C.export_recording(curves, set(plan.roles), list(rec.markers), opts)
+    every = [c for _, c in [*later.float_curves(), *later.bool_curves()]]
+    lazy = [c for c in every if isinstance(c.keys, R.KeysLater)]
+    assert len(lazy) == sum(len(bc.co) > 0 for bc in curves.values()) > 0
+    parts = R.write_parts(later)
+    assert sum(callable(p) for p in parts) == len(lazy)
+    assert b"".join(bytes(p() if callable(p) else p) for p in parts) == data
+    assert R.write(later) == data
+
+
+def test_keys_later_made_other_than_promised_are_refused() -> None:
+    """Keys made late that are not the promised count (or dtype) stop the write."""
+    good = np.zeros(3, R.FULL_KEY)
+    assert len(R.KeysLater(3, R.FULL_KEY, lambda: good).keys()) == 3
+    with pytest.raises(ValueError, match="made late"):
+        R.KeysLater(4, R.FULL_KEY, lambda: good).keys()
+    with pytest.raises(ValueError, match="made late"):
+        R.KeysLater(3, R.SIMPLE_KEY, lambda: good).keys()
