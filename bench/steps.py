@@ -7,8 +7,9 @@ Each step loads what it needs from files the earlier steps left in WORKDIR:
 - ``gen``: model.mdl, skel.mdl, walk.ani (no bpy)
 - ``rp_mdl_import``: model.mdl -> model.blend;  ``rp_mdl_export``: model.blend -> out.mdl
 - ``rp_mdl_build`` / ``rp_static_build``: only the Blender half of the import (the
-  neutral scene is read and converted untimed, then built): import minus this is
-  the time spent reading and converting the file
+  neutral scene is read and converted untimed, then built, then the view layer
+  updated as bpy.ops does after any operator): import minus this is the time
+  spent reading and converting the file
 - ``gltf_mdl_export``: model.blend -> model.glb;  ``gltf_mdl_import``: model.glb
 - ``rp_ani_import``: skel.mdl (untimed) + walk.ani -> anim.blend
 - ``rp_ani_export``: anim.blend -> out.ani
@@ -207,6 +208,9 @@ def step_setup_and_call(step: str, workdir: Path):
             from rigport.operators.blender.build import build_scene
 
             build_scene(bpy.context, scene["s"])
+            # what bpy.ops does after every operator (any importer's, glTF's and
+            # FBX's alike): evaluate the view layer, here the new skinned mesh
+            bpy.context.view_layer.update()
             return {"FINISHED"}
 
         return setup, call, None
