@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+#: Bone counts: one node group, and nested groups (more than weights.CHUNK).
+BONES = (7, 30)
 
 
 def _mesh_with_groups(bpy, nv: int, names: list[str]):
@@ -15,17 +19,19 @@ def _mesh_with_groups(bpy, nv: int, names: list[str]):
     return obj
 
 
-def test_bulk_reader_matches_vertex_by_vertex(rigport_registered, blank_blend):
+@pytest.mark.parametrize("bones", BONES)
+def test_bulk_reader_matches_vertex_by_vertex(rigport_registered, blank_blend, bones):
     from rigport.operators.blender.extract import read_skin, triplets_by_vertex
-    from rigport.operators.blender.weights import weight_triplets
+    from rigport.operators.blender.weights import CHUNK, weight_triplets
 
+    assert (bones > CHUNK) == (bones == max(BONES))
     bpy = blank_blend
-    names = [f"b{i}" for i in range(7)]
+    names = [f"b{i}" for i in range(bones)]
     obj = _mesh_with_groups(bpy, 60, names)
     obj.vertex_groups.new(name="not_a_bone").add(list(range(60)), 0.5, "REPLACE")
     rng = np.random.default_rng(3)
     for v in range(60):
-        for j in rng.permutation(7)[: rng.integers(0, 6)]:
+        for j in rng.permutation(bones)[: rng.integers(0, 6)]:
             obj.vertex_groups[names[j]].add([v], float(rng.random()), "REPLACE")
     obj.vertex_groups["b2"].add([0, 1], 0.0, "REPLACE")  # a zero weight: no influence
     obj.modifiers.new("Armature", "ARMATURE")
@@ -56,15 +62,16 @@ def test_bulk_reader_declines_a_group_named_like_an_attribute(rigport_registered
     assert weight_triplets(bpy.context, obj, ["bone"]) is None
 
 
-def test_bulk_weight_writer(rigport_registered, blank_blend):
+@pytest.mark.parametrize("bones", BONES)
+def test_bulk_weight_writer(rigport_registered, blank_blend, bones):
     from rigport.operators.blender.weights import write_weights
 
     bpy = blank_blend
-    names = [f"b{i}" for i in range(6)]
+    names = [f"b{i}" for i in range(bones)]
     obj = _mesh_with_groups(bpy, 50, names)
     me = obj.data
     rng = np.random.default_rng(5)
-    joints = np.stack([rng.permutation(6)[:3] for _ in range(50)]).astype(np.int32)
+    joints = np.stack([rng.permutation(bones)[:3] for _ in range(50)]).astype(np.int32)
     weights = rng.random((50, 3)).astype(np.float32)
     weights[::7, 2] = 0.0  # no entry for a zero weight
     assert write_weights(bpy.context, obj, joints, weights, names)
