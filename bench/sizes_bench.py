@@ -81,10 +81,10 @@ def measure(python: str, vertices: int, repeat: int, root: Path, profile: bool) 
         if not any("skipped" in r for r in runs.get(FBX_IMPORT, [])):
             runs.setdefault(FBX_IMPORT, []).append(run_child(python, FBX_IMPORT, workdir, cfg))
     if profile:
-        runs["profiles"] = [
-            {step: run_child(python, step, workdir, cfg, profile=True)["profile"]}
+        runs["profiles"] = {
+            step: run_child(python, step, workdir, cfg, profile=True)["profile"]
             for step in PROFILED
-        ]
+        }
     return runs
 
 
@@ -208,20 +208,19 @@ def profile_table(run: dict) -> list[str]:
     caller, so "RigPort" holds some of Blender's time too)."""
     rows = []
     for size in sorted(run["sizes"], key=int):
-        for entry in run["sizes"][size].get("profiles", []):
-            for step, prof in entry.items():
-                split = prof["split"]
-                total = sum(split.values()) or 1.0
-                top = ", ".join(
-                    f"`{r['func'].split('(')[-1].rstrip(')')}` {r['tottime']:.2f}"
-                    for r in prof["tottime"][:3]
-                )
-                cells = [f"{int(size):,}", step, f"{prof['total']:.2f}"]
-                cells += [
-                    f"{100 * split.get(k, 0.0) / total:.0f} %"
-                    for k in ("rigport", "blender", "numpy", "other")
-                ]
-                rows.append("| " + " | ".join([*cells, top]) + " |")
+        for step, prof in run["sizes"][size].get("profiles", {}).items():
+            split = prof["split"]
+            total = sum(split.values()) or 1.0
+            top = ", ".join(
+                f"`{r['func'].split('(')[-1].rstrip(')')}` {r['tottime']:.2f}"
+                for r in prof["tottime"][:3]
+            )
+            cells = [f"{int(size):,}", step, f"{prof['total']:.2f}"]
+            cells += [
+                f"{100 * split.get(k, 0.0) / total:.0f} %"
+                for k in ("rigport", "blender", "numpy", "other")
+            ]
+            rows.append("| " + " | ".join([*cells, top]) + " |")
     if not rows:
         return []
     return [

@@ -66,12 +66,16 @@ def _copy_group(label: str, targets: list[str], sources: list[str]) -> bpy.types
     if len(pairs) <= CHUNK:
         return _chain(label, pairs)
     ng, src = _new_group(label)
-    for start in range(0, len(pairs), CHUNK):
-        node = ng.nodes.new("GeometryNodeGroup")
-        node.node_tree = _chain(label, pairs[start : start + CHUNK])
-        ng.links.new(src, node.inputs[0])
-        src = node.outputs[0]
-    ng.links.new(src, ng.nodes.new("NodeGroupOutput").inputs[0])
+    try:
+        for start in range(0, len(pairs), CHUNK):
+            node = ng.nodes.new("GeometryNodeGroup")
+            node.node_tree = _chain(label, pairs[start : start + CHUNK])
+            ng.links.new(src, node.inputs[0])
+            src = node.outputs[0]
+        ng.links.new(src, ng.nodes.new("NodeGroupOutput").inputs[0])
+    except Exception:
+        remove_group(ng)  # nothing half-built stays in the artist's file
+        raise
     return ng
 
 

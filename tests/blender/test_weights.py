@@ -126,3 +126,24 @@ def test_strongest_first_matches_lexsort():
     want = np.lexsort((bone, -weight, owner))
     for a in (owner, weight, bone):
         np.testing.assert_array_equal(a[got], a[want])
+
+
+def test_a_half_built_node_group_is_removed(rigport_registered, blank_blend, monkeypatch):
+    """A failure while the nested reader group is built leaves no node group behind."""
+    from rigport.operators.blender import weights
+
+    bpy = blank_blend
+    built = []
+    chain = weights._chain
+
+    def failing(label, pairs):
+        if built:
+            raise RuntimeError("no more nodes")
+        built.append(chain(label, pairs))
+        return built[-1]
+
+    monkeypatch.setattr(weights, "_chain", failing)
+    names = [f"b{i}" for i in range(weights.CHUNK + 1)]
+    with pytest.raises(RuntimeError):
+        weights._copy_group("rigport_read_weights", names, names)
+    assert len(built) == 1 and not bpy.data.node_groups
