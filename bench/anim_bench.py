@@ -9,9 +9,10 @@ For each size ``BONESxKEYS`` it builds the sample armature and walk animation
 (``bench/steps.py gen``), then runs, interleaved and each in a fresh process,
 ``rp_ani_import`` (RigPort's ``.ani`` import, the operator call) and
 ``floor_ani_build`` (the same F-curves and keys put in with Blender's calls
-alone), ``--repeat`` times, and keeps the fastest of each: the machine is shared,
-so the minimum is the figure least disturbed by other work. Prints a Markdown
-table with the ratio to the floor. Benchmarks are not tests.
+alone, in the same scene as the import), ``--repeat`` times, and keeps the
+fastest of each: the machine is shared, so the minimum is the figure least
+disturbed by other work. Prints a Markdown table with the ratio to the floor.
+Benchmarks are not tests.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def measure(python: str, bones: int, keys: int, repeat: int, before: Path | None
         if before is not None:
             times["before"] = []
         for _ in range(repeat):
-            for step in times:  # the floor reads the import's anim.blend
+            for step in times:  # the floor reads the keys the import gave Blender
                 if step == "before":
                     t = _step(python, "rp_ani_import", w, cfg, before)["seconds"]
                 else:
