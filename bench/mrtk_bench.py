@@ -18,7 +18,9 @@ and export with default options (byte-exact is checked), wall and CPU time,
 and the floor: Blender's own calls alone on the same arrays (the calls the
 import makes: actions, F-curves, ``keyframe_points.add``, the ``foreach_set``
 calls, the objects playing the actions and the view-layer update that ends the
-operator), and ``foreach_get`` of the same properties for export. The export
+operator), and ``foreach_get`` of the same properties for export. The floor's
+builds and the imports alternate, each in a fresh scene, so both find the
+allocator in the same state. The export
 also pays for writing the file durably (``write_atomic``: the bytes, then
 ``fsync`` before the rename), timed alone on the same bytes. Imports, exports
 and floors run ``--repeat`` times (the fastest counts). The machine may be
@@ -35,6 +37,7 @@ import runpy
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -64,19 +67,16 @@ def _fastest(repeat: int, fn, *args, **kwargs):
     return min((_timed(fn, *args, **kwargs) for _ in range(repeat)), key=lambda r: r[1])
 
 
-def _floor(bpy, plan, fps: float, repeat: int):
-    """Blender's own calls alone for the import's F-curves, then foreach_get of them,
-    each the fastest of ``repeat`` runs in a fresh scene, as the import and export are.
+def _floor_build(bpy, plan, fps: float):
+    """Blender's own calls alone for the import's F-curves: a callable that makes
+    them in the current scene.
 
     The same calls the import makes on the same arrays: an action per object,
     its F-curves, ``keyframe_points.add`` and ``foreach_set`` of co and
     interpolation, plus both handles and handle types on curves with Bezier
     keys; the objects that play the actions and the view-layer update that
-    ends every operator (Blender copies each action for evaluation). For
-    export, ``foreach_get`` of co and interpolation, and of the handles where
-    some key is Bezier.
+    ends every operator (Blender copies each action for evaluation).
     """
-    from rigport.io_formats.mrtk import keys as kc
     from rigport.operators.blender import compat
     from rigport.operators.mrtk.build import _enum, interpolation_codes
 
@@ -114,30 +114,28 @@ def _floor(bpy, plan, fps: float, repeat: int):
             scene.collection.objects.link(obj)
             compat.assign_action(obj, action)
         bpy.context.view_layer.update()
-        return actions
 
-    def fresh_build():
-        bpy.ops.wm.read_factory_settings(use_empty=True)
-        return _timed(build)
+    return build
 
-    runs = [fresh_build() for _ in range(repeat)]
-    actions = runs[-1][0]  # the scene of the last run is the one still there
-    _, wall_set, cpu_set = min(runs, key=lambda r: r[1])
 
-    def read():
-        for action in actions.values():
-            for fc in compat.fcurves(action):
-                kp = fc.keyframe_points
-                k = len(kp)
-                kp.foreach_get("co", np.empty(2 * k, np.float32))
-                interp = np.empty(k, np.uint8)
-                kp.foreach_get("interpolation", interp)
-                if np.any(interp == codes[kc.BEZIER]):
-                    kp.foreach_get("handle_left", np.empty(2 * k, np.float32))
-                    kp.foreach_get("handle_right", np.empty(2 * k, np.float32))
+def _read_floor(bpy) -> None:
+    """The export's floor: ``foreach_get`` of co and interpolation of every F-curve
+    in the file, and of the handles where some key is Bezier."""
+    from rigport.io_formats.mrtk import keys as kc
+    from rigport.operators.blender import compat
+    from rigport.operators.mrtk.build import interpolation_codes
 
-    _, wall_get, cpu_get = _fastest(repeat, read)
-    return wall_set, cpu_set, wall_get, cpu_get
+    bezier = interpolation_codes()[kc.BEZIER]
+    for action in bpy.data.actions:
+        for fc in compat.fcurves(action):
+            kp = fc.keyframe_points
+            k = len(kp)
+            kp.foreach_get("co", np.empty(2 * k, np.float32))
+            interp = np.empty(k, np.uint8)
+            kp.foreach_get("interpolation", interp)
+            if np.any(interp == bezier):
+                kp.foreach_get("handle_left", np.empty(2 * k, np.float32))
+                kp.foreach_get("handle_right", np.empty(2 * k, np.float32))
 
 
 def main() -> None:
@@ -178,17 +176,30 @@ def main() -> None:
         bpy.ops.wm.read_factory_settings(use_empty=True)
         bpy.context.scene.render.fps = int(args.rate)
         with quiet_stdout():
-            floor = _floor(bpy, plan, float(args.rate), args.repeat)
-            del plan
+            build = _floor_build(bpy, plan, float(args.rate))
 
-            def fresh_import(src: Path = src) -> tuple[float, float]:
+            def fresh(call) -> tuple[float, float]:
                 bpy.ops.wm.read_factory_settings(use_empty=True)
                 bpy.context.scene.render.fps = int(args.rate)
+                gc.collect()
                 t0, c0 = time.perf_counter(), time.process_time()
-                bpy.ops.import_anim.mrtk_input(filepath=str(src))
+                call()
                 return time.perf_counter() - t0, time.process_time() - c0
 
-            wi, ci = min((fresh_import() for _ in range(args.repeat)), key=lambda r: r[0])
+            # Interleaved, each in a fresh scene: the first build of a process
+            # faults in new memory and later ones reuse what the allocator kept,
+            # so the floor's runs and the import's alternate (the import last,
+            # its scene is the one exported).
+            floors, imports = [], []
+            load = partial(bpy.ops.import_anim.mrtk_input, filepath=str(src))
+            for _ in range(args.repeat):
+                floors.append(fresh(build))
+                imports.append(fresh(load))
+            del build, plan
+            floor_set = min(floors)
+            wi, ci = min(imports)
+            _, wg, cg = _fastest(args.repeat, _read_floor, bpy)
+            floor = (*floor_set, wg, cg)
             out = tmp / "out.bin"
             _, we, ce = _fastest(args.repeat, bpy.ops.export_anim.mrtk_input, filepath=str(out))
         same = out.read_bytes() == data
