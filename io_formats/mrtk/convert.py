@@ -198,11 +198,12 @@ class ImportedCurve:
         """The file curve as bytes (:func:`pack_record`)."""
         return pack_record(self.source, self.constant)
 
-    def stored(self, co: np.ndarray, fps: float) -> bytes:
+    def stored(self, co: np.ndarray, fps: float, copied: bool = False) -> bytes:
         """What the import keeps of the curve whose Blender keys are ``co`` (float32
         frames at ``fps``): a line record where the curve is straight lines or steps
-        (:mod:`.line_records`), else :attr:`record`."""
-        line = pack_line_record(self.source, co, fps, self.sign, self.constant)
+        (:mod:`.line_records`), else :attr:`record`. ``copied``: ``co`` is
+        :meth:`frames`' own, so its values are the file's bits."""
+        line = pack_line_record(self.source, co, fps, self.sign, self.constant, copied)
         return self.record if line is None else line
 
     @property
@@ -265,12 +266,18 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
     ray = RAY_BLENDER if convert else RAY_UNITY
     roles: list[str] = []
     out: list[ImportedCurve] = []
+    overlong = 0
 
     def add(role: str, table, curves: list[Curve], name: str) -> None:
+        nonlocal overlong
         for path, index, src, sign in table:
             c = curves[src]
             _check_times(c, f"{name} curve {src}")
-            out.append(ImportedCurve(role, path, index, c, sign))
+            curve = ImportedCurve(role, path, index, c, sign)
+            # while the keys are still in the CPU's cache (a 10-minute recording is
+            # 388 MB): their constant fields, which the build uses too
+            overlong += kc.overlong_keys(c.keys, curve.constant)
+            out.append(curve)
 
     if rec.camera is not None:
         roles.append("camera")
@@ -300,7 +307,6 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
     # gets Python floats.
     markers = [replace(m, time=float(m.time)) for m in rec.markers]
     plan = ImportPlan(roles, out, markers, meta)
-    overlong = sum(kc.overlong_keys(c.source.keys, c.constant) for c in out)
     if overlong:
         plan.warnings.append(
             f"{overlong} curve segments have weights adding up to more than 1: Blender "

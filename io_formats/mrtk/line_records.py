@@ -38,11 +38,18 @@ def _frames_back(x: np.ndarray, fps: float) -> np.ndarray:
 
 
 def pack_line_record(
-    c: Curve, co: np.ndarray, fps: float, sign: float, constant: frozenset[str]
+    c: Curve,
+    co: np.ndarray,
+    fps: float,
+    sign: float,
+    constant: frozenset[str],
+    copied: bool = False,
 ) -> bytes | None:
     """The line record of ``c`` as imported to Blender keys ``co`` (float32 frames), or
     None when the curve is not one (Bezier keys, fields that vary, values Blender
-    would not give back bit for bit)."""
+    would not give back bit for bit). ``copied``: ``co`` is what
+    ``keys.unity_to_keyframes`` made of ``c``, whose values with sign 1 are the
+    keys' own float32 bits, so they need no comparing."""
     keys = c.keys
     k = len(keys)
     full = keys.dtype.names == FULL_KEY.names
@@ -51,7 +58,9 @@ def pack_line_record(
     if full and not (constant.issuperset(kc.RECORDER_FIELDS) and kc.recorder_keys(keys, constant)):
         return None
     values = keys["value"].view("<i4")
-    if sign == 1.0:
+    if sign == 1.0 and copied:
+        same = np.ones(1, bool)
+    elif sign == 1.0:
         same = co[:, 1].view("<i4") == values
     else:
         back = np.empty(k, np.float32)

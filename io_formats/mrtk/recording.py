@@ -196,10 +196,10 @@ def _curve(r: Reader, dtype: np.dtype) -> Curve:
     keys = np.frombuffer(r.data, dtype, n, keys_at)  # a read-only view: 14 M keys, no copy
     r.pos += n * dtype.itemsize
     if "weighted_mode" in dtype.names and n:
-        mode = keys["weighted_mode"]
-        bad = np.flatnonzero((mode < 0) | (mode > 3)) if mode.min() < 0 or mode.max() > 3 else ()
-        if len(bad):
-            i = int(bad[0])
+        # one pass: a negative mode is a large number unsigned
+        mode = keys["weighted_mode"].view("<u4")
+        if (mode > 3).any():
+            i = int(np.flatnonzero(mode > 3)[0])
             raise r.error(
                 f"weighted mode {int(keys['weighted_mode'][i])} of key {i} is not 0..3",
                 keys_at + i * dtype.itemsize + 24,

@@ -250,9 +250,10 @@ def _fill_curves(
             mod.mode_before = c.cycle_before
             mod.mode_after = c.cycle_after
         co, hl, hr, interp = c.frames(fps)
-        fill_fcurve(fc, co, hl, hr, interp, codes)
         key = curve_key(c.data_path, c.index)
-        action[CURVES][key] = c.stored(co, fps)
+        # kept before the keys go to Blender, while the file's are in the CPU's cache
+        action[CURVES][key] = c.stored(co, fps, copied=True)
+        fill_fcurve(fc, co, hl, hr, interp, codes)
         action[WRAPS][key] = list(c.wraps)
     for role, action in actions.items():
         keep_actions(out.objects[role], [action])

@@ -179,6 +179,10 @@ def test_bad_fields_name_their_offset() -> None:
     err = _error(bytes(bad))
     # both layouts fail: the message gives each one's reason and offset
     assert "weighted mode 9 of key 0" in err.message and f"offset {19 + 12 + 24}" in err.message
+    bad = bytearray(data)
+    struct.pack_into("<i", bad, 19 + 12 + 28 + 24, -1)  # second key's: negative
+    err = _error(bytes(bad))
+    assert "weighted mode -1 of key 1" in err.message and err.offset == 19 + 12 + 52
     err = _error(bytes(data) + b"\0")
     assert "after the marker list" in err.message and err.offset == len(data)
 
