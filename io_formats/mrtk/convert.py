@@ -29,6 +29,7 @@ from ..codec import FormatError
 from ..codec.errors import counted
 from ..scene import FloatCurve
 from . import keys as kc
+from .key_checks import constant_fields, times_in_order
 from .line_records import pack_line_record, straight_code, unpack_line_record
 from .recording import (
     FULL,
@@ -88,14 +89,14 @@ def pack_record(c: Curve, constant: frozenset[str] | None = None) -> bytes:
     Both, 20 of each key's 28 bytes): the key count (uint32), a bit per field
     (bit i: field i is constant), the constant fields' 4 bytes, then the other
     fields of every key, key by key. ``constant``: the keys'
-    :func:`keys.constant_fields` when already known.
+    :func:`.key_checks.constant_fields` when already known.
     """
     wraps = struct.pack("<ii", c.pre_wrap, c.post_wrap)
     full = c.keys.dtype.names == FULL_KEY.names
     if not full:
         same = []
     else:
-        constant = kc.constant_fields(c.keys) if constant is None else constant
+        constant = constant_fields(c.keys) if constant is None else constant
         same = [name for name in FULL_KEY.names if name in constant]
     if not same:
         keys = np.ascontiguousarray(c.keys)
@@ -191,7 +192,9 @@ class ImportedCurve:
         :meth:`frames`."""
         if self.source.keys.dtype.names != FULL_KEY.names:
             return frozenset()
-        return kc.constant_fields(self.source.keys)
+        if self.source.constant is not None:  # found by the read
+            return self.source.constant
+        return constant_fields(self.source.keys)
 
     @property
     def record(self) -> bytes:
@@ -247,9 +250,9 @@ def curve_to_bezier(
 
 
 def _check_times(c: Curve, what: str) -> None:
+    if c.ordered if c.ordered is not None else times_in_order(c.keys["time"]):
+        return
     t = c.keys["time"]
-    if not len(t) or (np.isfinite(t[0]) and np.isfinite(t[-1]) and np.all(t[1:] >= t[:-1])):
-        return  # in order, so all between the finite ends (NaN fails the comparison)
     bad = np.flatnonzero(~np.isfinite(t))
     if not len(bad) and len(t) > 1:
         bad = np.flatnonzero(np.diff(t) < 0) + 1
@@ -274,8 +277,6 @@ def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
             c = curves[src]
             _check_times(c, f"{name} curve {src}")
             curve = ImportedCurve(role, path, index, c, sign)
-            # while the keys are still in the CPU's cache (a 10-minute recording is
-            # 388 MB): their constant fields, which the build uses too
             overlong += kc.overlong_keys(c.keys, curve.constant)
             out.append(curve)
 

@@ -176,7 +176,7 @@ def unity_to_keyframes(
     curve of only those (every simple-layout curve, MRTK's recorder keys) needs
     the key positions and codes alone: a third of the work on 14 million keys.
     The positions are the same float32 numbers, bit for bit. ``constant``: the
-    keys' :func:`constant_fields` when already known.
+    keys' :func:`.key_checks.constant_fields` when already known.
     """
     k = len(keys)
     if keys.dtype.names == SIMPLE_KEY.names:
@@ -200,67 +200,6 @@ def unity_to_keyframes(
     return co, None, None, interp
 
 
-def constant_fields(keys: np.ndarray) -> frozenset[str]:
-    """The fields every key has the same bits in (NaN and -0 included); none for
-    fewer than two keys."""
-    if len(keys) < 2:
-        return frozenset()
-    out = []
-    names = keys.dtype.names
-    # The second key tells most varying fields (times, values) at once. The others
-    # are compared two at a time as one 8-byte word (MRTK's recorder writes all five
-    # the same: three passes over the keys instead of five), and one at a time
-    # only where a pair differs. A pass compares a whole field against the first
-    # key's: a bytewise comparison of the 20 bytes is three times slower with
-    # numpy 2 (bpy 5.2).
-    pending = []
-    for name in names:
-        bits = keys[name].view("<i4")
-        if bits[1] == bits[0]:
-            pending.append(name)
-    pairs = _word_pairs(keys.dtype, pending)
-    for group in pairs:
-        if len(group) == 2:
-            word = keys.view(_pair_view(keys.dtype, group[0]))["w"]
-            if (word == word[0]).all():
-                out += group
-                continue
-        for name in group:
-            bits = keys[name].view("<i4")
-            if (bits == bits[0]).all():
-                out.append(name)
-    return frozenset(out)
-
-
-def _word_pairs(dtype: np.dtype, names: list[str]) -> list[tuple[str, ...]]:
-    """``names`` (4-byte fields of ``dtype``, in order) grouped into pairs that sit
-    side by side, the rest alone."""
-    groups: list[tuple[str, ...]] = []
-    i = 0
-    while i < len(names):
-        a = names[i]
-        b = names[i + 1] if i + 1 < len(names) else None
-        if b is not None and dtype.fields[b][1] == dtype.fields[a][1] + 4:
-            groups.append((a, b))
-            i += 2
-        else:
-            groups.append((a,))
-            i += 1
-    return groups
-
-
-def _pair_view(dtype: np.dtype, first: str) -> np.dtype:
-    """A view of ``dtype``'s records as the 8 bytes from field ``first`` on."""
-    return np.dtype(
-        {
-            "names": ["w"],
-            "formats": ["<u8"],
-            "offsets": [dtype.fields[first][1]],
-            "itemsize": dtype.itemsize,
-        }
-    )
-
-
 #: The fields MRTK's recorder writes the same in every key: tangents, weights, weighted mode.
 RECORDER_FIELDS = FULL_KEY.names[2:]
 
@@ -269,7 +208,7 @@ def recorder_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> b
     """Full keys as MRTK's recorder writes them, more than one: every side weighted with
     weight 0 (all segments straight), no infinite tangent (no step).
 
-    When ``constant`` (:func:`constant_fields`) holds every field but time and
+    When ``constant`` (:func:`.key_checks.constant_fields`) holds every field but time and
     value, as in what the recorder writes, the first key answers for all."""
     if constant is not None and constant.issuperset(RECORDER_FIELDS):
         keys = keys[:2]
@@ -292,7 +231,7 @@ def to_frames(co: np.ndarray, hl: np.ndarray, hr: np.ndarray, fps: float):
 def overlong_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> int:
     """How many Bezier segments of full keys Blender shortens (weights adding up to over 1).
 
-    ``constant``: the keys' :func:`constant_fields` when already known (a weight
+    ``constant``: the keys' :func:`.key_checks.constant_fields` when already known (a weight
     the same in every key is read from the first)."""
     if keys.dtype.names != FULL_KEY.names or len(keys) < 2:
         return 0

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codec import FormatError, Reader, Writer
+from .key_checks import constant_fields, times_in_order
 
 MAGIC = 0x6A8FAF6E0F9E42C6
 SUPPORTED = ((1, 0), (1, 1))
@@ -105,6 +106,11 @@ class Curve:
     post_wrap: int
     keys: np.ndarray | KeysLater
     offset: int | None = field(default=None, compare=False)  # where it starts in the file
+    #: what :func:`read` found while the keys were in the CPU's cache (None: not
+    #: looked at): times in order (:func:`.key_checks.times_in_order`), fields the
+    #: same in every key (:func:`.key_checks.constant_fields`)
+    ordered: bool | None = field(default=None, compare=False, repr=False)
+    constant: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def empty(cls, dtype: np.dtype = FULL_KEY) -> Curve:
@@ -204,7 +210,8 @@ def _curve(r: Reader, dtype: np.dtype) -> Curve:
                 f"weighted mode {int(keys['weighted_mode'][i])} of key {i} is not 0..3",
                 keys_at + i * dtype.itemsize + 24,
             )
-    return Curve(pre, post, keys, start)
+    ordered = times_in_order(keys["time"])
+    return Curve(pre, post, keys, start, ordered, constant_fields(keys))
 
 
 def _curves(r: Reader, n: int, dtype: np.dtype) -> list[Curve]:

@@ -1,11 +1,11 @@
-"""``keys.constant_fields`` compares the recorder's constant fields two at a time as
+"""``key_checks.constant_fields`` compares the recorder's constant fields two at a time as
 8-byte words: it must find exactly the fields a field-by-field comparison finds."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from rigport.io_formats.mrtk import keys as kc
+from rigport.io_formats.mrtk.key_checks import constant_fields
 from rigport.io_formats.mrtk.recording import FULL_KEY, SIMPLE_KEY
 
 
@@ -39,7 +39,7 @@ def test_pairs_find_the_same_fields_as_one_at_a_time() -> None:
                 bits[2:] = -(2**31)
             elif how == 5:  # the first two keys alike, a later one not
                 bits[3:] = 7
-        got = kc.constant_fields(keys)
+        got = constant_fields(keys)
         assert got == _field_by_field(keys), (keys, got)
         found.add(len(got))
     assert found >= {0, 2, 5, 7}  # the cases reached every kind of answer
@@ -50,6 +50,6 @@ def test_recorder_keys_have_their_five_fields_constant() -> None:
     keys["time"] = np.arange(36) / 60
     keys["value"] = np.linspace(-1, 1, 36)
     keys["weighted_mode"] = 3
-    assert kc.constant_fields(keys) == frozenset(FULL_KEY.names[2:])
+    assert constant_fields(keys) == frozenset(FULL_KEY.names[2:])
     keys["out_weight"][20] = 0.5
-    assert kc.constant_fields(keys) == frozenset(FULL_KEY.names[2:5] + FULL_KEY.names[6:])
+    assert constant_fields(keys) == frozenset(FULL_KEY.names[2:5] + FULL_KEY.names[6:])

@@ -12,6 +12,7 @@ import pytest
 from rigport.io_formats.mrtk import convert as C
 from rigport.io_formats.mrtk import keys as K
 from rigport.io_formats.mrtk import recording as R
+from rigport.io_formats.mrtk.key_checks import constant_fields
 from rigport.samples import mrtk as samples
 from rigport.tests.support import unity_eval
 
@@ -365,7 +366,7 @@ def test_keyframes_without_handles_are_the_same_numbers(case: str, sign: float) 
     assert lines == (hl is None) or case in ("simple", "empty")
     # the import's shortcut: the recorder test answered from the fields known constant
     if keys.dtype == R.FULL_KEY:
-        constant = K.constant_fields(keys)
+        constant = constant_fields(keys)
         quick = K.unity_to_keyframes(keys, 59.94, sign, False, constant)
         assert quick[0].tobytes() == co.tobytes() and quick[3].tobytes() == interp.tobytes()
         assert (quick[1] is None) == (hl is None)
@@ -375,20 +376,20 @@ def test_constant_fields_compare_bits() -> None:
     """A field is constant when every key has its first key's bits: -0 differs from 0,
     a NaN equals only the same NaN."""
     keys = _recorder_keys(5)
-    assert K.constant_fields(keys) == set(R.FULL_KEY.names[2:])
-    assert K.constant_fields(keys[:1]) == frozenset()
+    assert constant_fields(keys) == set(R.FULL_KEY.names[2:])
+    assert constant_fields(keys[:1]) == frozenset()
     same = keys.copy()
     same["value"] = -0.0  # every field but time
-    assert K.constant_fields(same) == set(R.FULL_KEY.names[1:])
+    assert constant_fields(same) == set(R.FULL_KEY.names[1:])
     same["weighted_mode"][3] = 1
-    assert K.constant_fields(same) == set(R.FULL_KEY.names[1:-1])
+    assert constant_fields(same) == set(R.FULL_KEY.names[1:-1])
     keys["in_weight"][4] = -0.0
     keys["out_tangent"] = np.nan
     keys["out_tangent"].view("<i4")[2] = 0x7FC00123
     keys["value"] = 1.5
     keys["value"][1] = 2.0  # the second key differs, the rest equal the first
     keys["time"][1] = keys["time"][0]  # the second key alone is not enough to tell
-    assert K.constant_fields(keys) == {"in_tangent", "out_weight", "weighted_mode"}
+    assert constant_fields(keys) == {"in_tangent", "out_weight", "weighted_mode"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -400,9 +401,9 @@ def test_overlong_keys_counts_segments_over_one(case: str) -> None:
     step = np.isinf(keys["out_tangent"][:-1]) | np.isinf(keys["in_tangent"][1:])
     want = int(np.count_nonzero((wout[:-1] + win[1:] > 1 + 1e-6) & ~step))
     assert K.overlong_keys(keys) == want
-    assert K.overlong_keys(keys, K.constant_fields(keys)) == want
+    assert K.overlong_keys(keys, constant_fields(keys)) == want
     keys["out_weight"] = 0.9  # a constant weight is read from the first key alone
-    assert K.overlong_keys(keys, K.constant_fields(keys)) == K.overlong_keys(keys)
+    assert K.overlong_keys(keys, constant_fields(keys)) == K.overlong_keys(keys)
     keys["in_weight"] = 0.5
     keys["out_weight"] = 0.5
     assert K.overlong_keys(keys) == 0
@@ -439,7 +440,7 @@ def test_stored_curves_come_back_bit_for_bit(case: str) -> None:
     if case == "recorder":
         assert len(data) == 9 + 5 + 5 * 4 + 8 * len(c.keys)  # time and value per key
     # what the export's shortcut reads from the record: the fields held once
-    want = K.constant_fields(c.keys) if c.keys.dtype == R.FULL_KEY else frozenset()
+    want = constant_fields(c.keys) if c.keys.dtype == R.FULL_KEY else frozenset()
     assert (C.record_constants(data) or frozenset()) == want
     assert C.pack_record(c, want) == data
     if case == "odd_bits":

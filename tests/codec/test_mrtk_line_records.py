@@ -12,6 +12,7 @@ from rigport.io_formats.mrtk import convert as C
 from rigport.io_formats.mrtk import keys as K
 from rigport.io_formats.mrtk import line_records as L
 from rigport.io_formats.mrtk import recording as R
+from rigport.io_formats.mrtk.key_checks import constant_fields
 from rigport.samples import mrtk as samples
 
 FPS = 60.0
@@ -85,12 +86,12 @@ def test_curves_that_are_not_lines_keep_their_file_record() -> None:
     )
     keys = _recorder().camera[3].keys.copy()
     keys["in_tangent"][5] = 0.25  # still straight (weights 0), but not one constant
-    assert L.pack_line_record(R.Curve(8, 8, keys), *_frames(keys), K.constant_fields(keys)) is None
+    assert L.pack_line_record(R.Curve(8, 8, keys), *_frames(keys), constant_fields(keys)) is None
     keys = _recorder().camera[3].keys.copy()
     keys["value"].view("<i4")[3] = 0x7F800001  # a signalling NaN: float64 would quiet it
     with np.errstate(invalid="ignore"):
         co = _frames(keys, -1.0)[0]
-    assert L.pack_line_record(R.Curve(8, 8, keys), co, FPS, -1.0, K.constant_fields(keys)) is None
+    assert L.pack_line_record(R.Curve(8, 8, keys), co, FPS, -1.0, constant_fields(keys)) is None
 
 
 def _frames(keys: np.ndarray, sign: float = 1.0):
@@ -105,7 +106,7 @@ def test_straight_edits_are_written_as_the_same_kind_of_keys(sign: float) -> Non
     keys = _recorder().camera[0].keys
     c = R.Curve(8, 8, keys)
     co = K.unity_to_keyframes(keys, FPS, sign)[0]
-    line = L.unpack_line_record(L.pack_line_record(c, co, FPS, sign, K.constant_fields(keys)))
+    line = L.unpack_line_record(L.pack_line_record(c, co, FPS, sign, constant_fields(keys)))
     assert line is not None
     moved = co.copy()
     moved[10] += (0.25, 0.5)
@@ -144,7 +145,7 @@ def test_a_bezier_edit_rebuilds_with_the_file_times() -> None:
 
 def test_damaged_line_records_are_ignored() -> None:
     keys = _recorder().camera[0].keys
-    data = L.pack_line_record(R.Curve(8, 8, keys), *_frames(keys), K.constant_fields(keys))
+    data = L.pack_line_record(R.Curve(8, 8, keys), *_frames(keys), constant_fields(keys))
     assert data is not None and L.unpack_line_record(data) is not None
     head = 1 + 13
     n = struct.unpack_from("<I", data, head + 20)[0]
