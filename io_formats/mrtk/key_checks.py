@@ -14,12 +14,14 @@ def times_in_order(t: np.ndarray) -> bool:
     return not len(t) or bool(np.isfinite(t[0]) and np.isfinite(t[-1]) and np.all(t[1:] >= t[:-1]))
 
 
-def constant_fields(keys: np.ndarray) -> frozenset[str]:
+def constant_fields(keys: np.ndarray, known: dict[str, bool] | None = None) -> frozenset[str]:
     """The fields every key has the same bits in (NaN and -0 included); none for
-    fewer than two keys."""
+    fewer than two keys. ``known``: fields already compared (True: the same in
+    every key), not compared again."""
     if len(keys) < 2:
         return frozenset()
-    out = []
+    known = known or {}
+    out = [name for name, same in known.items() if same]
     names = keys.dtype.names
     # The second key tells most varying fields (times, values) at once. The others
     # are compared two at a time as one 8-byte word (MRTK's recorder writes all five
@@ -30,7 +32,7 @@ def constant_fields(keys: np.ndarray) -> frozenset[str]:
     pending = []
     for name in names:
         bits = keys[name].view("<i4")
-        if bits[1] == bits[0]:
+        if name not in known and bits[1] == bits[0]:
             pending.append(name)
     pairs = _word_pairs(keys.dtype, pending)
     for group in pairs:

@@ -201,17 +201,21 @@ def _curve(r: Reader, dtype: np.dtype) -> Curve:
     r.need(n * dtype.itemsize, "keyframes")
     keys = np.frombuffer(r.data, dtype, n, keys_at)  # a read-only view: 14 M keys, no copy
     r.pos += n * dtype.itemsize
+    known = {}
     if "weighted_mode" in dtype.names and n:
-        # one pass: a negative mode is a large number unsigned
+        # a negative mode is a large number unsigned; one pass tells whether every
+        # key has the first one's mode (MRTK's recorder: all Both), and then the
+        # first answers for all
         mode = keys["weighted_mode"].view("<u4")
-        if (mode > 3).any():
+        known["weighted_mode"] = same = n > 1 and mode[1] == mode[0] and (mode == mode[0]).all()
+        if (mode[:1] > 3 if same else mode > 3).any():
             i = int(np.flatnonzero(mode > 3)[0])
             raise r.error(
                 f"weighted mode {int(keys['weighted_mode'][i])} of key {i} is not 0..3",
                 keys_at + i * dtype.itemsize + 24,
             )
     ordered = times_in_order(keys["time"])
-    return Curve(pre, post, keys, start, ordered, constant_fields(keys))
+    return Curve(pre, post, keys, start, ordered, constant_fields(keys, known))
 
 
 def _curves(r: Reader, n: int, dtype: np.dtype) -> list[Curve]:

@@ -183,6 +183,12 @@ def test_bad_fields_name_their_offset() -> None:
     struct.pack_into("<i", bad, 19 + 12 + 28 + 24, -1)  # second key's: negative
     err = _error(bytes(bad))
     assert "weighted mode -1 of key 1" in err.message and err.offset == 19 + 12 + 52
+    bad = bytearray(data)
+    n = struct.unpack_from("<i", bad, 19 + 8)[0]
+    for i in range(n):  # every key of the curve the same bad mode: the first is named
+        struct.pack_into("<i", bad, 19 + 12 + 28 * i + 24, 5)
+    err = _error(bytes(bad))
+    assert f"offset {19 + 12 + 24}: weighted mode 5 of key 0" in err.message
     err = _error(bytes(data) + b"\0")
     assert "after the marker list" in err.message and err.offset == len(data)
 

@@ -40,7 +40,11 @@ def test_pairs_find_the_same_fields_as_one_at_a_time() -> None:
             elif how == 5:  # the first two keys alike, a later one not
                 bits[3:] = 7
         got = constant_fields(keys)
-        assert got == _field_by_field(keys), (keys, got)
+        want = _field_by_field(keys)
+        assert got == want, (keys, got)
+        if "weighted_mode" in keys.dtype.names and n > 1:  # as the read gives it
+            known = {"weighted_mode": "weighted_mode" in want}
+            assert constant_fields(keys, known) == want
         found.add(len(got))
     assert found >= {0, 2, 5, 7}  # the cases reached every kind of answer
 
