@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import bpy
 import numpy as np
 
 from ...io_formats.codec import FormatError
@@ -32,11 +33,11 @@ from ...io_formats.urho3d.model_import import (
 )
 from ...io_formats.urho3d.transform import bake_bones, bake_layout, bake_meshes
 from ..blender import fingerprint
-from ..blender.armatures import one_armature
+from ..blender.armatures import mesh_armature, one_armature
 from ..blender.extract import extract_mesh, extract_skeleton, read_prop
 from ..blender.weights import reader_groups_kept
 from ..conventions import ExportTransform, file_matrix
-from ..result import Result
+from ..result import Result, counted
 from .axes import export_axes, export_convert
 from .kept import FINGERPRINT
 from .output import default_entry, package_path, write_output
@@ -278,12 +279,54 @@ def _write(state: _ModelExport, path: str) -> None:
     if len(state.lods) == 1 and isinstance(state.layout, dict):
         n = max((len(g["lods"]) for g in state.layout["geometries"]), default=1)
         if n > 1:
-            state.result.warn(
-                f"the imported model had {n} LOD levels; only LOD {state.lods[0][0]} "
-                "was in Blender, so the file has one (import with all LODs to keep them)"
-            )
+            state.result.warn(_one_lod_note(state, n))
     if into:
         state.result.info(f"wrote {entry} into {options.package_file}")
+
+
+def _one_lod_note(state: _ModelExport, n: int) -> str:
+    """Why the file has one LOD level of the imported ``n``: the others were not
+    imported, or their objects are in Blender but were not among those exported
+    (an import hides the levels after 0, and Selected Objects leaves hidden
+    objects out)."""
+    level = state.lods[0][0]
+    exported = {obj.name for obj in state.objects}
+    # the model's: deformed by its armature, else in a collection of its own with it
+    # (an import puts a model's LOD objects in one, "<model>_LODs")
+    masters = {scene.collection.as_pointer() for scene in bpy.data.scenes}
+    shared = {
+        c.as_pointer()
+        for obj in state.objects
+        for c in obj.users_collection
+        if c.as_pointer() not in masters
+    }
+
+    def of_model(obj) -> bool:
+        if state.armature is not None:
+            return mesh_armature(obj) == state.armature
+        return any(c.as_pointer() in shared for c in obj.users_collection)
+
+    left = sorted(
+        obj.name
+        for obj in bpy.data.objects
+        if obj.type == "MESH"
+        and obj.name not in exported
+        and "urho_lod" in obj
+        and int(obj["urho_lod"]) != level
+        and of_model(obj)
+    )
+    if not left:
+        return (
+            f"the imported model had {n} LOD levels; only LOD {level} was in Blender, "
+            "so the file has one (import with all LODs to keep them)"
+        )
+    shown = ", ".join(left[:3]) + (" ..." if len(left) > 3 else "")
+    return (
+        f"the imported model had {n} LOD levels; only LOD {level} was exported: "
+        f"{counted(len(left), 'mesh object')} of its other levels ({shown}) were not among "
+        "the objects to export (an import hides the levels after 0, and Selected Objects "
+        "leaves hidden objects out: unhide and select them to export every level)"
+    )
 
 
 def _rbfx_model_fields(model: mdl.Model, objects: list, layout: dict | None) -> None:

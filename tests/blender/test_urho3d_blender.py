@@ -340,3 +340,31 @@ def test_multi_file_import_is_all_or_nothing(blank_blend, corpus_dir, tmp_path):
             files=[{"name": "Box.mdl"}, {"name": str(bad)}],
         )
     assert _datablock_counts(bpy) == before
+
+
+def test_selected_export_names_the_hidden_lod_objects_it_left_out(
+    blank_blend, corpus_dir, tmp_path
+):
+    """An import hides the LOD levels after 0; an artist who selects the character
+    and exports Selected Objects gets LOD 0 alone, and the warning says which LOD
+    objects were left out and why (not that they were never imported)."""
+    bpy = blank_blend
+    bpy.ops.import_scene.urho3d_mdl(filepath=str(corpus_dir / "urho3d/Mushroom.mdl"))
+    bpy.ops.object.select_all(action="DESELECT")
+    first = next(o for o in bpy.data.objects if o.type == "MESH" and o["urho_lod"] == 0)
+    first.select_set(True)
+    bpy.context.view_layer.objects.active = first
+    from rigport.operators.urho3d.model_exporter import ModelExportOptions, export_mdl
+
+    result = export_mdl(bpy.context, str(tmp_path / "one.mdl"), [first], ModelExportOptions())
+    warned = [m.text for m in result.messages if "LOD levels" in m.text]
+    assert len(warned) == 1 and "were not among the objects to export" in warned[0]
+    assert "4 mesh objects of its other levels" in warned[0]
+    assert len(mdl.read((tmp_path / "one.mdl").read_bytes()).geometries[0].lods) == 1
+    # not imported at all: the other advice
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.urho3d_mdl(filepath=str(corpus_dir / "urho3d/Mushroom.mdl"), lods="FIRST")
+    only = next(o for o in bpy.data.objects if o.type == "MESH")
+    result = export_mdl(bpy.context, str(tmp_path / "two.mdl"), [only], ModelExportOptions())
+    warned = [m.text for m in result.messages if "LOD levels" in m.text]
+    assert len(warned) == 1 and "import with all LODs to keep them" in warned[0]
