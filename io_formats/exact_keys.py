@@ -125,11 +125,8 @@ def track_digest(track: BoneTrack, version: int = VERSION) -> bytes:
 def basis_digest(rel: tuple[np.ndarray, ...], fps: float) -> bytes:
     """Version 4: a digest of a bone's rest (``build.rest_relative``'s arrays) and
     the frame rate its keys were converted at."""
-    h = hashlib.sha256()
-    for a in rel:
-        h.update(np.ascontiguousarray(a, np.float64))
-    h.update(np.float64(fps).tobytes())
-    return h.digest()[:8]
+    flat = np.concatenate([np.ravel(a) for a in rel] + [[fps]], dtype=np.float64)
+    return hashlib.sha256(flat).digest()[:8]
 
 
 def times_digest(frames: np.ndarray) -> bytes:
@@ -164,8 +161,8 @@ def given_track(track: BoneTrack) -> BoneTrack:
             a = np.asarray(a)
             if a.dtype != np.float32:
                 a = np.asarray(a, np.float64)
-                a32 = a.astype(np.float32)
-                a = a32 if _f32_exact(a, a32) else a
+                a32 = a.astype(np.float32)  # keeps a zero's sign; NaN is never equal
+                a = a32 if np.array_equal(a32, a) else a
         out.append(a)
     return BoneTrack(track.bone, *out)
 
