@@ -336,6 +336,14 @@ def restore(
     return out
 
 
+def _same_bits(a: np.ndarray, b: np.ndarray | None) -> bool:
+    """Whether ``a`` and ``b`` hold the same bits (a zero's sign too)."""
+    if b is None or a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    kind = f"u{a.dtype.itemsize}"
+    return bool(np.array_equal(a.view(kind), b.view(kind)))
+
+
 def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[np.ndarray]) -> dict:
     meta = {}
     for name in CHANNELS:  # the order decode takes them in
@@ -356,6 +364,7 @@ def encode(kept: list[KeptTrack]) -> bytes:
         raise ValueError(f"kept tracks of record versions {sorted(versions)} in one record")
     blobs: list[np.ndarray] = []
     header = []
+    last_times = None  # the previous given track's times
     for k in kept:
         entry: dict = {"bone": k.bone, "digests": {n: d.hex() for n, d in k.digests.items()}}
         if k.whole is not None:
@@ -365,9 +374,13 @@ def encode(kept: list[KeptTrack]) -> bytes:
                 blobs,
             )
         elif k.given is not None:
-            entry["given"] = _arrays_meta(
-                dict(zip(CHANNELS, _channels(k.given), strict=True)), blobs
-            )
+            arrays = dict(zip(CHANNELS, _channels(k.given), strict=True))
+            times = np.ascontiguousarray(arrays["times"])
+            if _same_bits(times, last_times):  # most files key every bone at one time list
+                arrays["times"] = None
+                entry["same_times"] = True
+            last_times = times
+            entry["given"] = _arrays_meta(arrays, blobs)
         else:
             entry["xor"] = _arrays_meta(k.xor, blobs)
             if k.rounded:
@@ -419,6 +432,7 @@ def decode(data: bytes | str, what: str = "the kept keys") -> list[KeptTrack]:
             raise ValueError(f"version {version!r}, this RigPort reads {READABLE}")
         pos = 4 + n
         kept = []
+        last_times = None  # the previous given track's times
         for entry in header:
             digests = {str(n): bytes.fromhex(d) for n, d in entry["digests"].items()}
             k = KeptTrack(str(entry["bone"]), digests, version=version)
@@ -429,6 +443,9 @@ def decode(data: bytes | str, what: str = "the kept keys") -> list[KeptTrack]:
                 k.whole = BoneTrack(k.bone, **arrays)
             elif "given" in entry:
                 arrays, pos = _take(entry["given"], raw, pos, text)
+                if entry.get("same_times") and "times" not in arrays and last_times is not None:
+                    arrays["times"] = last_times
+                last_times = arrays.get("times")
                 need = {"basis", "times"} | {g for g, c in GIVEN_ARRAY.items() if c in arrays}
                 if version < 4 or "times" not in arrays or set(digests) != need:
                     raise ValueError(f"track {k.bone!r}: bad given keys")

@@ -215,6 +215,13 @@ def test_corpus_walk_given_record_size(corpus_dir):
     data = exact_keys.encode(kept)
     keys = sum(len(t.times) for t in anim.tracks)
     assert isinstance(data, bytes) and len(data) / keys < 48
+    arrays = sum(a.nbytes for k in kept for a in vars(k.given).values() if hasattr(a, "nbytes"))
+    repeated = sum(  # a time list the track before has too is kept once
+        b.given.times.nbytes
+        for a, b in zip(kept, kept[1:], strict=False)
+        if a.given.times.tobytes() == b.given.times.tobytes()
+    )
+    assert repeated and len(data) < arrays - repeated + 64 * len(kept)
     decoded = exact_keys.decode(data)
     back = exact_keys.restore([], decoded, {k.bone: frozenset() for k in decoded})
     assert back.exact == len(anim.tracks)
