@@ -362,6 +362,8 @@ def encode(kept: list[KeptTrack]) -> bytes:
     versions = {k.version for k in kept} or {VERSION}
     if len(versions) > 1:
         raise ValueError(f"kept tracks of record versions {sorted(versions)} in one record")
+    if versions != {VERSION}:
+        raise ValueError(f"record version {versions.pop()}: only version {VERSION} is written")
     blobs: list[np.ndarray] = []
     header = []
     last_times = None  # the previous given track's times
@@ -428,7 +430,7 @@ def decode(data: bytes | str, what: str = "the kept keys") -> list[KeptTrack]:
         n = int.from_bytes(raw[:4], "little")
         head = bytes(raw[4 : 4 + n])
         version, header = json.loads(head if text else zlib.decompress(head))
-        if version not in READABLE or (text and version >= 4):
+        if version not in READABLE or text != (version < 4):  # text: versions 1 to 3
             raise ValueError(f"version {version!r}, this RigPort reads {READABLE}")
         pos = 4 + n
         kept = []

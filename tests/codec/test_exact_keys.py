@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import zlib
+
 import numpy as np
 import pytest
 
@@ -187,6 +190,17 @@ def test_removed_keys_drop_the_track():
 def test_damaged_records_are_refused_with_a_sentence(text):
     with pytest.raises(FormatError, match="kept keys of Walk are damaged"):
         exact_keys.decode(text, "the kept keys of Walk")
+
+
+def test_raw_records_are_version_4_text_records_older():
+    """Builds before version 4 wrote text; a raw record naming an older version,
+    or a text one naming version 4, is damaged; only version 4 is written."""
+    head = zlib.compress(json.dumps([3, []]).encode())
+    with pytest.raises(FormatError, match="version 3"):
+        exact_keys.decode(len(head).to_bytes(4, "little") + head)
+    assert exact_keys.decode(exact_keys.encode([])) == []
+    with pytest.raises(ValueError, match="only version 4"):
+        exact_keys.encode([as_version(exact_keys.KeptTrack("a"), 3)])
 
 
 def test_corpus_walk_residue_restores(corpus_dir):
