@@ -25,6 +25,17 @@ whole. :func:`restore` gives back the file's tracks, in the file's order, for
 every unedited track; an edited track is the rebuilt one. :func:`encode` /
 :func:`decode` make the record one short ASCII string (zlib, base64) for a
 hidden custom property.
+
+Version 4 ("given keys") needs no rebuild at import for a track ``build_action``
+gives Blender as shared ascending frames: it keeps the file's own arrays
+(``given``) and digests of what Blender was given (:func:`basis_digest` of the
+bone's rest and the frame rate, :func:`times_digest` of the float32 frames,
+:func:`channel_digest` of each channel's float32 ``co`` block). An export reads
+the same float32 bits back while the keys are unedited, so it hashes what it
+reads and gives back the file's arrays without converting the bone at all; a
+channel whose digest differs is Blender's. Other tracks keep the residue above.
+Version 4 records are raw bytes (a ``bytes`` ID property keeps NUL bytes and
+survives a save on Blender 4.2 to 5.2): no planes, zlib or base64.
 """
 
 from __future__ import annotations
@@ -53,16 +64,19 @@ CHANNELS = ("times", "translation", "rotation", "scale")
 #: older record's tracks with the older rest (:data:`LEGACY_REST`); they name
 #: the ``rounded`` channels instead of storing their all-zero XOR. Records of
 #: every readable version, kept in saved .blend files, still restore.
-VERSION = 3
-READABLE = (1, 2, 3)
+#: Version 4 keeps the file's arrays of the tracks given to Blender as shared
+#: ascending frames (``KeptTrack.given``) and the record is raw bytes.
+VERSION = 4
+READABLE = (1, 2, 3, 4)
+
+#: The Blender channels of a given track, in the order their digests are named.
+GIVEN_CHANNELS = ("location", "rotation_quaternion", "scale")
+
+#: The :data:`CHANNELS` array each of :data:`GIVEN_CHANNELS` converts to.
+GIVEN_ARRAY = dict(zip(GIVEN_CHANNELS, CHANNELS[1:], strict=True))
 
 #: Record versions whose digests hash tracks rebuilt with the LAPACK rest.
 LEGACY_REST = (1, 2)
-
-#: zlib level of :func:`encode` (any level decodes alike). Level 1: at 100 bones
-#: x 2,000 keys it encodes in 0.015 s instead of level 3's 0.018 s, for 199 KB
-#: instead of 182 KB.
-COMPRESS_LEVEL = 1
 
 
 @dataclass
@@ -82,6 +96,7 @@ class KeptTrack:
     whole: BoneTrack | None = None
     version: int = VERSION  # the record's version: which hash made ``digests``
     rounded: list[str] = field(default_factory=list)  # channels the file has as float32(rebuilt)
+    given: BoneTrack | None = None  # version 4: the file's arrays, ``digests`` of Blender's keys
 
 
 def _channels(track: BoneTrack) -> list[np.ndarray | None]:
@@ -105,6 +120,51 @@ def _digest(*arrays: np.ndarray | None, version: int = VERSION) -> bytes:
 def track_digest(track: BoneTrack, version: int = VERSION) -> bytes:
     """A digest of all a track's arrays and which channels it keys."""
     return _digest(*_channels(track), version=version)
+
+
+def basis_digest(rel: tuple[np.ndarray, ...], fps: float) -> bytes:
+    """Version 4: a digest of a bone's rest (``build.rest_relative``'s arrays) and
+    the frame rate its keys were converted at."""
+    flat = np.concatenate([np.ravel(a) for a in rel] + [[fps]], dtype=np.float64)
+    return hashlib.sha256(flat).digest()[:8]
+
+
+def times_digest(frames: np.ndarray) -> bytes:
+    """Version 4: a digest of a bone's float32 key frames (every curve's)."""
+    return hashlib.sha256(np.ascontiguousarray(frames, np.float32)).digest()[:8]
+
+
+def channel_digest(curves: list[tuple[int, np.ndarray]]) -> bytes:
+    """Version 4: a digest of one channel's keys as Blender holds them: per curve,
+    in array-index order, its index and its float32 (k, 2) ``co`` block. A curve
+    deleted or added changes the header, so the digest."""
+    h = hashlib.sha256(repr([(i, len(co)) for i, co in curves]).encode())
+    for _, co in curves:
+        h.update(np.ascontiguousarray(co, np.float32))
+    return h.digest()[:8]
+
+
+def block_digest(co: np.ndarray) -> bytes:
+    """:func:`channel_digest` of a (width, k, 2) float32 block of curves 0 to
+    width - 1, hashed in one piece (``build_action`` has it contiguous)."""
+    h = hashlib.sha256(repr([(i, co.shape[1]) for i in range(co.shape[0])]).encode())
+    h.update(np.ascontiguousarray(co, np.float32))
+    return h.digest()[:8]
+
+
+def given_track(track: BoneTrack) -> BoneTrack:
+    """Version 4: ``track``'s arrays to keep, each as float32 when every value is
+    a float32 value with its sign (half the bytes), else as float64."""
+    out = []
+    for a in _channels(track):
+        if a is not None:
+            a = np.asarray(a)
+            if a.dtype != np.float32:
+                a = np.asarray(a, np.float64)
+                a32 = a.astype(np.float32)  # keeps a zero's sign; NaN is never equal
+                a = a32 if np.array_equal(a32, a) else a
+        out.append(a)
+    return BoneTrack(track.bone, *out)
 
 
 def _f32_exact(a: np.ndarray, a32: np.ndarray | None = None) -> bool:
@@ -213,16 +273,54 @@ class Restored:
     carried: list[str] = field(default_factory=list)  # bones the armature lacks
 
 
-def restore(rebuilt: list[BoneTrack], kept: list[KeptTrack]) -> Restored:
+def _float64(track: BoneTrack) -> BoneTrack:
+    return BoneTrack(
+        track.bone, *(None if a is None else np.asarray(a, np.float64) for a in _channels(track))
+    )
+
+
+def _given(track: BoneTrack, k: KeptTrack, match: frozenset[str] | None) -> BoneTrack:
+    """A given track converted from Blender because something differs: the file's
+    times and each channel in ``match`` (None: the whole track is Blender's)."""
+    if match is None or k.given is None:
+        return track
+    out = _float64(k.given)
+    for name in CHANNELS[1:]:
+        if name not in match:
+            setattr(out, name, getattr(track, name))
+    return out
+
+
+def restore(
+    rebuilt: list[BoneTrack],
+    kept: list[KeptTrack],
+    given: dict[str, frozenset[str] | None] | None = None,
+) -> Restored:
     """The tracks to export: the kept tracks in the file's order (each unedited
     channel as the file had it, each edited one as rebuilt, each whole track of a
     bone the armature lacks as kept), then the rebuilt tracks the file did not
-    have, in their order."""
+    have, in their order.
+
+    ``given``: per bone of a version-4 given track, the channels whose digests
+    Blender's keys still have (None: its rest, frame rate or frames differ). A
+    bone there but not in ``rebuilt`` was left unconverted, every channel alike:
+    the file's arrays come back."""
+    given = given or {}
     by_bone = {t.bone: t for t in rebuilt}
     done: set[str] = set()
     out = Restored([])
     for k in kept:
         track = by_bone.get(k.bone)
+        if k.given is not None and k.bone not in done:
+            match = given.get(k.bone)
+            if track is None and match is None:  # the bone's keys were removed
+                continue
+            done.add(k.bone)
+            exact = track is None
+            out.tracks.append(_float64(k.given) if exact else _given(track, k, match))
+            out.exact += exact
+            out.edited += not exact
+            continue
         if not k.digests and track is None and k.whole is not None:
             out.tracks.append(k.whole)  # a bone the armature lacks
             out.carried.append(k.bone)
@@ -238,6 +336,14 @@ def restore(rebuilt: list[BoneTrack], kept: list[KeptTrack]) -> Restored:
     return out
 
 
+def _same_bits(a: np.ndarray, b: np.ndarray | None) -> bool:
+    """Whether ``a`` and ``b`` hold the same bits (a zero's sign too)."""
+    if b is None or a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    kind = f"u{a.dtype.itemsize}"
+    return bool(np.array_equal(a.view(kind), b.view(kind)))
+
+
 def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[np.ndarray]) -> dict:
     meta = {}
     for name in CHANNELS:  # the order decode takes them in
@@ -246,29 +352,21 @@ def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[np.ndarray]) 
             continue
         a = np.ascontiguousarray(a)
         meta[name] = [a.dtype.str, list(a.shape)]
-        blobs.append(_planes(a))
+        blobs.append(a)
     return meta
 
 
-def _planes(a: np.ndarray) -> np.ndarray:
-    """``a``'s bytes by significance (every value's first byte, then every second
-    ...): a residue's high bytes are nearly all zero, and runs of zeros compress
-    quickly and to almost nothing. Copied into a new array rather than with
-    ``.T.tobytes()``, which is about seven times slower for these strides."""
-    size = a.dtype.itemsize
-    out = np.empty((size, a.size), np.uint8)
-    np.copyto(out, a.reshape(-1).view(np.uint8).reshape(-1, size).T)
-    return out
-
-
-def encode(kept: list[KeptTrack]) -> str:
-    """``kept`` as one ASCII string: a JSON header and the arrays' bytes (by
-    significance), compressed. The record has the tracks' version (one for all)."""
+def encode(kept: list[KeptTrack]) -> bytes:
+    """``kept`` as one bytes value: the header's length (4 bytes), a JSON header
+    (zlib) and the arrays' raw bytes. The record has the tracks' version (one for all)."""
     versions = {k.version for k in kept} or {VERSION}
     if len(versions) > 1:
         raise ValueError(f"kept tracks of record versions {sorted(versions)} in one record")
+    if versions != {VERSION}:
+        raise ValueError(f"record version {versions.pop()}: only version {VERSION} is written")
     blobs: list[np.ndarray] = []
     header = []
+    last_times = None  # the previous given track's times
     for k in kept:
         entry: dict = {"bone": k.bone, "digests": {n: d.hex() for n, d in k.digests.items()}}
         if k.whole is not None:
@@ -277,21 +375,27 @@ def encode(kept: list[KeptTrack]) -> str:
                 {n: None if a is None else np.asarray(a, np.float64) for n, a in whole.items()},
                 blobs,
             )
+        elif k.given is not None:
+            arrays = dict(zip(CHANNELS, _channels(k.given), strict=True))
+            times = np.ascontiguousarray(arrays["times"])
+            if _same_bits(times, last_times):  # most files key every bone at one time list
+                arrays["times"] = None
+                entry["same_times"] = True
+            last_times = times
+            entry["given"] = _arrays_meta(arrays, blobs)
         else:
             entry["xor"] = _arrays_meta(k.xor, blobs)
             if k.rounded:
                 entry["rounded"] = k.rounded
         header.append(entry)
-    head = json.dumps([versions.pop(), header], separators=(",", ":")).encode()
-    # Fed piece by piece, so the planes are never joined into one copy.
-    pack = zlib.compressobj(COMPRESS_LEVEL)
-    out = [pack.compress(len(head).to_bytes(4, "little") + head)]
-    out += [pack.compress(b) for b in blobs]
-    out.append(pack.flush())
-    return base64.b64encode(b"".join(out)).decode("ascii")
+    # The header (names, hex digests) compresses to a third in well under a millisecond.
+    head = zlib.compress(json.dumps([versions.pop(), header], separators=(",", ":")).encode(), 1)
+    return b"".join([len(head).to_bytes(4, "little"), head, *(memoryview(b) for b in blobs)])
 
 
-def _take(meta: dict, raw: memoryview, pos: int) -> tuple[dict[str, np.ndarray], int]:
+def _take(
+    meta: dict, raw: memoryview, pos: int, planes: bool = True
+) -> tuple[dict[str, np.ndarray], int]:
     out = {}
     for name in CHANNELS:
         if name not in meta:
@@ -302,33 +406,54 @@ def _take(meta: dict, raw: memoryview, pos: int) -> tuple[dict[str, np.ndarray],
         size = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
         if pos + size > len(raw):
             raise ValueError("the arrays end early")
-        planes = np.frombuffer(raw[pos : pos + size], np.uint8).reshape(dtype.itemsize, -1)
-        out[name] = planes.T.copy().view(dtype).reshape(shape)
+        data = np.frombuffer(raw[pos : pos + size], np.uint8)
+        if planes:
+            out[name] = data.reshape(dtype.itemsize, -1).T.copy().view(dtype).reshape(shape)
+        else:
+            out[name] = data.view(dtype).reshape(shape)
         pos += size
     return out, pos
 
 
-def decode(text: str, what: str = "the kept keys") -> list[KeptTrack]:
-    """The record :func:`encode` made; a damaged one raises a :class:`FormatError`
-    naming ``what`` (the action and its property)."""
+def decode(data: bytes | str, what: str = "the kept keys") -> list[KeptTrack]:
+    """The record :func:`encode` made (bytes), or the ASCII text (zlib, base64,
+    arrays by significance) builds before version 4 stored; a damaged one raises
+    a :class:`FormatError` naming ``what`` (the action and its property)."""
     try:
-        raw = memoryview(zlib.decompress(base64.b64decode(text.encode("ascii"), validate=True)))
+        text = isinstance(data, str)
+        if text:
+            raw = memoryview(zlib.decompress(base64.b64decode(data.encode("ascii"), validate=True)))
+        else:
+            raw = memoryview(bytes(data))
+        if len(raw) < 4:
+            raise ValueError("no header")
         n = int.from_bytes(raw[:4], "little")
-        version, header = json.loads(bytes(raw[4 : 4 + n]))
-        if version not in READABLE:
+        head = bytes(raw[4 : 4 + n])
+        version, header = json.loads(head if text else zlib.decompress(head))
+        if version not in READABLE or text != (version < 4):  # text: versions 1 to 3
             raise ValueError(f"version {version!r}, this RigPort reads {READABLE}")
         pos = 4 + n
         kept = []
+        last_times = None  # the previous given track's times
         for entry in header:
             digests = {str(n): bytes.fromhex(d) for n, d in entry["digests"].items()}
             k = KeptTrack(str(entry["bone"]), digests, version=version)
             if "whole" in entry:
-                arrays, pos = _take(entry["whole"], raw, pos)
+                arrays, pos = _take(entry["whole"], raw, pos, text)
                 if "times" not in arrays:
                     raise ValueError(f"track {k.bone!r} has no times")
                 k.whole = BoneTrack(k.bone, **arrays)
+            elif "given" in entry:
+                arrays, pos = _take(entry["given"], raw, pos, text)
+                if entry.get("same_times") and "times" not in arrays and last_times is not None:
+                    arrays["times"] = last_times
+                last_times = arrays.get("times")
+                need = {"basis", "times"} | {g for g, c in GIVEN_ARRAY.items() if c in arrays}
+                if version < 4 or "times" not in arrays or set(digests) != need:
+                    raise ValueError(f"track {k.bone!r}: bad given keys")
+                k.given = BoneTrack(k.bone, **arrays)
             else:
-                k.xor, pos = _take(entry["xor"], raw, pos)
+                k.xor, pos = _take(entry["xor"], raw, pos, text)
                 k.rounded = [str(n) for n in entry.get("rounded", [])]
                 if (version < 3 and k.rounded) or not set(k.rounded) <= set(CHANNELS):
                     raise ValueError(f"track {k.bone!r}: bad rounded channels {k.rounded!r}")

@@ -18,6 +18,13 @@ from mathutils import Matrix
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
+from ...io_formats.exact_keys import (
+    KeptTrack,
+    basis_digest,
+    block_digest,
+    given_track,
+    times_digest,
+)
 from ...io_formats.names import action_name
 from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_scale
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, MorphTarget, Scene, Skeleton
@@ -605,10 +612,11 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     repeated = bad_keys = 0
     late: list[np.ndarray] = []  # key frames beyond Blender's range
     held = held_bone_names(armature)
-    coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given
+    coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given, not in given
+    given: dict[int, KeptTrack] = {}  # tracks given as shared ascending frames, by index
     shared: set[str] = set()  # bones keyed at ascending frames, the same on every curve
     lossy: set[int] = set()  # tracks that lost NaN/Inf keys, by index: keep needs no second look
-    keyed_tracks: list[BoneTrack] = []
+    keyed_tracks: list[tuple[int, BoneTrack]] = []
     for i, track in enumerate(anim.tracks):
         track, lost = guard.guard_track(track)
         if lost:
@@ -623,12 +631,13 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         if arm.bones.get(track.bone) is None:
             missing.append(track.bone)
             continue
-        keyed_tracks.append(track)
+        keyed_tracks.append((i, track))
     poses = locals_to_bases(  # all bones at once: one product per key count
-        [rels[t.bone] for t in keyed_tracks],
-        [_track_channels(t, rels, len(t.times)) for t in keyed_tracks],
+        [rels[t.bone] for _, t in keyed_tracks],
+        [_track_channels(t, rels, len(t.times)) for _, t in keyed_tracks],
     )
-    for track, (loc, quat, scl) in zip(keyed_tracks, poses, strict=True):
+    fps = float(fps)
+    for (i, track), (loc, quat, scl) in zip(keyed_tracks, poses, strict=True):
         k = len(track.times)
         keyed = [v is not None for v in (track.translation, track.rotation, track.scale)]
         armature.pose.bones[track.bone].rotation_mode = "QUATERNION"
@@ -637,20 +646,27 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         late.append(frames[np.abs(frames) > LAST_FRAME])
         if k not in linear_runs:
             linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
-        # F-curve update() sorts keys: unsorted or repeated frames are read back instead
+        # F-curve update() sorts keys: unsorted or repeated frames are read back instead;
+        # tracks the guard took keys from are not kept; a format that quantises keeps
+        # residues (its settled values need none, smaller than its arrays)
         at = frames.astype(np.float32)
-        given = bool(np.all(at[1:] > at[:-1]))
-        if given:
+        digests = None
+        ascending = bool(np.all(at[1:] > at[:-1]))
+        if ascending:
             shared.add(track.bone)
-        bone_coords = coords.setdefault(track.bone, {})
+        if anim.settle is None and i not in lossy and ascending:
+            digests = {"basis": basis_digest(rels[track.bone], fps), "times": times_digest(at)}
+        bone_coords: dict[str, dict[int, tuple]] = {}
         for (prop, values), on in zip(
             (("location", loc), ("rotation_quaternion", quat), ("scale", scl)), keyed, strict=True
         ):
             if not on:
                 continue
             co = np.empty((values.shape[1], k, 2), np.float32)
-            co[:, :, 0] = frames
+            co[:, :, 0] = at
             co[:, :, 1] = values.T
+            if digests is not None:
+                digests[prop] = block_digest(co)
             chan = bone_coords.setdefault(prop, {})
             for index in range(values.shape[1]):
                 fc = make_fcurve(f"{path}.{prop}", index, track.bone)
@@ -658,13 +674,18 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
                 fc.keyframe_points.foreach_set("co", co[index].ravel())
                 fc.keyframe_points.foreach_set("interpolation", linear_runs[k])
                 fc.update()
-                chan[index] = (fc, co[index] if given else None)
+                chan[index] = (fc, co[index] if ascending else None)
+        if digests is not None:
+            original = anim.tracks[i]
+            given[i] = KeptTrack(original.bone, digests, given=given_track(original))
+        elif i not in lossy:
+            coords[track.bone] = bone_coords
     if missing:
         action["rigport_missing_bones"] = missing
     from .extract import tracks_from_coords  # extract imports this module
 
-    rebuilt = tracks_from_coords(armature, coords, rels, float(action["rigport_fps"]), shared)
-    exact_keys.keep(action, armature, anim, rels, set(missing), rebuilt, lossy)
+    rebuilt = tracks_from_coords(armature, coords, rels, fps, shared) if coords else []
+    exact_keys.keep(action, armature, anim, rels, set(missing), rebuilt, lossy, given)
     note = ", ".join(
         f"{n} {what}"
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))

@@ -3,10 +3,12 @@
 :func:`keep` runs right after ``build.build_action`` has keyed an action: it
 reads the action back with the export's own ``extract.extract_animation`` (the
 same rest and frame rate an export uses) and keeps, in one hidden property,
-what differs from the file's tracks, plus the whole tracks of bones the
-armature lacks. ``extract_animation`` calls :func:`restore`, so every
-animation exporter writes the file's keys for unedited tracks, Blender's for
-edited ones, and the carried tracks in the file's order.
+what differs from the file's tracks (version 4: the file's arrays of the
+tracks given to Blender as shared frames, with digests of what it was given),
+plus the whole tracks of bones the armature lacks. ``extract_animation`` calls
+:func:`restore`, so every animation exporter writes the file's keys for
+unedited tracks, Blender's for edited ones, and the carried tracks in the
+file's order.
 """
 
 from __future__ import annotations
@@ -31,18 +33,23 @@ def keep(
     missing: set[str],
     made: list[BoneTrack] | None = None,
     lossy: set[int] | None = None,
+    given: dict[int, exact_keys.KeptTrack] | None = None,
 ) -> None:
     """Keep on ``action`` what its export needs to give back ``anim``'s tracks
-    exactly (the tracks of the ``missing`` bones whole). ``made``: the tracks the
-    export will read, converted from the keys ``build_action`` gave Blender (else
-    read back from the action). ``lossy``: the indices in ``anim.tracks`` of the
-    tracks the guard took NaN/Inf keys from, as ``build_action`` found them (else
-    each track is checked here)."""
+    exactly (the tracks of the ``missing`` bones whole). ``given``: by index in
+    ``anim.tracks``, the version-4 records ``build_action`` made of the tracks it
+    gave Blender as shared ascending frames (the file's arrays and digests of
+    Blender's keys: nothing to rebuild). ``made``: the tracks the export will
+    read for the other keyed bones, converted from the keys ``build_action``
+    gave Blender (else read back from the action). ``lossy``: the indices in
+    ``anim.tracks`` of the tracks the guard took NaN/Inf keys from, as
+    ``build_action`` found them (else each track is checked here)."""
     from .extract import extract_animation  # extract imports build, which calls this
 
-    if made is None:
+    given = given or {}
+    if made is None and not given:
         made = extract_animation(armature, action, rest=rest).tracks
-    rebuilt = {t.bone: t for t in made}
+    rebuilt = {t.bone: t for t in made or ()}
     kept: list[exact_keys.KeptTrack] = []
     seen: set[str] = set()
     for i, track in enumerate(anim.tracks):
@@ -53,6 +60,8 @@ def keep(
         if name in missing:  # as the file has it, NaN/Inf keys and all
             whole = exact_keys.settled_whole(track, anim.settle)
             kept.append(exact_keys.KeptTrack(track.bone, whole=whole))
+        elif i in given:
+            kept.append(given[i])
         elif (i in lossy) if lossy is not None else guard.guard_track(track)[1]:
             # NaN/Inf keys: the guard's note and the format's
             continue
@@ -65,10 +74,10 @@ def keep(
 def record(action: bpy.types.Action) -> list[exact_keys.KeptTrack] | None:
     """The kept keys of ``action`` (None when it has none), decoded; a damaged
     record raises a ``FormatError`` naming the action."""
-    text = action.get(PROP)
-    if not isinstance(text, str):
+    data = action.get(PROP)
+    if not isinstance(data, bytes | str):
         return None
-    return exact_keys.decode(text, f"the kept keys of action {action.name!r} ({PROP})")
+    return exact_keys.decode(data, f"the kept keys of action {action.name!r} ({PROP})")
 
 
 def legacy_rest(kept: list[exact_keys.KeptTrack] | None) -> bool:
@@ -82,15 +91,17 @@ def restore(
     tracks: list[BoneTrack],
     result: Result | None = None,
     kept: list[exact_keys.KeptTrack] | None = None,
+    given: dict[str, frozenset[str] | None] | None = None,
 ) -> list[BoneTrack]:
     """``tracks`` (read from ``action``'s F-curves) with the file's exact keys for
     the unedited ones and the kept tracks of bones the armature lacks, in the
     file's order; ``result`` gets a line on the carried tracks and edited ones.
-    ``kept``: the action's :func:`record` when the caller has read it."""
+    ``kept``: the action's :func:`record` when the caller has read it; ``given``:
+    what ``extract`` found of its version-4 given tracks (``exact_keys.restore``)."""
     kept = record(action) if kept is None else kept
     if kept is None:
         return tracks
-    done = exact_keys.restore(tracks, kept)
+    done = exact_keys.restore(tracks, kept, given)
     if result is not None:
         if done.carried:
             result.info(

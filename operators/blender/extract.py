@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
+from ...io_formats import exact_keys as ek
 from ...io_formats.codec import FormatError
-from ...io_formats.posing import bases_to_locals
+from ...io_formats.exact_keys import KeptTrack
+from ...io_formats.posing import bases_to_locals, uniform_scale
 from ...io_formats.scene import (
     Animation,
     Attribute,
@@ -534,8 +536,10 @@ def extract_animation(
         rels = rest_relative(armature.data, legacy=True)
     else:
         rels = rest_relative(armature.data) if rest is None else rest
-    tracks = tracks_from_coords(armature, read_key_coords(action, rels), rels, fps)
-    tracks = exact_keys.restore(action, tracks, result, kept)
+    per_bone = read_key_coords(action, rels)
+    given = _given_keys(armature, per_bone, rels, fps, kept) if kept else None
+    tracks = tracks_from_coords(armature, per_bone, rels, fps)
+    tracks = exact_keys.restore(action, tracks, result, kept, given)
     stored = float(kept_keys.get(action, LENGTH, 0.0))
     length = max([stored] + [float(t.times[-1]) for t in tracks if len(t.times)])
     return Animation(
@@ -566,6 +570,64 @@ def read_key_coords(action: bpy.types.Action, rels: dict) -> KeyCoords:
             continue
         per_bone.setdefault(name, {}).setdefault(prop, {})[fc.array_index] = (fc, _key_coords(fc))
     return per_bone
+
+
+def _given_keys(
+    armature: bpy.types.Object,
+    per_bone: KeyCoords,
+    rels: dict,
+    fps: float,
+    kept: list[KeptTrack],
+) -> dict[str, frozenset[str] | None]:
+    """Per file bone name of each version-4 given track Blender still keys, the
+    channels (``translation`` ...) whose keys are what the import gave Blender
+    (None: the rest, frame rate or frames differ, so the whole track is
+    Blender's). A bone whose every channel is as given, with no new one, is
+    taken out of ``per_bone``: the export writes the file's arrays unconverted."""
+    by_file = {k.bone: k for k in kept if k.given is not None}
+    out: dict[str, frozenset[str] | None] = {}
+    if not by_file:
+        return out
+    bones = armature.data.bones
+    for name in list(per_bone):
+        k = by_file.get(file_name(bones[name]))
+        if k is None:
+            continue
+        chans = per_bone[name]
+        match = _given_match(k, chans, rels[name], fps)
+        out[k.bone] = match
+        if match is not None and len(match) == len(chans) == len(k.digests) - 2:
+            del per_bone[name]  # every channel as given, none added: nothing to convert
+    return out
+
+
+def _given_match(
+    k: KeptTrack, chans: dict[str, dict[int, tuple]], rel: tuple, fps: float
+) -> frozenset[str] | None:
+    """:func:`_given_keys` for one bone (``chans``: its :data:`KeyCoords`)."""
+    if ek.basis_digest(rel, fps) != k.digests["basis"]:
+        return None
+    match = frozenset(
+        ek.GIVEN_ARRAY[prop]
+        for prop in ek.GIVEN_CHANNELS
+        if prop in k.digests
+        and prop in chans
+        and ek.channel_digest([(i, co) for i, (_, co) in sorted(chans[prop].items())])
+        == k.digests[prop]
+    )
+    if len(match) == len(chans) == len(k.digests) - 2:
+        return match
+    # Something differs: the other channels are the file's only at the file's frames,
+    # and only while each channel converts on its own (uniform bind scales).
+    coords = [co for c in chans.values() for _, co in c.values()]
+    first = coords[0][:, 0]
+    if (
+        not all(len(co) == len(first) and np.array_equal(co[:, 0], first) for co in coords)
+        or ek.times_digest(first) != k.digests["times"]
+        or not (uniform_scale(rel[2]) and uniform_scale(rel[3]))
+    ):
+        return None
+    return match
 
 
 def tracks_from_coords(

@@ -8,15 +8,18 @@ from __future__ import annotations
 import numpy as np
 
 from rigport.io_formats import exact_keys as codec
-from rigport.io_formats.urho3d import ani
+from rigport.io_formats.urho3d import ani, animation_convert
+from rigport.tests.legacy_records import as_version, encode_text
 
 
-def _import_as_an_older_build(bpy, tmp_path, corpus_dir, monkeypatch):
-    """Jack_Walk.ani imported as a version-2 build did it: keyed and recorded with
-    the LAPACK rest, the record marked version 2. Returns the armature and the
-    file's bytes."""
+def _import_as_an_older_build(bpy, tmp_path, corpus_dir, monkeypatch, version: int = 2):
+    """Jack_Walk.ani imported as a build of record ``version`` did it: keyed (for
+    versions 1 and 2 with the LAPACK rest), its residues against the tracks read
+    back from Blender kept in that version's text record (tests/legacy_records.py).
+    Returns the armature and the file's bytes."""
     from rigport.operators.blender import build
     from rigport.operators.blender import exact_keys as blender_exact_keys
+    from rigport.operators.blender.extract import read_key_coords, tracks_from_coords
 
     (tmp_path / "m.mdl").write_bytes((corpus_dir / "urho3d" / "Jack.mdl").read_bytes())
     assert bpy.ops.import_scene.urho3d_mdl(filepath=str(tmp_path / "m.mdl")) == {"FINISHED"}
@@ -24,29 +27,32 @@ def _import_as_an_older_build(bpy, tmp_path, corpus_dir, monkeypatch):
     bpy.context.view_layer.objects.active = arm
     data = (corpus_dir / "urho3d" / "Jack_Walk.ani").read_bytes()
     (tmp_path / "a.ani").write_bytes(data)
+    legacy = version in codec.LEGACY_REST
     new_rest = build.rest_relative
-    rebuilt = {}
-    residue = codec.residue
-
-    def spy(original, made, settle=None):
-        rebuilt[made.bone] = made
-        return residue(original, made, settle)
-
     with monkeypatch.context() as m:
-        m.setattr(build, "rest_relative", lambda a, legacy=False: new_rest(a, legacy=True))
-        m.setattr(codec, "residue", spy)
+        m.setattr(build, "rest_relative", lambda a, legacy=False: new_rest(a, legacy=legacy))
         assert bpy.ops.import_anim.urho3d_ani(filepath=str(tmp_path / "a.ani")) == {"FINISHED"}
     action = arm.animation_data.action
-    kept = codec.decode(action[blender_exact_keys.PROP])
-    assert kept and all(k.version == codec.VERSION == 3 for k in kept)
-    assert any(k.rounded for k in kept)
+    assert isinstance(action[blender_exact_keys.PROP], bytes)  # today's record: version 4
+    rels = new_rest(arm.data, legacy=legacy)
+    rebuilt = {
+        t.bone: t
+        for t in tracks_from_coords(
+            arm, read_key_coords(action, rels), rels, float(action["rigport_fps"])
+        )
+    }
+    anim = animation_convert.import_animation(ani.read(data))
     older = []
-    for k in kept:  # SHA-256 digests alike: the rest they hash and the zero XORs differ
-        xor = dict(k.xor)
-        for name in k.rounded:
-            xor[name] = np.zeros(np.shape(getattr(rebuilt[k.bone], name)), np.uint32)
-        older.append(codec.KeptTrack(k.bone, k.digests, xor, k.whole, version=2))
-    action[blender_exact_keys.PROP] = codec.encode(older)
+    for track in anim.tracks:
+        k = as_version(codec.residue(track, rebuilt[track.bone]), version)
+        if version < 3:  # an all-zero XOR where version 3 names the channel rounded
+            for name in k.rounded:
+                k.xor[name] = np.zeros(np.shape(getattr(rebuilt[track.bone], name)), np.uint32)
+            k.rounded = []
+        older.append(k)
+    assert any(k.xor for k in older)
+    action[blender_exact_keys.PROP] = encode_text(older)
+    assert all(k.version == version for k in blender_exact_keys.record(action))
     return arm, data
 
 
@@ -93,3 +99,14 @@ def test_the_same_record_read_with_todays_rest_is_not_exact(
     for x, y in zip(a.tracks, b.tracks, strict=True):
         assert x.name == y.name and x.mask == y.mask
         assert np.allclose(x.keys["time"], y.keys["time"], atol=1e-6)
+
+
+def test_version_3_record_exports_byte_for_byte(blank_blend, tmp_path, corpus_dir, monkeypatch):
+    """A version 3 record (residues against the rebuilt tracks, today's rest, text)
+    of a .blend saved before version 4 still gives the file back byte for byte."""
+    bpy = blank_blend
+    _import_as_an_older_build(bpy, tmp_path, corpus_dir, monkeypatch, version=3)
+    out = tmp_path / "out.ani"
+    assert bpy.ops.export_anim.urho3d_ani(filepath=str(out)) == {"FINISHED"}
+    data = (corpus_dir / "urho3d" / "Jack_Walk.ani").read_bytes()
+    assert out.read_bytes() == data

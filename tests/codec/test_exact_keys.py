@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import zlib
+
 import numpy as np
 import pytest
 
@@ -9,6 +12,7 @@ from rigport.io_formats import exact_keys
 from rigport.io_formats.codec import FormatError, read_file
 from rigport.io_formats.scene import BoneTrack
 from rigport.io_formats.urho3d import ani, animation_convert
+from rigport.tests.legacy_records import as_version, encode_text
 
 
 def _bits(a) -> np.ndarray:
@@ -169,26 +173,99 @@ def test_removed_keys_drop_the_track():
 
 
 @pytest.mark.parametrize(
-    "text", ["", "not base64!", "eJwDAAAAAAE=", exact_keys.encode([])[:-4] + "AAAA"]
+    "text",
+    [
+        "",
+        "not base64!",
+        "eJwDAAAAAAE=",
+        encode_text([as_version(exact_keys.KeptTrack("a"), 3)])[:-4] + "AAAA",
+        b"",
+        b"\x00\x01",
+        exact_keys.encode([])[:-1],
+        exact_keys.encode([exact_keys.KeptTrack("a", given=_sample_track())]),  # no digests
+        exact_keys.encode([exact_keys.KeptTrack("a", whole=_sample_track())]) + b"\x00",
+        exact_keys.encode([exact_keys.KeptTrack("a", whole=_sample_track())])[:-3],
+    ],
 )
 def test_damaged_records_are_refused_with_a_sentence(text):
     with pytest.raises(FormatError, match="kept keys of Walk are damaged"):
         exact_keys.decode(text, "the kept keys of Walk")
 
 
-def test_corpus_walk_residue_size(corpus_dir):
-    """Jack_Walk: every value rounded by the trip; the record stays a few bytes per key."""
+def test_raw_records_are_version_4_text_records_older():
+    """Builds before version 4 wrote text; a raw record naming an older version,
+    or a text one naming version 4, is damaged; only version 4 is written."""
+    head = zlib.compress(json.dumps([3, []]).encode())
+    with pytest.raises(FormatError, match="version 3"):
+        exact_keys.decode(len(head).to_bytes(4, "little") + head)
+    assert exact_keys.decode(exact_keys.encode([])) == []
+    with pytest.raises(ValueError, match="only version 4"):
+        exact_keys.encode([as_version(exact_keys.KeptTrack("a"), 3)])
+
+
+def test_corpus_walk_residue_restores(corpus_dir):
+    """Jack_Walk: every value rounded by the trip; the residues give the file back."""
     anim = animation_convert.import_animation(
         ani.read(read_file(str(corpus_dir / "urho3d" / "Jack_Walk.ani"), "animation"))
     )
     rebuilt = [_blender_trip(t) for t in anim.tracks]
     kept = [exact_keys.residue(t, r) for t, r in zip(anim.tracks, rebuilt, strict=True)]
-    text = exact_keys.encode(kept)
-    keys = sum(len(t.times) for t in anim.tracks)
-    assert len(text) / keys < 12  # the file spends 44 bytes per key
-    back = exact_keys.restore(rebuilt, exact_keys.decode(text))
+    back = exact_keys.restore(rebuilt, exact_keys.decode(exact_keys.encode(kept)))
     assert back.exact == len(anim.tracks)
     assert all(_same(a, b) for a, b in zip(back.tracks, anim.tracks, strict=True))
+
+
+def test_corpus_walk_given_record_size(corpus_dir):
+    """Version 4 keeps the file's float32 arrays: the record is about the file's
+    44 bytes per key (times, translation, rotation, scale), no more."""
+    anim = animation_convert.import_animation(
+        ani.read(read_file(str(corpus_dir / "urho3d" / "Jack_Walk.ani"), "animation"))
+    )
+    kept = [
+        exact_keys.KeptTrack(t.bone, _given_digests(t), given=exact_keys.given_track(t))
+        for t in anim.tracks
+    ]
+    assert all(k.given.times.dtype == np.float32 for k in kept)
+    data = exact_keys.encode(kept)
+    keys = sum(len(t.times) for t in anim.tracks)
+    assert isinstance(data, bytes) and len(data) / keys < 48
+    arrays = sum(a.nbytes for k in kept for a in vars(k.given).values() if hasattr(a, "nbytes"))
+    repeated = sum(  # a time list the track before has too is kept once
+        b.given.times.nbytes
+        for a, b in zip(kept, kept[1:], strict=False)
+        if a.given.times.tobytes() == b.given.times.tobytes()
+    )
+    assert repeated and len(data) < arrays - repeated + 64 * len(kept)
+    decoded = exact_keys.decode(data)
+    back = exact_keys.restore([], decoded, {k.bone: frozenset() for k in decoded})
+    assert back.exact == len(anim.tracks)
+    assert all(_same(a, b) for a, b in zip(back.tracks, anim.tracks, strict=True))
+
+
+def _given_digests(track: BoneTrack) -> dict[str, bytes]:
+    names = {"translation": "location", "rotation": "rotation_quaternion", "scale": "scale"}
+    out = {"basis": b"b" * 8, "times": b"t" * 8}
+    out.update({names[n]: b"c" * 8 for n in names if getattr(track, n) is not None})
+    return out
+
+
+def test_given_tracks_restore_by_what_blender_still_keys():
+    """A given track left unconverted is the file's; converted with a channel
+    edited: the file's times and unedited channels, Blender's edited one; with
+    its frames or rest changed (None): all Blender's; keys removed: gone."""
+    a, b, c, d = (_sample_track(n) for n in ("A", "B", "C", "D"))
+    kept = [exact_keys.KeptTrack(t.bone, _given_digests(t), given=t) for t in (a, b, c, d)]
+    rb, rc = _blender_trip(b), _blender_trip(c)
+    new = _sample_track("E")
+    given = {"A": frozenset(exact_keys.CHANNELS[1:]), "B": frozenset({"rotation"}), "C": None}
+    back = exact_keys.restore([rc, new, rb], kept, given)
+    assert [t.bone for t in back.tracks] == ["A", "B", "C", "E"]
+    assert back.exact == 1 and back.edited == 2
+    assert _same(back.tracks[0], a)
+    assert back.tracks[1].times.tobytes() == b.times.tobytes()
+    assert back.tracks[1].rotation.tobytes() == b.rotation.tobytes()
+    assert back.tracks[1].translation is rb.translation and back.tracks[1].scale is rb.scale
+    assert back.tracks[2] is rc
 
 
 def _v1_record(kept: exact_keys.KeptTrack, rebuilt: BoneTrack) -> str:
@@ -204,7 +281,7 @@ def _v1_record(kept: exact_keys.KeptTrack, rebuilt: BoneTrack) -> str:
     }
     v1 = _older(kept, rebuilt, 1)
     v1.digests = old
-    return exact_keys.encode([v1])
+    return encode_text([v1])
 
 
 def _older(kept: exact_keys.KeptTrack, rebuilt: BoneTrack, version: int) -> exact_keys.KeptTrack:
@@ -220,9 +297,8 @@ def test_version_1_records_still_restore_and_see_edits():
     original = _sample_track()
     rebuilt = _blender_trip(original)
     kept = exact_keys.residue(original, rebuilt)
-    assert kept.version == exact_keys.VERSION == 3
+    assert kept.version == exact_keys.VERSION == 4
     text = _v1_record(kept, rebuilt)
-    assert text != exact_keys.encode([kept])  # other digests
     (decoded,) = exact_keys.decode(text)
     assert decoded.version == 1 and decoded.digests != kept.digests
     back = exact_keys.restore([rebuilt], [decoded])
@@ -253,7 +329,7 @@ def test_channels_blender_only_rounded_keep_their_name_not_an_xor():
     kept = exact_keys.residue(original, rebuilt)
     assert kept.rounded == ["times", "scale"]
     assert set(kept.xor) == {"translation", "rotation"}
-    (decoded,) = exact_keys.decode(exact_keys.encode([kept]))
+    (decoded,) = exact_keys.decode(encode_text([as_version(kept, 3)]))
     assert decoded.rounded == kept.rounded and decoded.version == 3
     back = exact_keys.restore([rebuilt], [decoded])
     assert back.exact == 1 and _same(back.tracks[0], original)
@@ -269,11 +345,11 @@ def test_version_2_records_with_zero_xors_still_restore():
     original, rebuilt = _rounded_pair()
     kept = exact_keys.residue(original, rebuilt)
     v2 = _older(kept, rebuilt, 2)
-    text = exact_keys.encode([v2])
+    text = encode_text([v2])
     (decoded,) = exact_keys.decode(text)
     assert decoded.version == 2 and decoded.rounded == [] and set(decoded.xor) == set(v2.xor)
     back = exact_keys.restore([rebuilt], [decoded])
     assert back.exact == 1 and _same(back.tracks[0], original)
     v2.rounded = ["times"]
     with pytest.raises(FormatError, match="rounded"):
-        exact_keys.decode(exact_keys.encode([v2]))
+        exact_keys.decode(encode_text([v2]))
