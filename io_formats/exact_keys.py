@@ -125,8 +125,13 @@ def track_digest(track: BoneTrack, version: int = VERSION) -> bytes:
 def basis_digest(rel: tuple[np.ndarray, ...], fps: float) -> bytes:
     """Version 4: a digest of a bone's rest (``build.rest_relative``'s arrays) and
     the frame rate its keys were converted at."""
-    flat = np.concatenate([np.ravel(a) for a in rel] + [[fps]], dtype=np.float64)
-    return hashlib.sha256(flat).digest()[:8]
+    h = hashlib.sha256()
+    for a in rel:  # each as float64, shape and all: ``rest_relative`` gives float64 rows
+        a = np.ascontiguousarray(a, np.float64)
+        h.update(np.int64(a.size).tobytes())
+        h.update(a)
+    h.update(np.float64(fps).tobytes())
+    return h.digest()[:8]
 
 
 def times_digest(frames: np.ndarray) -> bytes:
@@ -162,7 +167,7 @@ def given_track(track: BoneTrack) -> BoneTrack:
             if a.dtype != np.float32:
                 a = np.asarray(a, np.float64)
                 a32 = a.astype(np.float32)  # keeps a zero's sign; NaN is never equal
-                a = a32 if np.array_equal(a32, a) else a
+                a = a32 if (a32 == a).all() else a  # array_equal costs more than the test
         out.append(a)
     return BoneTrack(track.bone, *out)
 

@@ -512,7 +512,11 @@ def rest_relative(
     if not bones:
         return {}
     index = {b.name: i for i, b in enumerate(bones)}
-    rests = np.array([b.matrix_local for b in bones], np.float64)
+    # one bulk read: Blender's matrices are column-major float32, the same values
+    # mathutils gives bone by bone
+    flat = np.empty(len(bones) * 16, np.float32)
+    arm.bones.foreach_get("matrix_local", flat)
+    rests = flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64, order="C")
     scales = np.array([kept_keys.get(b, BIND_SCALE, (1.0, 1.0, 1.0)) for b in bones], np.float64)
     parents = np.array([-1 if b.parent is None else index[b.parent.name] for b in bones])
     child = parents >= 0
