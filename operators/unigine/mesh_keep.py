@@ -15,7 +15,7 @@ import json
 import bpy
 
 from ...io_formats.fingerprint import VERSION, skin_digest, version_of
-from ...io_formats.scene import Skin
+from ...io_formats.scene import Mesh, Skin
 from ..blender import fingerprint
 from ..blender.extract import read_skin
 from .kept import FINGERPRINT
@@ -36,6 +36,7 @@ def store(
     given: Skin | None = None,
     bone_names: list[str] | None = None,
     version: int = VERSION,
+    filled: Mesh | None = None,
 ) -> None:
     """The fingerprint of the imported ``obj``, its weights (groups ``names``) included:
     hashed from ``given``, the skin the import just gave the groups named
@@ -43,8 +44,10 @@ def store(
     (:func:`fingerprint.skin_as_held`) and at most 4 a vertex (all that
     ``read_skin`` reads back), else read back from the groups. ``version``: the
     hash (``io_formats.fingerprint``; an older one only to build what an older
-    build stored)."""
-    fingerprint.store(obj, FINGERPRINT, version=version)
+    build stored). ``filled``: the neutral mesh the build filled ``obj``'s mesh
+    from (``build.Built.filled``), so the shared parts are hashed from its arrays
+    instead of read back (:func:`fingerprint.compute`)."""
+    fingerprint.store(obj, FINGERPRINT, given=filled, version=version)
     skin = None
     if names and obj.vertex_groups:
         held = None

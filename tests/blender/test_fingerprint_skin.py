@@ -83,7 +83,8 @@ def test_unigine_skin_digest_from_arrays_equals_read_back(
     blank_blend, tmp_path, which, monkeypatch
 ):
     """Unigine's weights part, stored from the skin the import gave, equals the
-    digest of the skin read back from the groups (what the exporter compares)."""
+    digest of the skin read back from the groups (what the exporter compares);
+    the shared parts, hashed from the arrays the build gave, equal a read-back."""
     from rigport.io_formats.unigine import mesh
     from rigport.operators.blender import fingerprint
     from rigport.operators.blender.extract import read_skin
@@ -101,13 +102,20 @@ def test_unigine_skin_digest_from_arrays_equals_read_back(
     src.write_bytes(mesh.write(m))
     read = []
     monkeypatch.setattr(mesh_keep, "read_skin", lambda *a: read.append(a) or read_skin(*a))
+    for part, reader in list(fingerprint._READERS.items()):
+        monkeypatch.setitem(
+            fingerprint._READERS, part, lambda me, *a, r=reader: read.append(me) or r(me, *a)
+        )
     assert bpy.ops.import_scene.unigine_mesh(filepath=str(src)) == {"FINISHED"}
-    assert read == []  # the import read no group back
+    assert read == []  # the import read no group and no mesh part back
+    monkeypatch.undo()
     names = [b.name for b in m.bones]
     checked = 0
     for obj in (o for o in bpy.context.scene.objects if o.type == "MESH"):
         stored = fingerprint.stored(obj, FINGERPRINT)
         assert stored[mesh_keep.WEIGHTS] == mesh_keep._skin_digest(read_skin(obj, names), names)
         assert mesh_keep.holds(obj, read_skin(obj, names), names) == (True, True)
+        again = fingerprint.compute(obj.data)
+        assert {p: stored[p] for p in fingerprint.PARTS} == again, obj.name
         checked += bool(stored[mesh_keep.WEIGHTS])
     assert checked >= 1
