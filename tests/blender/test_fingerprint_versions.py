@@ -19,6 +19,7 @@ from rigport.io_formats.urho3d import mdl
 from rigport.samples import renderware as rw_samples
 from rigport.samples import unigine as unigine_samples
 from rigport.samples import urho3d as urho_samples
+from rigport.tests import edits
 
 
 def _old_digest(*arrays: np.ndarray, names: list[str] = ()) -> str:
@@ -108,9 +109,13 @@ def test_urho3d_fingerprint_by_its_hash(blank_blend, tmp_path, old):
         assert fingerprint.stored(body, FINGERPRINT) == stored  # as saved
     assert fingerprint.changed(body, FINGERPRINT) == set()
     assert not fingerprint.topology_changed(body, FINGERPRINT)
+    lines = edits.panel_lines(body)  # the panel compares by the stored hash too
+    assert any("still matches the mesh's faces and positions" in line for line in lines), lines
     assert _urho_export(bpy, tmp_path) == data
     body.data.vertices[0].co.x += 0.5
     assert fingerprint.changed(body, FINGERPRINT) == {fingerprint.POSITIONS}
+    lines = edits.panel_lines(body)
+    assert any("vertices moved" in line for line in lines), lines
     assert _urho_export(bpy, tmp_path) != data
     # the stored fingerprint is not rewritten by an export: it keeps its hash
     kept = fingerprint.stored(body, FINGERPRINT).values()
