@@ -157,7 +157,7 @@ def kept_mesh_rows(
         )
         return
     parts = tuple(p for p in (fingerprint.TOPOLOGY, fingerprint.POSITIONS) if p in old)
-    now = fingerprint.compute(obj.data, parts)
+    now = fingerprint.compute(obj.data, parts, version=fingerprint.stored_version(old))
     changed = {p for p in parts if now[p] != old[p]}
     if fingerprint.TOPOLOGY in changed:
         r.changes.append(f"the mesh's faces changed: the next export rebuilds {rebuilt}")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..fingerprint import digest
+from ..fingerprint import VERSION, digest, version_of
 from . import mesh as native
 
 #: The extras key of the kept record (stored hidden on the mesh object).
@@ -50,9 +50,10 @@ def _unb64(text: str, dtype: str, count: int) -> np.ndarray | None:
     return np.frombuffer(raw, dtype)
 
 
-def positions_digest(positions: np.ndarray) -> str:
-    """The digest of a surface's base positions as the file stores them (float32)."""
-    return digest(np.asarray(positions, "<f4").reshape(-1, 3))
+def positions_digest(positions: np.ndarray, version: int = VERSION) -> str:
+    """The digest of a surface's base positions as the file stores them (float32);
+    ``version``: the hash (``io_formats.fingerprint``)."""
+    return digest(np.asarray(positions, "<f4").reshape(-1, 3), version=version)
 
 
 def record(m: native.Mesh) -> str:
@@ -103,7 +104,8 @@ class Kept:
         """Surface ``si``'s kept bounds, if ``positions`` are still the file's."""
         if si >= len(self.surface_bounds) or not self.surface_positions[si]:
             return None
-        if positions_digest(positions) != self.surface_positions[si]:
+        kept = self.surface_positions[si]
+        if positions_digest(positions, version_of(kept)) != kept:
             return None
         return self.surface_bounds[si]
 

@@ -8,8 +8,10 @@ At export the same fingerprint is taken of the mesh being written (the
 evaluated copy when modifiers are applied) and compared part by part: the format
 reuses what still holds and rebuilds the rest from Blender.
 
-Every part is read in bulk (``foreach_get`` into numpy) and hashed with BLAKE2b,
-so a million-vertex mesh costs a fraction of a second, not a Python loop per vertex.
+Every part is read in bulk (``foreach_get`` into numpy) and hashed (SHA-256;
+fingerprints stored by older builds, BLAKE2b, are compared with their own hash:
+``io_formats.fingerprint.version_of``), so a million-vertex mesh costs a fraction
+of a second, not a Python loop per vertex.
 Right after an import the parts are hashed from the arrays it gave Blender
 instead (``given``): the same digests, without reading them back.
 """
@@ -21,7 +23,7 @@ import json
 import bpy
 import numpy as np
 
-from ...io_formats.fingerprint import Digest, digest
+from ...io_formats.fingerprint import VERSION, Digest, digest, version_of
 from ...io_formats.scene import Mesh
 from . import compat
 from .build import morph_coords
@@ -40,33 +42,33 @@ PARTS = (TOPOLOGY, POSITIONS, UVS, SHAPE_KEYS)
 WITH_WEIGHTS = (*PARTS, WEIGHTS)
 
 
-def _topology(me: bpy.types.Mesh) -> str:
+def _topology(me: bpy.types.Mesh, version: int = VERSION) -> str:
     nv, nl, nf = len(me.vertices), len(me.loops), len(me.polygons)
     corner_vert = np.zeros(nl, np.int32)
     if nl:
         me.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
     starts = np.empty(nf, np.int32)  # with the corner count, they give every face's size
     me.polygons.foreach_get("loop_start", starts)
-    return digest(np.array([nv, nl, nf], np.int64), corner_vert, starts)
+    return digest(np.array([nv, nl, nf], np.int64), corner_vert, starts, version=version)
 
 
-def _positions(me: bpy.types.Mesh) -> str:
+def _positions(me: bpy.types.Mesh, version: int = VERSION) -> str:
     pos = np.empty(len(me.vertices) * 3, np.float32)
     if len(pos):
         me.attributes["position"].data.foreach_get("vector", pos)
-    return digest(pos)
+    return digest(pos, version=version)
 
 
-def _uvs(me: bpy.types.Mesh) -> str:
+def _uvs(me: bpy.types.Mesh, version: int = VERSION) -> str:
     arrays = []
     for layer in me.uv_layers:
         uv = np.empty(len(me.loops) * 2, np.float32)
         layer.uv.foreach_get("vector", uv)
         arrays.append(uv)
-    return digest(np.array([len(arrays)], np.int64), *arrays)
+    return digest(np.array([len(arrays)], np.int64), *arrays, version=version)
 
 
-def _shape_keys(me: bpy.types.Mesh) -> str:
+def _shape_keys(me: bpy.types.Mesh, version: int = VERSION) -> str:
     keys = me.shape_keys
     blocks = list(keys.key_blocks) if keys is not None else []
     arrays = []
@@ -74,10 +76,10 @@ def _shape_keys(me: bpy.types.Mesh) -> str:
         co = np.empty(len(me.vertices) * 3, np.float32)
         compat.get_shape_key_coords(kb, co)
         arrays.append(co)
-    return digest(*arrays, names=[k.name for k in blocks])
+    return digest(*arrays, names=[k.name for k in blocks], version=version)
 
 
-def _weights(obj: bpy.types.Object) -> str:
+def _weights(obj: bpy.types.Object, version: int = VERSION) -> str:
     """Every non-zero weight by vertex and group name, in an order that does not
     depend on the order of the vertex groups (read in bulk where Blender allows)."""
     names = [g.name for g in obj.vertex_groups]
@@ -85,8 +87,8 @@ def _weights(obj: bpy.types.Object) -> str:
     if triplets is None and names:
         triplets = triplets_by_vertex(obj, names)
     if triplets is None:
-        return digest(np.zeros(0, np.int64))
-    return _weights_digest(names, *triplets)
+        return digest(np.zeros(0, np.int64), version=version)
+    return _weights_digest(names, *triplets, version=version)
 
 
 def _name_rank(names: list[str]) -> np.ndarray:
@@ -96,7 +98,11 @@ def _name_rank(names: list[str]) -> np.ndarray:
 
 
 def _weights_digest(
-    names: list[str], owner: np.ndarray, group: np.ndarray, weight: np.ndarray
+    names: list[str],
+    owner: np.ndarray,
+    group: np.ndarray,
+    weight: np.ndarray,
+    version: int = VERSION,
 ) -> str:
     """The weights' digest of (vertex, index into ``names``, weight) triplets."""
     rank = _name_rank(names)
@@ -108,13 +114,16 @@ def _weights_digest(
         group[order].astype(np.int64),
         weight[order].astype(np.float32),
         names=sorted(names),
+        version=version,
     )
 
 
 _READERS = {TOPOLOGY: _topology, POSITIONS: _positions, UVS: _uvs, SHAPE_KEYS: _shape_keys}
 
 
-def _as_given(me: bpy.types.Mesh, mesh: Mesh, parts: tuple[str, ...]) -> dict[str, str] | None:
+def _as_given(
+    me: bpy.types.Mesh, mesh: Mesh, parts: tuple[str, ...], version: int = VERSION
+) -> dict[str, str] | None:
     """The parts (not :data:`WEIGHTS`) hashed from ``mesh``, the neutral mesh the
     build just filled ``me`` from (``build.Built.filled``): the arrays it gave
     Blender, which holds them bit for bit, so the digests equal the read-back's
@@ -139,15 +148,16 @@ def _as_given(me: bpy.types.Mesh, mesh: Mesh, parts: tuple[str, ...]) -> dict[st
             np.array([nv, nl, nf], np.int64),
             np.ascontiguousarray(mesh.corner_verts, np.int32).reshape(-1),
             np.ascontiguousarray(mesh.face_starts, np.int32).reshape(-1),
+            version=version,
         )
     if POSITIONS in parts:
-        out[POSITIONS] = digest(positions)
+        out[POSITIONS] = digest(positions, version=version)
     if UVS in parts:
         uvs = [np.ascontiguousarray(uv.uv, np.float32).reshape(-1) for uv in mesh.uv_sets]
-        out[UVS] = digest(np.array([len(uvs)], np.int64), *uvs)
+        out[UVS] = digest(np.array([len(uvs)], np.int64), *uvs, version=version)
     if SHAPE_KEYS in parts:
         # one key's coordinates at a time: each is dropped once hashed
-        h = Digest(names=[k.name for k in blocks])
+        h = Digest([k.name for k in blocks], version)
         if mesh.morphs:
             h.add(positions)
         for m in mesh.morphs:
@@ -193,7 +203,11 @@ def skin_as_held(
 
 
 def _skin_weights(
-    obj: bpy.types.Object, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
+    obj: bpy.types.Object,
+    joints: np.ndarray,
+    weights: np.ndarray,
+    bone_names: list[str],
+    version: int = VERSION,
 ) -> str | None:
     """The weights' digest of the skin an import just gave (:func:`skin_as_held`),
     None where it must be read back."""
@@ -213,6 +227,7 @@ def _skin_weights(
         rank[j[owner, slot]],
         w[owner, slot],
         names=sorted(bone_names),
+        version=version,
     )
 
 
@@ -222,20 +237,23 @@ def compute(
     obj: bpy.types.Object | None = None,
     skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
     given: Mesh | None = None,
+    version: int = VERSION,
 ) -> dict[str, str]:
     """The fingerprint of ``me``: one hash per part; :data:`WEIGHTS` needs the
     object ``obj`` whose vertex groups hold them (its mesh being ``me``), or,
     right after an import filled them, ``skin``: the (V, K) joints and weights
     and the bone names it gave (see :func:`skin_as_held`). ``given``: the neutral
-    mesh an import just filled ``me`` from (see :func:`_as_given`)."""
-    out = _as_given(me, given, parts) if given is not None else None
+    mesh an import just filled ``me`` from (see :func:`_as_given`). ``version``:
+    the hash (``io_formats.fingerprint``), an older one to compare with a
+    fingerprint an older build stored (:func:`stored_version`)."""
+    out = _as_given(me, given, parts, version) if given is not None else None
     if out is None:
-        out = {part: _READERS[part](me) for part in parts if part != WEIGHTS}
+        out = {part: _READERS[part](me, version) for part in parts if part != WEIGHTS}
     if WEIGHTS in parts:
         if obj is None:
             raise ValueError("the weights' fingerprint needs the object (its vertex groups)")
-        given = _skin_weights(obj, *skin) if skin is not None else None
-        out[WEIGHTS] = given if given is not None else _weights(obj)
+        given = _skin_weights(obj, *skin, version) if skin is not None else None
+        out[WEIGHTS] = given if given is not None else _weights(obj, version)
     return out
 
 
@@ -245,11 +263,12 @@ def store(
     parts: tuple[str, ...] = PARTS,
     skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
     given: Mesh | None = None,
+    version: int = VERSION,
 ) -> None:
     """Store the fingerprint of ``obj``'s mesh under the custom property ``key``
-    (a hidden name the format declares in its ``kept.py``); ``skin`` and
-    ``given``: see :func:`compute`."""
-    fp = compute(obj.data, parts, obj, skin, given)
+    (a hidden name the format declares in its ``kept.py``); ``skin``, ``given``
+    and ``version``: see :func:`compute`."""
+    fp = compute(obj.data, parts, obj, skin, given, version)
     obj[key] = json.dumps(fp, separators=(",", ":"))
 
 
@@ -266,6 +285,13 @@ def stored(obj: bpy.types.Object, key: str) -> dict[str, str] | None:
     return value if isinstance(value, dict) else None
 
 
+def stored_version(old: dict[str, str]) -> int:
+    """The hash version a :func:`stored` fingerprint was made with (all its parts
+    share one: a store makes them together), from its topology part."""
+    text = old.get(TOPOLOGY, next(iter(old.values()), ""))
+    return version_of(text) if isinstance(text, str) else VERSION
+
+
 def changed(obj: bpy.types.Object, key: str) -> set[str] | None:
     """Which parts of ``obj``'s mesh differ from the fingerprint stored at import
     (an empty set: the kept data still describes it); None when none is stored."""
@@ -273,7 +299,7 @@ def changed(obj: bpy.types.Object, key: str) -> set[str] | None:
     if old is None:
         return None
     parts = tuple(p for p in WITH_WEIGHTS if p in old)
-    now = compute(obj.data, parts, obj)
+    now = compute(obj.data, parts, obj, version=stored_version(old))
     return {p for p in parts if now[p] != old[p]}
 
 
@@ -283,4 +309,4 @@ def topology_changed(obj: bpy.types.Object, key: str) -> bool:
     old = stored(obj, key)
     if old is None or TOPOLOGY not in old:
         return False
-    return _topology(obj.data) != old[TOPOLOGY]
+    return _topology(obj.data, stored_version(old)) != old[TOPOLOGY]

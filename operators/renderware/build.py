@@ -153,7 +153,7 @@ def build_clump(
     beside it (:mod:`.txd_importer`); what they lack is added to ``imp.warnings``.
     Materials are new unless ``reuse_materials`` (the blend file's material of
     the same name is used then, as it is)."""
-    state = _ClumpBuild(context, imp, directory, Built(), [], reuse_materials)
+    state = _ClumpBuild(context, imp, directory, Built(filled={}), [], reuse_materials)
     try:
         _frame_matrices(state)
         _mesh_frames(state)
@@ -333,11 +333,12 @@ def _atomic(state: _ClumpBuild, k: int, mesh) -> None:
             obj.parent = holder
         else:
             obj.matrix_world = Matrix(state.world[frame].tolist())
+    given = state.built.filled.pop(obj.data.as_pointer(), None)  # hashed, not read back
     if skinned:  # the weights' part from the arrays just given, not read back
         skin = (mesh.skin.joints, mesh.skin.weights, state.built.bone_names)
-        fingerprint.store(obj, FINGERPRINT, fingerprint.WITH_WEIGHTS, skin)
+        fingerprint.store(obj, FINGERPRINT, fingerprint.WITH_WEIGHTS, skin, given)
     else:
-        fingerprint.store(obj, FINGERPRINT)
+        fingerprint.store(obj, FINGERPRINT, given=given)
     _kept_face_positions(obj)
 
 

@@ -36,17 +36,20 @@ def import_mesh_file(context, path: str, options: MeshImportOptions) -> Result:
     name = os.path.splitext(os.path.basename(path))[0]
     with in_file(path):
         scene = import_mesh(native, name, FRAME_RATE)
+    filled: dict = {}
     built = build_scene(
         context,
         scene,
         fps=options.frames_per_second(context),
         reuse_materials=options.reuse_materials,
+        filled=filled,
     )
     names = scene.skeleton.names if scene.skeleton is not None else None
     objects = [obj for obj in built.objects if obj.type == "MESH"]
     given = scene.meshes if len(scene.meshes) == len(objects) else [None] * len(objects)
     for obj, source in zip(objects, given, strict=True):  # what the kept data describes
-        mesh_keep.store(obj, names, source and source.skin, built.bone_names)
+        held = filled.pop(obj.data.as_pointer(), None)  # hashed, not read back
+        mesh_keep.store(obj, names, source and source.skin, built.bone_names, filled=held)
     if built.armature is not None and built.actions:  # Blender may have renamed them
         built.armature[ANIMATIONS_KEY] = json.dumps([a.name for a in built.actions])
     if options.record_transform:

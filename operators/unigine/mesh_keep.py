@@ -14,8 +14,8 @@ import json
 
 import bpy
 
-from ...io_formats.fingerprint import skin_digest
-from ...io_formats.scene import Skin
+from ...io_formats.fingerprint import VERSION, skin_digest, version_of
+from ...io_formats.scene import Mesh, Skin
 from ..blender import fingerprint
 from ..blender.extract import read_skin
 from .kept import FINGERPRINT
@@ -24,10 +24,10 @@ from .kept import FINGERPRINT
 WEIGHTS = "weights"
 
 
-def _skin_digest(skin: Skin | None, names: list[str]) -> str:
+def _skin_digest(skin: Skin | None, names: list[str], version: int = VERSION) -> str:
     if skin is None:
         return ""
-    return skin_digest(skin.joints, skin.weights, names)
+    return skin_digest(skin.joints, skin.weights, names, version)
 
 
 def store(
@@ -35,13 +35,19 @@ def store(
     names: list[str] | None,
     given: Skin | None = None,
     bone_names: list[str] | None = None,
+    version: int = VERSION,
+    filled: Mesh | None = None,
 ) -> None:
     """The fingerprint of the imported ``obj``, its weights (groups ``names``) included:
     hashed from ``given``, the skin the import just gave the groups named
     ``bone_names`` (Blender's bone names), where that is what they hold
     (:func:`fingerprint.skin_as_held`) and at most 4 a vertex (all that
-    ``read_skin`` reads back), else read back from the groups."""
-    fingerprint.store(obj, FINGERPRINT)
+    ``read_skin`` reads back), else read back from the groups. ``version``: the
+    hash (``io_formats.fingerprint``; an older one only to build what an older
+    build stored). ``filled``: the neutral mesh the build filled ``obj``'s mesh
+    from (``build.Built.filled``), so the shared parts are hashed from its arrays
+    instead of read back (:func:`fingerprint.compute`)."""
+    fingerprint.store(obj, FINGERPRINT, given=filled, version=version)
     skin = None
     if names and obj.vertex_groups:
         held = None
@@ -50,7 +56,7 @@ def store(
             held = fingerprint.skin_as_held(obj, given.joints, given.weights, bone_names)
         skin = Skin(*held) if held is not None else read_skin(obj, names)
     stored = fingerprint.stored(obj, FINGERPRINT) or {}
-    stored[WEIGHTS] = _skin_digest(skin, names or [])
+    stored[WEIGHTS] = _skin_digest(skin, names or [], version)
     obj[FINGERPRINT] = json.dumps(stored, separators=(",", ":"))
 
 
@@ -63,4 +69,6 @@ def holds(obj: bpy.types.Object, skin: Skin | None, names: list[str] | None) -> 
     # for the shared weights part, which this one's skin digest replaces
     if old is None or fingerprint.topology_changed(obj, FINGERPRINT):
         return False, False
-    return True, old.get(WEIGHTS) == _skin_digest(skin, names or [])
+    kept = old.get(WEIGHTS)
+    version = version_of(kept) if isinstance(kept, str) else fingerprint.stored_version(old)
+    return True, kept == _skin_digest(skin, names or [], version)

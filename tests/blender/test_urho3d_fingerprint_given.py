@@ -49,7 +49,9 @@ def test_given_fingerprint_equals_read_back(blank_blend, tmp_path, case, monkeyp
     read = []
     for part, reader in list(fingerprint._READERS.items()):
         monkeypatch.setitem(
-            fingerprint._READERS, part, lambda me, r=reader: read.append(me) or r(me)
+            fingerprint._READERS,
+            part,
+            lambda me, version, r=reader: read.append(me) or r(me, version),
         )
     path = tmp_path / "in.mdl"
     path.write_bytes(mdl.write(_cases()[case]()))

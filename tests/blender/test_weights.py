@@ -122,10 +122,16 @@ def test_strongest_first_matches_lexsort():
     owner = rng.integers(0, 500, 5000)
     bone = rng.integers(0, 40, 5000)
     weight = rng.choice(np.float32([0.0, 0.125, 0.5, 1.0, 0.3]), 5000)
-    got = _strongest_first(owner, bone, weight, 500, 40)
     want = np.lexsort((bone, -weight, owner))
-    for a in (owner, weight, bone):
-        np.testing.assert_array_equal(a[got], a[want])
+    got = _strongest_first(owner, bone, weight, 500, 40)  # the packed key, sorted
+    for a, g in zip((owner, bone, weight), got, strict=True):
+        np.testing.assert_array_equal(g, a[want])
+    assert got[2].dtype == np.float32
+    heavy = weight * np.float32(2)  # a weight above 1: the lexsort
+    want = np.lexsort((bone, -heavy, owner))
+    got = _strongest_first(owner, bone, heavy, 500, 40)
+    for a, g in zip((owner, bone, heavy), got, strict=True):
+        np.testing.assert_array_equal(g, a[want])
 
 
 def test_a_half_built_node_group_is_removed(rigport_registered, blank_blend, monkeypatch):
