@@ -3,7 +3,7 @@
 The Blender side (``operators/blender/fingerprint.py``) reads a mesh's arrays in
 bulk; this turns them, and any names that belong to them, into one short digest.
 
-Two hashes, by version: 1, BLAKE2b (128 bits), what builds before session 4
+Two hashes, by version: 1, BLAKE2b (128 bits), what builds before 2026-11-25
 stored, digests of 32 hex digits; 2 (:data:`VERSION`, what new fingerprints
 use), SHA-256 cut to 128 bits, about twice as fast here (OpenSSL with the CPU's
 SHA instructions), written with the prefix ``v2:``. A stored digest says its
