@@ -1,10 +1,12 @@
-"""Exact-keys records as builds before version 4 stored them (ASCII text: zlib,
-base64, arrays by significance), for tests that check saved .blend files of
-those builds still decode and restore. Only the decoder stays in the product."""
+"""What older builds stored, written out here for tests that check saved .blend
+files of those builds still work: exact-keys records before version 4 (ASCII
+text: zlib, base64, arrays by significance; only the decoder stays in the
+product), and fingerprints before version 2 (BLAKE2b, :func:`blake2b_digest`)."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import zlib
 
@@ -60,3 +62,17 @@ def as_version(kept: exact_keys.KeptTrack, version: int) -> exact_keys.KeptTrack
     return exact_keys.KeptTrack(
         kept.bone, dict(kept.digests), dict(kept.xor), kept.whole, version, list(kept.rounded)
     )
+
+
+def blake2b_digest(*arrays: np.ndarray, names=()) -> str:
+    """A fingerprint digest as builds before fingerprint version 2 stored it:
+    BLAKE2b-128 of the names, then each array's dtype, shape and bytes (written
+    out here, not taken from the add-on)."""
+    h = hashlib.blake2b(digest_size=16)
+    for name in names:
+        h.update(name.encode("utf-8") + b"\0")
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(str((a.dtype.str, a.shape)).encode("ascii"))
+        h.update(a.tobytes())
+    return h.hexdigest()

@@ -6,7 +6,6 @@ fingerprints (SHA-256) do the same."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
@@ -20,19 +19,7 @@ from rigport.samples import renderware as rw_samples
 from rigport.samples import unigine as unigine_samples
 from rigport.samples import urho3d as urho_samples
 from rigport.tests import edits
-
-
-def _old_digest(*arrays: np.ndarray, names: list[str] = ()) -> str:
-    """What an older build stored: BLAKE2b-128 of the names, then each array's
-    dtype, shape and bytes (written out here, not taken from the add-on)."""
-    h = hashlib.blake2b(digest_size=16)
-    for name in names:
-        h.update(name.encode("utf-8") + b"\0")
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(str((a.dtype.str, a.shape)).encode("ascii"))
-        h.update(a.tobytes())
-    return h.hexdigest()
+from rigport.tests.legacy_records import blake2b_digest
 
 
 def _old_topology_and_positions(me) -> dict[str, str]:
@@ -44,8 +31,8 @@ def _old_topology_and_positions(me) -> dict[str, str]:
     pos = np.empty(nv * 3, np.float32)
     me.attributes["position"].data.foreach_get("vector", pos)
     return {
-        "topology": _old_digest(np.array([nv, nl, nf], np.int64), corner_vert, starts),
-        "positions": _old_digest(pos),
+        "topology": blake2b_digest(np.array([nv, nl, nf], np.int64), corner_vert, starts),
+        "positions": blake2b_digest(pos),
     }
 
 
@@ -197,7 +184,7 @@ def test_unigine_fingerprint_by_its_hash(blank_blend, tmp_path, old):
         record = json.loads(obj[prop])
         for s, surface in zip(record["surfaces"], m.surfaces, strict=True):
             s["positions"] = positions_digest(surface.targets[0].positions, 1)
-            assert s["positions"] == _old_digest(
+            assert s["positions"] == blake2b_digest(
                 np.asarray(surface.targets[0].positions, "<f4").reshape(-1, 3)
             )
         obj[prop] = json.dumps(record, separators=(",", ":"))

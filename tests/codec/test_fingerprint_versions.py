@@ -12,18 +12,7 @@ import pytest
 from rigport.io_formats import fingerprint
 from rigport.io_formats.unigine import mesh_kept
 from rigport.samples import unigine as samples
-
-
-def _blake2b_as_stored(*arrays: np.ndarray, names: tuple[str, ...] = ()) -> str:
-    """The digest older builds stored, written out here independently."""
-    h = hashlib.blake2b(digest_size=16)
-    for name in names:
-        h.update(name.encode("utf-8") + b"\0")
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(str((a.dtype.str, a.shape)).encode("ascii"))
-        h.update(a.tobytes())
-    return h.hexdigest()
+from rigport.tests.legacy_records import blake2b_digest
 
 
 def _arrays() -> list[np.ndarray]:
@@ -37,7 +26,7 @@ def _arrays() -> list[np.ndarray]:
 
 def test_version_1_is_the_old_blake2b_digest():
     arrays = _arrays()
-    old = _blake2b_as_stored(*arrays, names=("Basis", "smile"))
+    old = blake2b_digest(*arrays, names=("Basis", "smile"))
     assert fingerprint.digest(*arrays, names=["Basis", "smile"], version=1) == old
     h = fingerprint.Digest(["Basis", "smile"], 1)
     for a in arrays:
@@ -56,7 +45,7 @@ def test_version_2_is_sha256_with_its_marker():
         h.update(str((a.dtype.str, a.shape)).encode("ascii"))
         h.update(a.tobytes())
     assert new == "v2:" + h.hexdigest()[:32]
-    assert new[3:] != _blake2b_as_stored(*arrays)
+    assert new[3:] != blake2b_digest(*arrays)
     # one changed value changes both versions' digests
     arrays[2][1, 1] += np.float32(1e-3)
     assert fingerprint.digest(*arrays) != new
@@ -87,7 +76,7 @@ def test_unigine_bounds_kept_for_an_old_record():
     kept.surface_positions = [
         mesh_kept.positions_digest(s.targets[0].positions, 1) for s in m.surfaces
     ]
-    assert kept.surface_positions[0] == _blake2b_as_stored(np.asarray(base, "<f4").reshape(-1, 3))
+    assert kept.surface_positions[0] == blake2b_digest(np.asarray(base, "<f4").reshape(-1, 3))
     assert np.array_equal(kept.bounds_for(0, base), m.surfaces[0].bounds)
     moved = np.array(base, np.float32)
     moved[0] += 1
