@@ -252,11 +252,22 @@ def targets() -> dict[str, Target]:
         ]
         return _small(seeds, small)
 
+    def _small_package() -> bytes:
+        pkg = package.new_package()
+        for name, data in (("Data/readme.txt", b"RigPort"), ("Data/empty.xml", b"")):
+            pkg.put(name, data)
+        return package.write(pkg)
+
     def packages(small: bool):
         seeds = _corpus("rbfx/*.pak")
         seeds += [
             ("gen/plain.pak", rbfx_samples.sample_package()),
             ("gen/rbfx.pak", rbfx_samples.sample_package(rbfx=True)),
+            # a package of a few bytes, like the corpus' PackageTest.pak: most mutants
+            # then land in its file list (names, offsets, sizes) rather than in member
+            # data, whose checksums turn nearly every mutant of a large package into
+            # the same FormatError
+            ("gen/small.pak", _small_package()),
         ]
         if package._lz4_block() is not None:
             seeds.append(("gen/compressed.pak", rbfx_samples.sample_package(compressed=True)))
