@@ -9,6 +9,7 @@ Prints a Markdown table (fastest of ``--repeat`` runs per step). Not a test.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import runpy
 import sys
@@ -124,3 +125,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    sys.stdout.flush()
+    os._exit(0)  # bpy 4.2 can crash at interpreter exit, after the report

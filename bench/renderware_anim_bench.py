@@ -20,6 +20,7 @@ packed). Prints a Markdown table. Benchmarks are not tests.
 from __future__ import annotations
 
 import argparse
+import os
 import runpy
 import subprocess
 import sys
@@ -170,3 +171,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    sys.stdout.flush()
+    os._exit(0)  # bpy 4.2 can crash at interpreter exit, after the report
