@@ -37,6 +37,16 @@ def _frames_back(x: np.ndarray, fps: float) -> np.ndarray:
     return out
 
 
+def _values_held(co: np.ndarray, sign: float, values: np.ndarray) -> bool:
+    """Whether Blender's values ``co[:, 1]``, times ``sign``, are the file's
+    ``values`` bit for bit."""
+    back = co[:, 1]
+    if sign != 1.0:
+        back = np.empty(len(co), np.float32)
+        np.multiply(co[:, 1], sign, out=back, dtype=np.float64, casting="same_kind")
+    return bool((back.view("<i4") == values.view("<i4")).all())
+
+
 def pack_line_record(
     c: Curve,
     co: np.ndarray,
@@ -57,16 +67,7 @@ def pack_line_record(
         return None
     if full and not (constant.issuperset(kc.RECORDER_FIELDS) and kc.recorder_keys(keys, constant)):
         return None
-    values = keys["value"].view("<i4")
-    if sign == 1.0 and copied:
-        same = np.ones(1, bool)
-    elif sign == 1.0:
-        same = co[:, 1].view("<i4") == values
-    else:
-        back = np.empty(k, np.float32)
-        np.multiply(co[:, 1], sign, out=back, dtype=np.float64, casting="same_kind")
-        same = back.view("<i4") == values
-    if not same.all():
+    if not (sign == 1.0 and copied) and not _values_held(co, sign, keys["value"]):
         return None
     kept = np.flatnonzero(_frames_back(co[:, 0], fps).view("<i4") != keys["time"].view("<i4"))
     parts = [TAG, _HEAD.pack(c.pre_wrap, c.post_wrap, k, int(full))]
