@@ -36,7 +36,7 @@ def merge_meshes(
     )
     out.face_starts = np.arange(0, len(out.corner_verts), 3, dtype=np.int32)
     if all(m.normals is not None for m in meshes):
-        out.normals = np.concatenate([m.normals for m in meshes])
+        out.normals = np.concatenate([m.with_corner_normals().normals for m in meshes])
     out.uv_sets = _uv_sets(meshes, warnings)
     out.colors = _color_sets(meshes, warnings)
     out.attributes = _attributes(meshes, warnings, slot_attributes, s_off)

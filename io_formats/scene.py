@@ -7,7 +7,7 @@ these. Every bulk array is a numpy array.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -129,7 +129,11 @@ class Mesh:
     face_materials: np.ndarray  # (F,) int32 material slot of each face
     loose_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))
     materials: list[str] = field(default_factory=list)
-    normals: np.ndarray | None = None  # (C, 3) float32 custom corner normals
+    normals: np.ndarray | None = None  # (C, 3) float32 custom normals, or (V, 3): see below
+    # "POINT" where the format stores one normal per vertex: Blender holds them per
+    # vertex too, and nothing expands them to every corner (a third of a model import's
+    # memory at 1M vertices)
+    normal_domain: str = "CORNER"
     uv_sets: list[UVSet] = field(default_factory=list)
     colors: list[ColorSet] = field(default_factory=list)
     skin: Skin | None = None
@@ -142,6 +146,14 @@ class Mesh:
     def face_sizes(self) -> np.ndarray:
         ends = np.append(self.face_starts[1:], len(self.corner_verts))
         return (ends - self.face_starts).astype(np.int32)
+
+    def with_corner_normals(self) -> Mesh:
+        """This mesh with its custom normals per corner (itself when they are): the
+        form the exporters read."""
+        if self.normals is None or self.normal_domain == "CORNER":
+            return self
+        normals = np.take(self.normals, self.corner_verts, axis=0)
+        return replace(self, normals=normals, normal_domain="CORNER")
 
 
 @dataclass

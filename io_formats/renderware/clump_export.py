@@ -13,7 +13,7 @@ unchanged, and are dropped with a warning otherwise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -132,7 +132,11 @@ def export_clump(
         raise FormatError(f"{len(skeleton)} bones: a Skin PLG holds at most 255")
     frame_list = _frame_list(data, skeleton, stamp)
     geometries, atomics = [], []
-    meshes = [part for em in data.meshes for part in _fit(em, warnings)]
+    meshes = [
+        part
+        for em in data.meshes
+        for part in _fit(replace(em, mesh=em.mesh.with_corner_normals()), warnings)
+    ]
     ctx = _ClumpContext(skeleton, perm, version, stamp, morph_targets, warnings)
     for k, em in enumerate(meshes):
         geo = _geometry(em, ctx)

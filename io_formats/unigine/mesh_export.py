@@ -512,6 +512,7 @@ def export_mesh(
     opts: ExportOptions | None = None,
 ) -> tuple[native.Mesh, list[str]]:
     """The native file for one mesh, its skeleton (file bone order) and animations."""
+    mesh = mesh.with_corner_normals()
     opts = opts or ExportOptions()
     warnings: list[str] = []
     if (

@@ -13,10 +13,20 @@ from __future__ import annotations
 import numpy as np
 
 
+def _swapped(v: np.ndarray, a: int, b: int) -> np.ndarray:
+    """A C-ordered copy of ``v`` with its last axis' entries ``a`` and ``b`` swapped:
+    column copies, several times faster than a fancy index over millions of rows
+    (which also leaves its result in Fortran order for the next copy)."""
+    out = np.empty(v.shape, v.dtype)
+    for i in range(v.shape[-1]):
+        out[..., i] = v[..., b if i == a else a if i == b else i]
+    return out
+
+
 def vectors(v: np.ndarray, convert: bool) -> np.ndarray:
     """Points, directions or scales (..., 3)."""
     v = np.asarray(v)
-    return v[..., [0, 2, 1]] if convert else v
+    return _swapped(v, 1, 2) if convert else v
 
 
 def quats(q: np.ndarray, convert: bool) -> np.ndarray:
@@ -44,7 +54,7 @@ def tangents(t: np.ndarray, convert: bool) -> np.ndarray:
     t = np.asarray(t)
     if not convert:
         return t
-    out = t[..., [0, 2, 1, 3]].copy()
+    out = _swapped(t, 1, 2)
     out[..., 3] *= -1
     return out
 
@@ -54,4 +64,4 @@ def rewind(corners: np.ndarray, convert: bool) -> np.ndarray:
     swapped when ``convert``: its own inverse, and each face keeps its first
     corner (Blender's loop start), so a round trip gives the file's order."""
     corners = np.asarray(corners)
-    return corners.reshape(-1, 3)[:, [0, 2, 1]].reshape(-1) if convert else corners
+    return _swapped(corners.reshape(-1, 3), 1, 2).reshape(-1) if convert else corners

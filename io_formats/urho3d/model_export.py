@@ -617,6 +617,7 @@ def export_model(
     lods: list[tuple[int, Mesh]], skeleton: Skeleton | None, opts: ExportOptions
 ) -> tuple[Model, list[str]]:
     """Build a model from the meshes of each LOD level (level, mesh)."""
+    lods = [(level, mesh.with_corner_normals()) for level, mesh in lods]
     state = _ModelPass(lods, skeleton, opts)
     run_passes(
         state,

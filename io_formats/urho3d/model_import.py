@@ -192,17 +192,21 @@ def _used_vertices(s: _LodPass) -> None:
 
 def _topology(s: _LodPass) -> None:
     """The mesh: triangles with their geometry as material, lines as loose edges."""
-    tri_corners, tri_mats, edges, edge_geo = [], [], [], []
-    for (g, d), idx in zip(s.draws, s.index_lists, strict=True):
-        local = s.local_of[idx]
+    tri_mats, edges, edge_geo = [], [], []
+    lines = [d.primitive_type == PRIMITIVE_LINES for _, d in s.draws]
+    n_corners = sum(len(idx) for idx, line in zip(s.index_lists, lines, strict=True) if not line)
+    corner_verts = np.empty(n_corners, np.int32)  # each draw's rewound corners go in place
+    at = 0
+    for (g, _), idx, line in zip(s.draws, s.index_lists, lines, strict=True):
+        local = np.take(s.local_of, idx)
         s.local_lists.append(local)
-        if d.primitive_type == PRIMITIVE_LINES:
+        if line:
             edges.append(local.reshape(-1, 2))
             edge_geo.append(np.full(len(local) // 2, g, np.int32))
         else:
-            tri_corners.append(axes.rewind(local, s.convert))
+            corner_verts[at : at + len(local)] = axes.rewind(local, s.convert)
+            at += len(local)
             tri_mats.append(np.full(len(local) // 3, g, np.int32))
-    corner_verts = np.concatenate(tri_corners) if tri_corners else np.zeros(0, np.int32)
     n_faces = len(corner_verts) // 3
     s.mesh = Mesh(
         name=s.name,
@@ -271,12 +275,12 @@ def _vertex_element(s: _LodPass, sel: np.ndarray | slice, fname: str, e, col: np
 
 
 def _corner_fields(s: _LodPass) -> None:
-    """Normals, UV sets and colour sets, from per vertex to per corner."""
+    """Normals (per vertex, as the file has them), UV sets and colour sets (per corner)."""
     mesh, per_vertex = s.mesh, s.per_vertex
     cv = mesh.corner_verts
-    # np.take: fancy indexing of 2-D rows is several times slower in numpy 1.x
     if s.have_normals and len(cv):
-        mesh.normals = np.take(s.normals, cv, axis=0)
+        mesh.normals, mesh.normal_domain = s.normals, "POINT"
+    # np.take: fancy indexing of 2-D rows is several times slower in numpy 1.x
     for key in sorted(k for k in per_vertex if k.startswith("uv:")):
         flipped = per_vertex[key].astype(np.float32)  # flip per vertex, then expand
         flipped[:, 1] = 1.0 - flipped[:, 1]
@@ -301,7 +305,7 @@ def _point_attributes(s: _LodPass) -> None:
     """The file's exact normals and tangents, and the elements Blender has no place for."""
     per_vertex, attributes = s.per_vertex, s.mesh.attributes
     if NORMAL_ATTRIBUTE in per_vertex:
-        normals = per_vertex[NORMAL_ATTRIBUTE].astype(np.float32)
+        normals = per_vertex[NORMAL_ATTRIBUTE].astype(np.float32, copy=False)
         attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", normals))
     if TANGENT_ATTRIBUTE in per_vertex:
         tangents = per_vertex[TANGENT_ATTRIBUTE].astype(np.float32)

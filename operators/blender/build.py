@@ -352,11 +352,15 @@ def _fill_mesh(
 
 
 def _set_custom_normals(me: bpy.types.Mesh, mesh: Mesh) -> None:
-    """Custom normals: exact through the attribute where Blender has it (4.5+);
-    else per vertex when every corner of a vertex has the same normal (4.2's
+    """Custom normals: per vertex where the format stores them so; exact through
+    the attribute where Blender has it (4.5+); else per vertex when every corner
+    of a vertex has the same normal (4.2's
     per-vertex setter is several times faster than the per-corner one, and
     engine formats mostly store normals per vertex)."""
     normals = np.ascontiguousarray(mesh.normals, np.float32)
+    if mesh.normal_domain == "POINT":
+        compat.set_vertex_normals(me, normals)
+        return
     if compat.HAS_NORMAL_ATTRIBUTE:
         compat.set_corner_normals(me, normals)
         return

@@ -186,12 +186,23 @@ def set_corner_normals(me, normals: np.ndarray) -> None:
 
 
 def set_vertex_normals(me, normals: np.ndarray) -> None:
-    """Custom normals per vertex, (V, 3) float32; a zero row keeps Blender's own."""
+    """Custom normals per vertex, (V, 3) float32; a zero row keeps Blender's own.
+    4.5+ hold them as a point-domain ``custom_normal`` attribute, exact, and give
+    every corner its vertex's normal."""
     normals = np.ascontiguousarray(normals, np.float32)
     if HAS_NORMAL_ATTRIBUTE:
-        cv = np.empty(len(me.loops), np.int32)
-        me.attributes[".corner_vert"].data.foreach_get("value", cv)
-        set_corner_normals(me, normals[cv])
+        zero = (normals[:, 0] == 0) & (normals[:, 1] == 0) & (normals[:, 2] == 0)
+        if zero.any():
+            own = np.empty(len(normals) * 3, np.float32)
+            me.vertex_normals.foreach_get("vector", own)
+            normals = normals.copy()
+            normals[zero] = own.reshape(-1, 3)[zero]
+        old = me.attributes.get(NORMAL_ATTRIBUTE)
+        if old is not None:
+            me.attributes.remove(old)
+        attr = me.attributes.new(NORMAL_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+        attr.data.foreach_set("vector", normals.ravel())
+        me.update()
     else:
         me.normals_split_custom_set_from_vertices(normals)
 

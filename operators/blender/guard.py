@@ -292,7 +292,8 @@ def _kept_faces(
         "corners": {},
     }
     if mesh.normals is not None:
-        faces["corners"]["normals"] = np.asarray(mesh.normals, np.float32)[rcorner]
+        at = rcorner if mesh.normal_domain == "CORNER" else cv[rcorner]
+        faces["corners"]["normals"] = np.asarray(mesh.normals, np.float32)[at]
     for k, uv in enumerate(mesh.uv_sets):  # by place: Blender may rename a layer
         faces["corners"][f"uv:{k}"] = np.asarray(uv.uv, np.float32)[rcorner]
     for k, col in enumerate(mesh.colors):
@@ -322,7 +323,9 @@ def _faces_kept(
         corner_verts=np.asarray(mesh.corner_verts)[keep_corner],
         face_starts=(np.cumsum(new_sizes) - new_sizes).astype(np.int32),
         face_materials=face_materials[keep_face] if len(face_materials) else face_materials,
-        normals=None if mesh.normals is None else np.asarray(mesh.normals)[keep_corner],
+        normals=mesh.normals
+        if mesh.normals is None or mesh.normal_domain != "CORNER"
+        else np.asarray(mesh.normals)[keep_corner],
         uv_sets=[UVSet(u.name, np.asarray(u.uv)[keep_corner]) for u in mesh.uv_sets],
         colors=[ColorSet(c.name, np.asarray(c.color)[keep_corner], c.byte) for c in mesh.colors],
         attributes=[replace(a, data=by_domain(a)) for a in mesh.attributes],
@@ -354,8 +357,13 @@ def _patch_values(mesh: Mesh, positions: np.ndarray, counts: dict, kept: dict) -
             bad = ~(np.isfinite(dot) & (dot > 0))  # NaN, Inf or zero length
         if bad.any():
             rows = np.nonzero(bad)[0]
-            kept["normals"] = {"index": rows.astype(np.int64), "value": n[rows].copy()}
-            counts["NaN/Inf or zero-length normals"] = len(rows)
+            # kept per corner, as export reads them, whichever domain holds them
+            cv = np.asarray(mesh.corner_verts, np.int64)
+            corners = rows if mesh.normal_domain == "CORNER" else np.nonzero(bad[cv])[0]
+            at = rows if mesh.normal_domain == "CORNER" else cv[corners]
+            if len(corners):  # a loose vertex has no corner to keep a normal for
+                kept["normals"] = {"index": corners.astype(np.int64), "value": n[at]}
+            counts["NaN/Inf or zero-length normals"] = len(corners)
             n = n.copy()
             n[rows] = 0
             mesh = replace(mesh, normals=n)

