@@ -191,15 +191,16 @@ def set_vertex_normals(me, normals: np.ndarray) -> None:
     every corner its vertex's normal."""
     normals = np.ascontiguousarray(normals, np.float32)
     if HAS_NORMAL_ATTRIBUTE:
+        old = me.attributes.get(NORMAL_ATTRIBUTE)
+        if old is not None:
+            me.attributes.remove(old)
+            me.update()  # Blender's own normals, not the removed ones (5.2 caches them)
         zero = (normals[:, 0] == 0) & (normals[:, 1] == 0) & (normals[:, 2] == 0)
         if zero.any():
             own = np.empty(len(normals) * 3, np.float32)
             me.vertex_normals.foreach_get("vector", own)
             normals = normals.copy()
             normals[zero] = own.reshape(-1, 3)[zero]
-        old = me.attributes.get(NORMAL_ATTRIBUTE)
-        if old is not None:
-            me.attributes.remove(old)
         attr = me.attributes.new(NORMAL_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
         attr.data.foreach_set("vector", normals.ravel())
         me.update()

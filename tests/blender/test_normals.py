@@ -126,6 +126,97 @@ def test_zero_and_nan_normals_get_blenders_own_and_come_back(blank_blend):
         assert np.array_equal(out.normals[first], want[first], equal_nan=True)
 
 
+def _point_domain(mesh: Mesh) -> Mesh:
+    """``mesh`` (per-vertex normals made per corner by ``_grid_mesh``) with one normal
+    per vertex, as the Urho3D import gives them."""
+    per_vertex = np.zeros((len(mesh.positions), 3), np.float32)
+    per_vertex[mesh.corner_verts] = mesh.normals
+    mesh.normals, mesh.normal_domain = per_vertex, "POINT"
+    return mesh
+
+
+def test_point_domain_normals_stay_per_vertex_and_read_back_per_corner(blank_blend):
+    from rigport.operators.blender.build import build_scene
+    from rigport.operators.blender.extract import extract_mesh
+
+    bpy = blank_blend
+    mesh = _point_domain(_grid_mesh(False))
+    mesh.normals[7] *= np.float32(1.0001)  # not unit: kept as it is on 4.5+
+    obj = build_scene(bpy.context, Scene("s", meshes=[mesh])).objects[0]
+    me = obj.data
+    got = _corner_normals(me)
+    want = mesh.normals[mesh.corner_verts]
+    attr = me.attributes.get("custom_normal")
+    if _exact(bpy):
+        assert (attr.domain, attr.data_type) == ("POINT", "FLOAT_VECTOR")
+        assert np.array_equal(got, want)
+    else:
+        assert np.allclose(got, want, atol=TOLERANCE_42)
+    out = extract_mesh(obj)
+    me.calc_loop_triangles()
+    loops = np.empty(len(me.loop_triangles) * 3, np.int32)
+    me.loop_triangles.foreach_get("loops", loops)
+    assert out.normal_domain == "CORNER"
+    if _exact(bpy):
+        assert np.array_equal(out.normals, want[loops])
+
+
+def test_point_domain_zero_and_nan_normals_get_blenders_own_and_come_back(blank_blend):
+    """A vertex's bad normal: Blender's own at its corners, the file's value (kept per
+    corner) back on an unedited export."""
+    from rigport.operators.blender.build import build_scene
+    from rigport.operators.blender.extract import extract_mesh
+
+    bpy = blank_blend
+    mesh = _point_domain(_grid_mesh(False))
+    file_normals = mesh.normals.copy()
+    mesh.normals[0] = 0.0
+    mesh.normals[6, 2] = np.nan
+    file_normals[0], file_normals[6, 2] = 0.0, np.nan
+    obj = build_scene(bpy.context, Scene("s", meshes=[mesh])).objects[0]
+    me = obj.data
+    cv = np.empty(len(me.loops), np.int32)
+    me.loops.foreach_get("vertex_index", cv)
+    got = _corner_normals(me)
+    bad = np.isin(cv, [0, 6])
+    assert bad.sum() == 1 + 4  # a corner vertex and an inner one
+    assert np.allclose(got[bad], [0, 0, 1], atol=1e-6)  # a flat grid: Blender's own is +Z
+    if _exact(bpy):
+        assert np.array_equal(got[~bad], file_normals[cv[~bad]])
+    out = extract_mesh(obj)
+    me.calc_loop_triangles()
+    loops = np.empty(len(me.loop_triangles) * 3, np.int32)
+    me.loop_triangles.foreach_get("loops", loops)
+    want = file_normals[cv[loops]]
+    restored = np.isin(cv[loops], [0, 6])
+    assert np.array_equal(out.normals[restored], want[restored], equal_nan=True)
+    if _exact(bpy):
+        assert np.array_equal(out.normals, want, equal_nan=True)
+
+
+def test_urho3d_import_keeps_normals_per_vertex(blank_blend, tmp_path):
+    """The import gives Blender one normal per vertex (nothing expanded to corners)."""
+    bpy = blank_blend
+    src = tmp_path / "m.mdl"
+    src.write_bytes(mdl.write(u3_samples.skinned_model(n_bones=3, grid=(6, 5))))
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(src)) == {"FINISHED"}
+    me = next(o for o in bpy.data.objects if o.type == "MESH").data
+    model = mdl.read(src.read_bytes())
+    file_normals = model.vertex_buffers[0].data["normal0"][:, [0, 2, 1]]  # Y and Z swapped
+    got = _corner_normals(me)
+    cv = np.empty(len(me.loops), np.int32)
+    me.loops.foreach_get("vertex_index", cv)
+    source = np.empty(len(me.vertices), np.int32)
+    me.attributes["urho:source"].data.foreach_get("value", source)
+    want = file_normals[source[cv]]
+    if _exact(bpy):
+        attr = me.attributes["custom_normal"]
+        assert (attr.domain, attr.data_type) == ("POINT", "FLOAT_VECTOR")
+        assert np.array_equal(got, want)
+    else:
+        assert np.allclose(got, want, atol=TOLERANCE_42)
+
+
 def test_urho3d_normals_round_trip_exactly_through_blender(blank_blend, tmp_path):
     """Without the file's kept normals (``urho:normal``) the exporter writes
     Blender's: the file's own bits on 4.5+."""
