@@ -308,7 +308,7 @@ def _point_attributes(s: _LodPass) -> None:
         normals = per_vertex[NORMAL_ATTRIBUTE].astype(np.float32, copy=False)
         attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", normals))
     if TANGENT_ATTRIBUTE in per_vertex:
-        tangents = per_vertex[TANGENT_ATTRIBUTE].astype(np.float32)
+        tangents = per_vertex[TANGENT_ATTRIBUTE].astype(np.float32, copy=False)
         attributes.append(Attribute(TANGENT_ATTRIBUTE, "POINT", "FLOAT_COLOR", tangents))
     for key in sorted(k for k in per_vertex if k.startswith(EXTRA_PREFIX)):
         etype = int(key.rsplit("_t", 1)[1])
@@ -369,7 +369,8 @@ def _raw(col: np.ndarray, e) -> np.ndarray:
 
 def _scatter(store: dict, key: str, sel: np.ndarray | slice, values: np.ndarray, n: int) -> None:
     if key not in store and isinstance(sel, slice):  # every vertex, in order
-        store[key] = np.array(values)
+        # a view of the file's buffer is copied; an array of its own is taken as it is
+        store[key] = values if values.base is None else np.array(values)
         return
     if key not in store:
         store[key] = np.zeros((n,) + values.shape[1:], values.dtype)
