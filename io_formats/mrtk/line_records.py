@@ -33,7 +33,7 @@ _HEAD = struct.Struct("<iiIB")
 def _frames_back(x: np.ndarray, fps: float) -> np.ndarray:
     """Float32 seconds of float32 frames, computed in float64 and rounded once."""
     out = np.empty(len(x), np.float32)
-    np.divide(x, fps, out=out, dtype=np.float64, casting="same_kind")
+    kc.divide_once(x, fps, out)
     return out
 
 

@@ -116,7 +116,7 @@ def fill_fcurve(fc, co, hl, hr, interp: np.ndarray, codes: np.ndarray | None = N
     kp.add(k)
     kp.foreach_set("co", np.ascontiguousarray(co, np.float32).ravel())
     kp.foreach_set("interpolation", codes[interp])
-    if not np.any(interp == kc.BEZIER):
+    if hl is None or not np.any(interp == kc.BEZIER):
         return
     kp.foreach_set("handle_left", np.ascontiguousarray(hl, np.float32).ravel())
     kp.foreach_set("handle_right", np.ascontiguousarray(hr, np.float32).ravel())
