@@ -524,14 +524,14 @@ def _mesh_faces(p: _MeshPass) -> None:
 
 
 def _mesh_normals(p: _MeshPass) -> None:
-    """Unit normals per corner, and the file's own as stored (Blender's custom normals
-    are unit length and never zero)."""
+    """Unit normals per vertex (the geometry stores one per vertex), and the file's own
+    as stored (Blender's custom normals are unit length and never zero)."""
     mt0 = p.geo.morph_targets[0] if p.geo.morph_targets else None
     if mt0 is None or mt0.normals is None:
         return
-    n = mt0.normals[p.corners].astype(np.float64)
+    n = mt0.normals.astype(np.float64)
     n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
-    p.mesh.normals = n.astype(np.float32)
+    p.mesh.normals, p.mesh.normal_domain = n.astype(np.float32), "POINT"
     p.mesh.attributes.append(Attribute(NORMAL_ATTRIBUTE, "POINT", "FLOAT_VECTOR", mt0.normals))
     flat = int(zero_area(p.positions, p.tris).sum())
     if flat:
