@@ -54,6 +54,38 @@ def uniform_scale(s: np.ndarray) -> bool:
     return bool(np.allclose(s, s[0], rtol=1e-6, atol=0))
 
 
+def uniform_scales(scales: np.ndarray) -> list[bool]:
+    """:func:`uniform_scale` of each row of (N, 3) ``scales``, in one comparison
+    for the finite rows (``np.allclose``'s own test per element: ``|v - s0| <=
+    1e-6 |s0|``) and row by row for the others."""
+    s = np.asarray(scales, np.float64)
+    if not len(s):
+        return []
+    s = s.reshape(len(s), -1)
+    finite = np.isfinite(s).all(axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        first = s[:, :1]
+        out = (np.abs(s - first) <= 1e-6 * np.abs(first)).all(axis=1).tolist()
+    for i in np.flatnonzero(~finite).tolist():
+        out[i] = uniform_scale(s[i])
+    return out
+
+
+def uniform_rests(rests: list[Rest]) -> list[bool]:
+    """Per rest (``build.rest_relative``'s tuples): whether its parent and own bind
+    scales are both uniform (:func:`uniform_scale`), for all in one go."""
+    if not rests:
+        return []
+    try:
+        parent = np.array([r[2] for r in rests], np.float64)
+        own = np.array([r[3] for r in rests], np.float64)
+    except ValueError:  # scales of differing sizes: one at a time
+        return [uniform_scale(r[2]) and uniform_scale(r[3]) for r in rests]
+    if parent.ndim != 2 or own.ndim != 2:
+        return [uniform_scale(r[2]) and uniform_scale(r[3]) for r in rests]
+    return [a and b for a, b in zip(uniform_scales(parent), uniform_scales(own), strict=True)]
+
+
 #: A bone's rest as ``build.rest_relative`` gives it: translation and rotation
 #: relative to the parent, parent and own bind scale.
 Rest = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -87,11 +119,14 @@ def basis_to_local(
     return bases_to_locals([(rest_t, rest_q, parent_scale, own_scale)], [(loc, quat, scale)])[0]
 
 
-def locals_to_bases(rests: list[Rest], keys: list[Keys]) -> list[Keys]:
+def locals_to_bases(
+    rests: list[Rest], keys: list[Keys], uniform: list[bool] | None = None
+) -> list[Keys]:
     """:func:`local_to_basis` of many bones (``rests[i]`` with ``keys[i]``), the
     bones of uniform scales and equal key counts in one (B, K, .) product each:
-    the same float64 operations per element, so the same bits."""
-    return _grouped(rests, keys, _to_basis_uniform, _to_basis_general)
+    the same float64 operations per element, so the same bits. ``uniform``:
+    :func:`uniform_rests` of ``rests`` when the caller has it."""
+    return _grouped(rests, keys, _to_basis_uniform, _to_basis_general, uniform)
 
 
 def bases_to_locals(rests: list[Rest], keys: list[Keys]) -> list[Keys]:
@@ -99,11 +134,14 @@ def bases_to_locals(rests: list[Rest], keys: list[Keys]) -> list[Keys]:
     return _grouped(rests, keys, _to_local_uniform, _to_local_general)
 
 
-def _grouped(rests: list[Rest], keys: list[Keys], uniform, general) -> list[Keys]:
+def _grouped(
+    rests: list[Rest], keys: list[Keys], uniform, general, flags: list[bool] | None = None
+) -> list[Keys]:
     out: list = [None] * len(rests)
     groups: dict[tuple[int, ...], list[int]] = {}
-    for i, ((_, _, parent_scale, own_scale), key) in enumerate(zip(rests, keys, strict=True)):
-        if uniform_scale(parent_scale) and uniform_scale(own_scale):
+    flags = uniform_rests(rests) if flags is None else flags
+    for i, (key, flag) in enumerate(zip(keys, flags, strict=True)):
+        if flag:
             groups.setdefault(tuple(len(c) for c in key), []).append(i)
         else:
             out[i] = general(*rests[i], *keys[i])

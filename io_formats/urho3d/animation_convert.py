@@ -39,7 +39,11 @@ def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
     restored while Blender's keys are unedited (:func:`restore_steps`)."""
     kept: dict[str, Any] = {}
     tracks = []
+    stepped = _stepped(anim.tracks)
     for i, t in enumerate(anim.tracks):
+        if not stepped[i]:
+            tracks.append(t)
+            continue
         times = t.keys["time"]
         step = np.zeros(len(times), bool)
         step[:-1] = times[1:] == times[:-1]
@@ -54,6 +58,26 @@ def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
         tracks.append(t)
     out = UrhoAnimation(anim.name, anim.length, tracks, anim.version, anim.variant_tracks)
     return out, kept
+
+
+def _stepped(tracks: list[Track]) -> list[bool]:
+    """Per track: whether two of its keys in a row share a time; the tracks of
+    one key count tested in one comparison."""
+    out = [False] * len(tracks)
+    for members in _by_key_count(tracks).values():
+        times = np.array([tracks[i].keys["time"] for i in members])
+        found = (times[:, 1:] == times[:, :-1]).any(axis=1).tolist()
+        for i, f in zip(members, found, strict=True):
+            out[i] = f
+    return out
+
+
+def _by_key_count(tracks: list[Track], mask: bool = False) -> dict[tuple[int, int], list[int]]:
+    """Indices of ``tracks`` by key count (and channel mask with ``mask``)."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, t in enumerate(tracks):
+        groups.setdefault((len(t.keys), t.mask if mask else 0), []).append(i)
+    return groups
 
 
 def steps_warning(kept: dict[str, Any] | None) -> str | None:
@@ -137,24 +161,33 @@ def restore_steps(anim: UrhoAnimation, kept: Any) -> list[str]:
 
 def import_animation(anim: UrhoAnimation, convert: bool = True) -> Animation:
     anim, steps = split_steps(anim)
-    tracks = []
-    for t in anim.tracks:
-        k = t.keys
-        tracks.append(
-            BoneTrack(
-                bone=t.name,
-                times=k["time"].astype(np.float64),
-                translation=axes.vectors(k["position"], convert).astype(np.float64)
-                if t.mask & CHANNEL_POSITION
-                else None,
-                rotation=axes.quats(k["rotation"], convert).astype(np.float64)
-                if t.mask & CHANNEL_ROTATION
-                else None,
-                scale=axes.vectors(k["scale"], convert).astype(np.float64)
-                if t.mask & CHANNEL_SCALE
-                else None,
-            )
+    tracks: list[BoneTrack | None] = [None] * len(anim.tracks)
+    for (_, mask), members in _by_key_count(anim.tracks, mask=True).items():
+        # the tracks of one key count and mask converted as one (B, K) block, each
+        # track a view of it: the same operations per element, so the same bits
+        k = np.array([anim.tracks[i].keys for i in members])
+        times = k["time"].astype(np.float64)
+        translation = (
+            axes.vectors(k["position"], convert).astype(np.float64)
+            if mask & CHANNEL_POSITION
+            else None
         )
+        rotation = (
+            axes.quats(k["rotation"], convert).astype(np.float64)
+            if mask & CHANNEL_ROTATION
+            else None
+        )
+        scale = (
+            axes.vectors(k["scale"], convert).astype(np.float64) if mask & CHANNEL_SCALE else None
+        )
+        for j, i in enumerate(members):
+            tracks[i] = BoneTrack(
+                bone=anim.tracks[i].name,
+                times=times[j],
+                translation=None if translation is None else translation[j],
+                rotation=None if rotation is None else rotation[j],
+                scale=None if scale is None else scale[j],
+            )
     extras: dict[str, Any] = {
         "rigport_format": "urho3d",
         AXES_EXTRA: "BLENDER" if convert else "NONE",

@@ -20,13 +20,13 @@ from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
 from ...io_formats.exact_keys import (
     KeptTrack,
-    basis_digest,
+    basis_digests,
     block_digest,
-    given_track,
+    given_tracks,
     times_digest,
 )
 from ...io_formats.names import action_name
-from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_scale
+from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_rests
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, MorphTarget, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, matrix_to_quat, remove_scale
 from . import compat, exact_keys, guard, kept_keys
@@ -546,21 +546,27 @@ def _rigid_relative(rests: np.ndarray, parents: np.ndarray) -> tuple[np.ndarray,
     return t, matrix_to_quat(basis / np.where(s == 0, 1.0, s)[:, None, :])
 
 
-def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
+def _track_channels(
+    track: BoneTrack, rels: dict, k: int, uniform: bool, standins: dict
+) -> list[np.ndarray]:
     """A track's engine-local translation, rotation and scale keys, and for a
     channel it does not key, a stand-in that is never keyed. With uniform bind
-    scales each channel converts on its own, so the stand-in is identity (a
-    view, nothing worked out); otherwise the channels mix in the conversion and
-    the stand-in is the engine-local rest."""
+    scales (``uniform``) each channel converts on its own, so the stand-in is
+    identity (a view, made once per key count in ``standins``); otherwise the
+    channels mix in the conversion and the stand-in is the engine-local rest."""
     channels = [track.translation, track.rotation, track.scale]
     if all(c is not None for c in channels):
         return channels
+    if uniform:
+        rest = standins.get(k)
+        if rest is None:
+            rest = standins[k] = [
+                np.broadcast_to(r, (k, r.shape[1]))
+                for r in (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
+            ]
+        return [c if c is not None else r for c, r in zip(channels, rest, strict=True)]
     identity = (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
-    _, _, parent_scale, own_scale = rels[track.bone]
-    if uniform_scale(parent_scale) and uniform_scale(own_scale):  # local_to_basis's own test
-        rest = identity
-    else:
-        rest = basis_to_local(*rels[track.bone], *identity)
+    rest = basis_to_local(*rels[track.bone], *identity)
     return [
         c if c is not None else np.broadcast_to(r[:1], (k, r.shape[1]))
         for c, r in zip(channels, rest, strict=True)
@@ -614,7 +620,6 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     missing = []
     seen: set[str] = set()
     repeated = bad_keys = 0
-    late: list[np.ndarray] = []  # key frames beyond Blender's range
     held = held_bone_names(armature)
     coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given, not in given
     given: dict[int, KeptTrack] = {}  # tracks given as shared ascending frames, by index
@@ -636,52 +641,41 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
             missing.append(track.bone)
             continue
         keyed_tracks.append((i, track))
+    keyed_rests = [rels[t.bone] for _, t in keyed_tracks]
+    uniform = uniform_rests(keyed_rests)  # local_to_basis's own test, for all bones at once
+    standins: dict[int, list[np.ndarray]] = {}
     poses = locals_to_bases(  # all bones at once: one product per key count
-        [rels[t.bone] for _, t in keyed_tracks],
-        [_track_channels(t, rels, len(t.times)) for _, t in keyed_tracks],
+        keyed_rests,
+        [
+            _track_channels(t, rels, len(t.times), u, standins)
+            for (_, t), u in zip(keyed_tracks, uniform, strict=True)
+        ],
+        uniform,
     )
     fps = float(fps)
-    for (i, track), (loc, quat, scl) in zip(keyed_tracks, poses, strict=True):
+    keys = _KeyedGroups(keyed_tracks, poses, fps, anim, lossy, rels)
+    pose_bones = armature.pose.bones
+    for n, (i, track) in enumerate(keyed_tracks):
         k = len(track.times)
-        keyed = [v is not None for v in (track.translation, track.rotation, track.scale)]
-        armature.pose.bones[track.bone].rotation_mode = "QUATERNION"
+        pose_bones[track.bone].rotation_mode = "QUATERNION"
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
-        frames = np.asarray(track.times, np.float64) * fps
-        late.append(frames[np.abs(frames) > LAST_FRAME])
-        if k not in linear_runs:
-            linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
-        # F-curve update() sorts keys: unsorted or repeated frames are read back instead;
-        # tracks the guard took keys from are not kept; a format that quantises keeps
-        # residues (its settled values need none, smaller than its arrays)
-        at = frames.astype(np.float32)
-        digests = None
-        ascending = bool(np.all(at[1:] > at[:-1]))
+        ascending = keys.ascending[n]
         if ascending:
             shared.add(track.bone)
-        if anim.settle is None and i not in lossy and ascending:
-            digests = {"basis": basis_digest(rels[track.bone], fps), "times": times_digest(at)}
+        if k not in linear_runs:
+            linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
         bone_coords: dict[str, dict[int, tuple]] = {}
-        for (prop, values), on in zip(
-            (("location", loc), ("rotation_quaternion", quat), ("scale", scl)), keyed, strict=True
-        ):
-            if not on:
-                continue
-            co = np.empty((values.shape[1], k, 2), np.float32)
-            co[:, :, 0] = at
-            co[:, :, 1] = values.T
-            if digests is not None:
-                digests[prop] = block_digest(co)
+        for prop, co in keys.blocks[n]:
             chan = bone_coords.setdefault(prop, {})
-            for index in range(values.shape[1]):
+            for index in range(co.shape[0]):
                 fc = make_fcurve(f"{path}.{prop}", index, track.bone)
                 fc.keyframe_points.add(k)
                 fc.keyframe_points.foreach_set("co", co[index].ravel())
                 fc.keyframe_points.foreach_set("interpolation", linear_runs[k])
                 fc.update()
                 chan[index] = (fc, co[index] if ascending else None)
-        if digests is not None:
-            original = anim.tracks[i]
-            given[i] = KeptTrack(original.bone, digests, given=given_track(original))
+        if n in keys.given:
+            given[i] = keys.given[n]
         elif i not in lossy:
             coords[track.bone] = bone_coords
     if missing:
@@ -695,7 +689,81 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))
         if n
     )
-    guard.note(f"action {action.name!r}", ", ".join(filter(None, (note, _late_note(late, fps)))))
+    late = _late_note(keys.late, fps)
+    guard.note(f"action {action.name!r}", ", ".join(filter(None, (note, late))))
+
+
+class _KeyedGroups:
+    """What ``_fill_action`` gives Blender for its keyed tracks, worked out per
+    key count for all tracks at once (a file keys most bones alike): per track
+    (by position in ``keyed``) whether its float32 frames ascend, its ``co``
+    blocks (prop, (width, k, 2) float32) and, for a track given as shared
+    ascending frames, its version-4 record; and the frames beyond Blender's
+    range. The same float64 and float32 operations per element as one track at
+    a time, so the same bits."""
+
+    PROPS = ("location", "rotation_quaternion", "scale")
+
+    def __init__(self, keyed: list, poses: list, fps: float, anim: Animation, lossy, rels):
+        n = len(keyed)
+        self.ascending: list[bool] = [False] * n
+        self.blocks: list[list[tuple[str, np.ndarray]]] = [[] for _ in range(n)]
+        self.given: dict[int, KeptTrack] = {}
+        self.late: list[np.ndarray] = []
+        by_count: dict[int, list[int]] = {}
+        for pos, (_, track) in enumerate(keyed):
+            by_count.setdefault(len(track.times), []).append(pos)
+        digests: dict[int, dict[str, bytes]] = {}
+        for members in by_count.values():
+            self._group(members, keyed, poses, fps, anim.settle is None, lossy, digests)
+        if digests:
+            order = list(digests)
+            bases = basis_digests([rels[keyed[p][1].bone] for p in order], fps)
+            originals = given_tracks([anim.tracks[keyed[p][0]] for p in order])
+            for p, basis, original in zip(order, bases, originals, strict=True):
+                self.given[p] = KeptTrack(
+                    original.bone, {"basis": basis} | digests[p], given=original
+                )
+
+    def _group(self, members, keyed, poses, fps, exact, lossy, digests) -> None:
+        frames = np.array([keyed[p][1].times for p in members], np.float64) * fps
+        self.late.append(frames[np.abs(frames) > LAST_FRAME])
+        at = frames.astype(np.float32)
+        ascending = (at[:, 1:] > at[:, :-1]).all(axis=1).tolist()
+        # F-curve update() sorts keys: unsorted or repeated frames are read back instead;
+        # tracks the guard took keys from are not kept; a format that quantises keeps
+        # residues (its settled values need none, smaller than its arrays)
+        kept = [
+            exact and up and keyed[p][0] not in lossy
+            for p, up in zip(members, ascending, strict=True)
+        ]
+        first = None  # the times digest of the group's first kept track, and its frames
+        for j, p in enumerate(members):
+            self.ascending[p] = ascending[j]
+            if kept[j]:
+                same = first is not None and np.array_equal(
+                    at[j].view(np.uint32), at[first[0]].view(np.uint32)
+                )
+                if first is None or not same:
+                    first = (j, times_digest(at[j]))
+                digests[p] = {"times": first[1]}
+        for c, prop in enumerate(self.PROPS):
+            rows = [j for j, p in enumerate(members) if _keyed(keyed[p][1], c)]
+            if not rows:
+                continue
+            values = np.array([poses[members[j]][c] for j in rows], np.float64)
+            co = np.empty((len(rows), values.shape[2], at.shape[1], 2), np.float32)
+            co[..., 0] = at[rows][:, None, :]
+            co[..., 1] = values.transpose(0, 2, 1)
+            for j, block in zip(rows, co, strict=True):
+                p = members[j]
+                self.blocks[p].append((prop, block))
+                if kept[j]:
+                    digests[p][prop] = block_digest(block)
+
+
+def _keyed(track: BoneTrack, channel: int) -> bool:
+    return (track.translation, track.rotation, track.scale)[channel] is not None
 
 
 #: Blender's last frame (MAXFRAME): a scene's range stops there, the timeline
