@@ -162,10 +162,12 @@ def restore_steps(anim: UrhoAnimation, kept: Any) -> list[str]:
 def import_animation(anim: UrhoAnimation, convert: bool = True) -> Animation:
     anim, steps = split_steps(anim)
     tracks: list[BoneTrack | None] = [None] * len(anim.tracks)
-    for (_, mask), members in _by_key_count(anim.tracks, mask=True).items():
+    for (key_count, mask), members in _by_key_count(anim.tracks, mask=True).items():
         # the tracks of one key count and mask converted as one (B, K) block, each
         # track a view of it: the same operations per element, so the same bits
-        k = np.array([anim.tracks[i].keys for i in members])
+        k = np.empty((len(members), key_count), keyframe_dtype(mask))
+        for j, i in enumerate(members):  # np.array of records promotes their dtypes: slower
+            k[j] = anim.tracks[i].keys
         times = k["time"].astype(np.float64)
         translation = (
             axes.vectors(k["position"], convert).astype(np.float64)

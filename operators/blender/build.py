@@ -626,8 +626,7 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     shared: set[str] = set()  # bones keyed at ascending frames, the same on every curve
     lossy: set[int] = set()  # tracks that lost NaN/Inf keys, by index: keep needs no second look
     keyed_tracks: list[tuple[int, BoneTrack]] = []
-    for i, track in enumerate(anim.tracks):
-        track, lost = guard.guard_track(track)
+    for i, (track, lost) in enumerate(guard.guard_tracks(anim.tracks)):
         if lost:
             lossy.add(i)
         if track.bone in held:
@@ -664,18 +663,23 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
             shared.add(track.bone)
         if k not in linear_runs:
             linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
-        bone_coords: dict[str, dict[int, tuple]] = {}
+        runs = linear_runs[k]
+        record = keys.given.get(n)
+        bone_coords: dict[str, dict[int, tuple]] = {}  # for a track not given: its curves
         for prop, co in keys.blocks[n]:
+            data_path = f"{path}.{prop}"
             chan = bone_coords.setdefault(prop, {})
-            for index in range(co.shape[0]):
-                fc = make_fcurve(f"{path}.{prop}", index, track.bone)
-                fc.keyframe_points.add(k)
-                fc.keyframe_points.foreach_set("co", co[index].ravel())
-                fc.keyframe_points.foreach_set("interpolation", linear_runs[k])
+            for index, block in enumerate(co):
+                fc = make_fcurve(data_path, index, track.bone)
+                points = fc.keyframe_points
+                points.add(k)
+                points.foreach_set("co", block.reshape(-1))
+                points.foreach_set("interpolation", runs)
                 fc.update()
-                chan[index] = (fc, co[index] if ascending else None)
-        if n in keys.given:
-            given[i] = keys.given[n]
+                if record is None:
+                    chan[index] = (fc, block if ascending else None)
+        if record is not None:
+            given[i] = record
         elif i not in lossy:
             coords[track.bone] = bone_coords
     if missing:
@@ -741,8 +745,8 @@ class _KeyedGroups:
         for j, p in enumerate(members):
             self.ascending[p] = ascending[j]
             if kept[j]:
-                same = first is not None and np.array_equal(
-                    at[j].view(np.uint32), at[first[0]].view(np.uint32)
+                same = first is not None and bool(
+                    (at[j].view(np.uint32) == at[first[0]].view(np.uint32)).all()
                 )
                 if first is None or not same:
                     first = (j, times_digest(at[j]))
