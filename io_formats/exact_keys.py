@@ -206,7 +206,9 @@ def given_track(track: BoneTrack) -> BoneTrack:
 
 def given_tracks(tracks: list[BoneTrack]) -> list[BoneTrack]:
     """:func:`given_track` of each of ``tracks``: the arrays of one channel and
-    shape tested in one comparison (a file keys most bones alike)."""
+    shape tested in one comparison (a file keys most bones alike); a track whose
+    kept times have the bits of the one before it shares that array (so
+    :func:`encode` finds it the same at once)."""
     out: list[list[np.ndarray | None]] = [[None] * len(CHANNELS) for _ in tracks]
     for c, name in enumerate(CHANNELS):
         by_shape: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}
@@ -214,7 +216,8 @@ def given_tracks(tracks: list[BoneTrack]) -> list[BoneTrack]:
             a = getattr(t, name)
             if a is None:
                 continue
-            a = np.asarray(a)
+            if type(a) is not np.ndarray:
+                a = np.asarray(a)
             if a.dtype == np.float32:
                 out[j][c] = a
             else:
@@ -223,8 +226,17 @@ def given_tracks(tracks: list[BoneTrack]) -> list[BoneTrack]:
             stack = np.array([a for _, a in items], np.float64)
             stack32 = stack.astype(np.float32)  # keeps a zero's sign; NaN is never equal
             exact = (stack32 == stack).reshape(len(items), -1).all(axis=1).tolist()
-            for (j, a), same, a32 in zip(items, exact, stack32, strict=True):
-                out[j][c] = a32 if same else a
+            kept = [
+                a32 if same else a for (_, a), same, a32 in zip(items, exact, stack32, strict=True)
+            ]
+            if c == 0 and len(items) > 1:  # times: each row as the one before, bit for bit
+                bits = stack.view(np.uint64).reshape(len(items), -1)
+                again = (bits[1:] == bits[:-1]).all(axis=1).tolist()
+                for r, same in enumerate(again, 1):
+                    if same and exact[r] == exact[r - 1]:
+                        kept[r] = kept[r - 1]
+            for (j, _), a in zip(items, kept, strict=True):
+                out[j][c] = a
     return [BoneTrack(t.bone, *arrays) for t, arrays in zip(tracks, out, strict=True)]
 
 

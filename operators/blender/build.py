@@ -541,9 +541,17 @@ def _rigid_relative(rests: np.ndarray, parents: np.ndarray) -> tuple[np.ndarray,
     basis = np.einsum("nji,njk->nik", rot_p, rests[:, :3, :3])
     t = np.einsum("nji,nj->ni", rot_p, rests[:, :3, 3] - t_p)
     s = np.sqrt(np.einsum("nij,nij->nj", basis, basis))
-    det = np.einsum("ni,ni->n", basis[:, :, 0], np.cross(basis[:, :, 1], basis[:, :, 2]))
+    det = np.einsum("ni,ni->n", basis[:, :, 0], _cross(basis[:, :, 1], basis[:, :, 2]))
     s[:, 0] *= np.where(det < 0, -1.0, 1.0)
     return t, matrix_to_quat(basis / np.where(s == 0, 1.0, s)[:, None, :])
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross`` of (N, 3) rows: its own products and differences, in its order
+    (so the same bits), without its axis handling."""
+    ax, ay, az = a[:, 0], a[:, 1], a[:, 2]
+    bx, by, bz = b[:, 0], b[:, 1], b[:, 2]
+    return np.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], axis=1)
 
 
 def _track_channels(
@@ -656,7 +664,9 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     pose_bones = armature.pose.bones
     for n, (i, track) in enumerate(keyed_tracks):
         k = len(track.times)
-        pose_bones[track.bone].rotation_mode = "QUATERNION"
+        pose_bone = pose_bones[track.bone]
+        if pose_bone.rotation_mode != "QUATERNION":  # setting it runs its update even so
+            pose_bone.rotation_mode = "QUATERNION"
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
         ascending = keys.ascending[n]
         if ascending:
@@ -741,16 +751,18 @@ class _KeyedGroups:
             exact and up and keyed[p][0] not in lossy
             for p, up in zip(members, ascending, strict=True)
         ]
-        first = None  # the times digest of the group's first kept track, and its frames
+        bits = at.view(np.uint32)
+        as_first = (bits == bits[:1]).all(axis=1).tolist()  # most files key all bones alike
+        first = None  # the first row's times digest, once worked out
         for j, p in enumerate(members):
             self.ascending[p] = ascending[j]
             if kept[j]:
-                same = first is not None and bool(
-                    (at[j].view(np.uint32) == at[first[0]].view(np.uint32)).all()
-                )
-                if first is None or not same:
-                    first = (j, times_digest(at[j]))
-                digests[p] = {"times": first[1]}
+                if not as_first[j]:
+                    digests[p] = {"times": times_digest(at[j])}
+                    continue
+                if first is None:
+                    first = times_digest(at[0])
+                digests[p] = {"times": first}
         for c, prop in enumerate(self.PROPS):
             rows = [j for j, p in enumerate(members) if _keyed(keyed[p][1], c)]
             if not rows:
