@@ -218,10 +218,13 @@ def given_tracks(tracks: list[BoneTrack]) -> list[BoneTrack]:
                 continue
             if type(a) is not np.ndarray:
                 a = np.asarray(a)
-            if a.dtype == np.float32:
+            kind = a.dtype.char
+            if kind == "f":  # float32
                 out[j][c] = a
             else:
-                by_shape.setdefault(a.shape, []).append((j, np.asarray(a, np.float64)))
+                by_shape.setdefault(a.shape, []).append(
+                    (j, a if kind == "d" else np.asarray(a, np.float64))
+                )
         for items in by_shape.values():
             stack = np.array([a for _, a in items], np.float64)
             stack32 = stack.astype(np.float32)  # keeps a zero's sign; NaN is never equal

@@ -511,14 +511,15 @@ def rest_relative(
     bones = list(arm.bones)
     if not bones:
         return {}
-    index = {b.name: i for i, b in enumerate(bones)}
+    names = [b.name for b in bones]
+    index = {name: i for i, name in enumerate(names)}
     # one bulk read: Blender's matrices are column-major float32, the same values
     # mathutils gives bone by bone
     flat = np.empty(len(bones) * 16, np.float32)
     arm.bones.foreach_get("matrix_local", flat)
     rests = flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64, order="C")
     scales = np.array([kept_keys.get(b, BIND_SCALE, (1.0, 1.0, 1.0)) for b in bones], np.float64)
-    parents = np.array([-1 if b.parent is None else index[b.parent.name] for b in bones])
+    parents = np.array([-1 if (p := b.parent) is None else index[p.name] for b in bones])
     child = parents >= 0
     pscales = np.where(child[:, None], scales[np.maximum(parents, 0)], 1.0)
     if legacy:
@@ -527,7 +528,7 @@ def rest_relative(
         t, q, _ = decompose_trs(rel)
     else:
         t, q = _rigid_relative(rests, parents)
-    return {b.name: (t[i], q[i], pscales[i], scales[i]) for i, b in enumerate(bones)}
+    return dict(zip(names, zip(t, q, pscales, scales, strict=True), strict=True))
 
 
 def _rigid_relative(rests: np.ndarray, parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -763,8 +764,12 @@ class _KeyedGroups:
                 if first is None:
                     first = times_digest(at[0])
                 digests[p] = {"times": first}
+        channels = [
+            (t.translation is not None, t.rotation is not None, t.scale is not None)
+            for t in (keyed[p][1] for p in members)
+        ]
         for c, prop in enumerate(self.PROPS):
-            rows = [j for j, p in enumerate(members) if _keyed(keyed[p][1], c)]
+            rows = [j for j, on in enumerate(channels) if on[c]]
             if not rows:
                 continue
             values = np.array([poses[members[j]][c] for j in rows], np.float64)
@@ -776,10 +781,6 @@ class _KeyedGroups:
                 self.blocks[p].append((prop, block))
                 if kept[j]:
                     digests[p][prop] = block_digest(block)
-
-
-def _keyed(track: BoneTrack, channel: int) -> bool:
-    return (track.translation, track.rotation, track.scale)[channel] is not None
 
 
 #: Blender's last frame (MAXFRAME): a scene's range stops there, the timeline

@@ -585,14 +585,13 @@ def guard_tracks(tracks: list[BoneTrack]) -> list[tuple[BoneTrack, int]]:
         # add.reduce and math.isfinite: np.sum's and np.isfinite's wrappers cost more
         # than the sum of a few hundred keys (an IFP holds thousands of tracks)
         for track in tracks:
-            arrays = (track.times, track.translation, track.rotation, track.scale)
-            if all(
-                a is None or math.isfinite(_ADD(a, axis=None, dtype=np.float64)) for a in arrays
-            ):
+            for a in (track.times, track.translation, track.rotation, track.scale):
+                if a is not None and not math.isfinite(_ADD(a, axis=None, dtype=np.float64)):
+                    out.append(_finite_keys(track))
+                    break
+            else:
                 name = blender_name(track.bone)
                 out.append((track if name == track.bone else replace(track, bone=name), 0))
-            else:
-                out.append(_finite_keys(track))
     return out
 
 
