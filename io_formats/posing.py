@@ -81,9 +81,11 @@ def uniform_rests(rests: list[Rest]) -> list[bool]:
         own = np.array([r[3] for r in rests], np.float64)
     except ValueError:  # scales of differing sizes: one at a time
         return [uniform_scale(r[2]) and uniform_scale(r[3]) for r in rests]
-    if parent.ndim != 2 or own.ndim != 2:
+    if parent.ndim != 2 or own.ndim != 2 or parent.shape[1] != own.shape[1]:
         return [uniform_scale(r[2]) and uniform_scale(r[3]) for r in rests]
-    return [a and b for a, b in zip(uniform_scales(parent), uniform_scales(own), strict=True)]
+    both = uniform_scales(np.concatenate([parent, own]))  # one test for the two
+    n = len(rests)
+    return [a and b for a, b in zip(both[:n], both[n:], strict=True)]
 
 
 #: A bone's rest as ``build.rest_relative`` gives it: translation and rotation

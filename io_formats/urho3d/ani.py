@@ -145,7 +145,7 @@ def read(data: bytes) -> Animation:
         weight = r.f32_exact() if weights else 1.0
         dtype = keyframe_dtype(mask)
         n = r.count(r.u32(), dtype.itemsize, "keyframe")
-        tracks.append(Track(tname, mask, _keys(r, dtype, n), weight))
+        tracks.append(Track(tname, mask, _keys(r, mask, n), weight))
     anim = Animation(name, length, tracks, version)
     if (version or 0) >= VARIANT_TRACK_VERSION:
         anim.variant_tracks = read_variant_tracks(r, weights)
@@ -154,19 +154,20 @@ def read(data: bytes) -> Animation:
     return anim
 
 
-def _keys(r: Reader, dtype: np.dtype, n: int) -> np.ndarray:
-    """``n`` keyframes of ``dtype`` (little-endian) as a native copy: ``Reader.array``
-    without working out its dtype and shape again for every track."""
+def _keys(r: Reader, mask: int, n: int) -> np.ndarray:
+    """``n`` keyframes of channel ``mask`` (little-endian) as a native copy:
+    ``Reader.array`` without working out its dtype and shape again for every track."""
+    dtype = keyframe_dtype(mask)
     size = n * dtype.itemsize
     r.need(size, "keyframes")
-    keys = np.frombuffer(r.data, dtype, n, r.pos).astype(_native(dtype))
+    keys = np.frombuffer(r.data, dtype, n, r.pos).astype(_native(mask), copy=True)
     r.pos += size
     return keys
 
 
 @functools.lru_cache(maxsize=16)
-def _native(dtype: np.dtype) -> np.dtype:
-    return dtype.newbyteorder("=")
+def _native(mask: int) -> np.dtype:
+    return keyframe_dtype(mask).newbyteorder("=")
 
 
 def read_variant_tracks(r: Reader, weights: bool) -> list[VariantTrack]:
