@@ -160,14 +160,19 @@ def _keys(r: Reader, mask: int, n: int) -> np.ndarray:
     dtype = keyframe_dtype(mask)
     size = n * dtype.itemsize
     r.need(size, "keyframes")
-    keys = np.frombuffer(r.data, dtype, n, r.pos).astype(_native(mask), copy=True)
+    keys = np.frombuffer(r.data, dtype, n, r.pos)
+    native = _native(mask)
+    keys = keys.copy() if native is dtype else keys.astype(native)
     r.pos += size
     return keys
 
 
 @functools.lru_cache(maxsize=16)
 def _native(mask: int) -> np.dtype:
-    return keyframe_dtype(mask).newbyteorder("=")
+    """:func:`keyframe_dtype` in native byte order (itself on a little-endian machine)."""
+    dtype = keyframe_dtype(mask)
+    native = dtype.newbyteorder("=")
+    return dtype if native == dtype else native
 
 
 def read_variant_tracks(r: Reader, weights: bool) -> list[VariantTrack]:

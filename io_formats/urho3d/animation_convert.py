@@ -168,19 +168,21 @@ def import_animation(anim: UrhoAnimation, convert: bool = True) -> Animation:
         k = np.empty((len(members), key_count), keyframe_dtype(mask))
         for j, i in enumerate(members):  # np.array of records promotes their dtypes: slower
             k[j] = anim.tracks[i].keys
-        times = k["time"].astype(np.float64)
+        times = k["time"].astype(np.float64)  # C order: later stacks are plain copies
         translation = (
-            axes.vectors(k["position"], convert).astype(np.float64)
+            axes.vectors(k["position"], convert).astype(np.float64, order="C")
             if mask & CHANNEL_POSITION
             else None
         )
         rotation = (
-            axes.quats(k["rotation"], convert).astype(np.float64)
+            axes.quats(k["rotation"], convert).astype(np.float64, order="C")
             if mask & CHANNEL_ROTATION
             else None
         )
         scale = (
-            axes.vectors(k["scale"], convert).astype(np.float64) if mask & CHANNEL_SCALE else None
+            axes.vectors(k["scale"], convert).astype(np.float64, order="C")
+            if mask & CHANNEL_SCALE
+            else None
         )
         for j, i in enumerate(members):
             tracks[i] = BoneTrack(
