@@ -181,12 +181,18 @@ def _block_head(width: int, k: int):
     return hashlib.sha256(repr([(i, k) for i in range(width)]).encode())
 
 
-def block_digest(co: np.ndarray) -> bytes:
-    """:func:`channel_digest` of a (width, k, 2) float32 block of curves 0 to
-    width - 1, hashed in one piece (``build_action`` has it contiguous)."""
-    h = _block_head(int(co.shape[0]), int(co.shape[1])).copy()
-    h.update(np.ascontiguousarray(co, np.float32))
-    return h.digest()[:8]
+def block_digests(co: np.ndarray, rows: list[int]) -> list[bytes]:
+    """:func:`channel_digest` of each block ``co[r]`` (``r`` in ``rows``) of an
+    (n, width, k, 2) float32 array: curves 0 to width - 1 of one channel, each
+    block hashed in one piece (``build_action`` has them contiguous)."""
+    co = np.ascontiguousarray(co, np.float32)
+    head = _block_head(int(co.shape[1]), int(co.shape[2]))
+    out = []
+    for r in rows:
+        h = head.copy()
+        h.update(co[r])
+        out.append(h.digest()[:8])
+    return out
 
 
 def given_track(track: BoneTrack) -> BoneTrack:

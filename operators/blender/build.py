@@ -21,7 +21,7 @@ from ...io_formats.codec.errors import counted
 from ...io_formats.exact_keys import (
     KeptTrack,
     basis_digests,
-    block_digest,
+    block_digests,
     given_tracks,
     times_digest,
 )
@@ -564,7 +564,7 @@ def _track_channels(
     identity (a view, made once per key count in ``standins``); otherwise the
     channels mix in the conversion and the stand-in is the engine-local rest."""
     channels = [track.translation, track.rotation, track.scale]
-    if all(c is not None for c in channels):
+    if channels[0] is not None and channels[1] is not None and channels[2] is not None:
         return channels
     if uniform:
         rest = standins.get(k)
@@ -777,10 +777,10 @@ class _KeyedGroups:
             co[..., 0] = at[rows][:, None, :]
             co[..., 1] = values.transpose(0, 2, 1)
             for j, block in zip(rows, co, strict=True):
-                p = members[j]
-                self.blocks[p].append((prop, block))
-                if kept[j]:
-                    digests[p][prop] = block_digest(block)
+                self.blocks[members[j]].append((prop, block))
+            hashed = [r for r, j in enumerate(rows) if kept[j]]
+            for r, digest in zip(hashed, block_digests(co, hashed), strict=True):
+                digests[members[rows[r]]][prop] = digest
 
 
 #: Blender's last frame (MAXFRAME): a scene's range stops there, the timeline
