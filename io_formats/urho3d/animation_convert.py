@@ -30,8 +30,11 @@ AXES_EXTRA = "urho_axes"  # "BLENDER" or "NONE": the axes the animation was impo
 ORDER_EXTRA = "_urho_tracks"  # {"order": track names as in the file}: Blender keys bone order
 
 
-def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
-    """``anim`` with one key per time in every track, and the tracks that had more.
+def split_steps(
+    anim: UrhoAnimation, stepped: list[bool] | None = None
+) -> tuple[UrhoAnimation, dict[str, Any]]:
+    """``anim`` with one key per time in every track, and the tracks that had more
+    (``stepped``: per track whether it has any, when the caller has tested).
 
     An instant step is two keys at one time (the value before and after a cut).
     A Blender F-curve holds one key per frame, so the last key of each such run
@@ -39,7 +42,7 @@ def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
     restored while Blender's keys are unedited (:func:`restore_steps`)."""
     kept: dict[str, Any] = {}
     tracks = []
-    stepped = _stepped(anim.tracks)
+    stepped = _stepped(anim.tracks) if stepped is None else stepped
     for i, t in enumerate(anim.tracks):
         if not stepped[i]:
             tracks.append(t)
@@ -65,11 +68,16 @@ def _stepped(tracks: list[Track]) -> list[bool]:
     one key count tested in one comparison."""
     out = [False] * len(tracks)
     for members in _by_key_count(tracks).values():
-        times = np.array([tracks[i].keys["time"] for i in members])
-        found = (times[:, 1:] == times[:, :-1]).any(axis=1).tolist()
-        for i, f in zip(members, found, strict=True):
-            out[i] = f
+        _mark_steps(np.array([tracks[i].keys["time"] for i in members]), members, out)
     return out
+
+
+def _mark_steps(times: np.ndarray, members: list[int], out: list[bool]) -> None:
+    """``out[i]`` True for each track ``members[j]`` whose ``times[j]`` has two
+    keys in a row at one time."""
+    found = (times[:, 1:] == times[:, :-1]).any(axis=1).tolist()
+    for i, f in zip(members, found, strict=True):
+        out[i] = f
 
 
 def _by_key_count(tracks: list[Track], mask: bool = False) -> dict[tuple[int, int], list[int]]:
@@ -171,13 +179,29 @@ def _stacked(keys: list[np.ndarray], dtype: np.dtype, count: int) -> np.ndarray:
     return out
 
 
+def _blocks(tracks: list[Track]) -> list[tuple[list[int], np.ndarray]]:
+    """The indices of the tracks of each key count and mask, and their keys as one
+    (tracks, keys) array (:func:`_stacked`)."""
+    return [
+        (members, _stacked([tracks[i].keys for i in members], keyframe_dtype(mask), count))
+        for (count, mask), members in _by_key_count(tracks, mask=True).items()
+    ]
+
+
 def import_animation(anim: UrhoAnimation, convert: bool = True) -> Animation:
-    anim, steps = split_steps(anim)
+    blocks = _blocks(anim.tracks)
+    stepped = [False] * len(anim.tracks)
+    for members, k in blocks:
+        _mark_steps(k["time"], members, stepped)
+    steps: dict[str, Any] = {}
+    if any(stepped):
+        anim, steps = split_steps(anim, stepped)
+        blocks = _blocks(anim.tracks)
     tracks: list[BoneTrack | None] = [None] * len(anim.tracks)
-    for (key_count, mask), members in _by_key_count(anim.tracks, mask=True).items():
+    for members, k in blocks:
         # the tracks of one key count and mask converted as one (B, K) block, each
         # track a view of it: the same operations per element, so the same bits
-        k = _stacked([anim.tracks[i].keys for i in members], keyframe_dtype(mask), key_count)
+        mask = anim.tracks[members[0]].mask
         times = k["time"].astype(np.float64)  # C order: later stacks are plain copies
         translation = (
             axes.vectors(k["position"], convert).astype(np.float64, order="C")

@@ -774,7 +774,7 @@ class _KeyedGroups:
                 continue
             values = np.array([poses[members[j]][c] for j in rows], np.float64)
             co = np.empty((len(rows), values.shape[2], at.shape[1], 2), np.float32)
-            co[..., 0] = at[rows][:, None, :]
+            co[..., 0] = (at if len(rows) == len(members) else at[rows])[:, None, :]
             co[..., 1] = values.transpose(0, 2, 1)
             for j, block in zip(rows, co, strict=True):
                 self.blocks[members[j]].append((prop, block))
