@@ -54,38 +54,12 @@ def uniform_scale(s: np.ndarray) -> bool:
     return bool(np.allclose(s, s[0], rtol=1e-6, atol=0))
 
 
-def uniform_scales(scales: np.ndarray) -> list[bool]:
-    """:func:`uniform_scale` of each row of (N, 3) ``scales``, in one comparison
-    for the finite rows (``np.allclose``'s own test per element: ``|v - s0| <=
-    1e-6 |s0|``) and row by row for the others."""
-    s = np.asarray(scales, np.float64)
-    if not len(s):
-        return []
-    s = s.reshape(len(s), -1)
-    finite = np.isfinite(s).all(axis=1)
-    with np.errstate(invalid="ignore", over="ignore"):
-        first = s[:, :1]
-        out = (np.abs(s - first) <= 1e-6 * np.abs(first)).all(axis=1).tolist()
-    for i in np.flatnonzero(~finite).tolist():
-        out[i] = uniform_scale(s[i])
-    return out
-
-
 def uniform_rests(rests: list[Rest]) -> list[bool]:
     """Per rest (``build.rest_relative``'s tuples): whether its parent and own bind
-    scales are both uniform (:func:`uniform_scale`), for all in one go."""
-    if not rests:
-        return []
-    try:
-        parent = np.array([r[2] for r in rests], np.float64)
-        own = np.array([r[3] for r in rests], np.float64)
-    except ValueError:  # scales of differing sizes: one at a time
-        return [uniform_scale(r[2]) and uniform_scale(r[3]) for r in rests]
-    if parent.ndim != 2 or own.ndim != 2 or parent.shape[1] != own.shape[1]:
-        return [uniform_scale(r[2]) and uniform_scale(r[3]) for r in rests]
-    both = uniform_scales(np.concatenate([parent, own]))  # one test for the two
-    n = len(rests)
-    return [a and b for a, b in zip(both[:n], both[n:], strict=True)]
+    scales are both uniform (:func:`uniform_scale`), worked out once for callers
+    that need it twice. Bone by bone on Python floats: for the tens of bones of a
+    character that beats numpy's first calls in a fresh process (the import's)."""
+    return [uniform_scale(r[2]) and uniform_scale(r[3]) for r in rests]
 
 
 #: A bone's rest as ``build.rest_relative`` gives it: translation and rotation

@@ -1,6 +1,6 @@
 """The batched helpers of an animation import give exactly what their one-at-a-time
 forms give: digests of rests and ``co`` blocks, the file's arrays kept
-(``given_tracks``), the uniform-scale test, the guard, Urho3D's axes and its
+(``given_tracks``), the guard, Urho3D's axes and its
 tracks converted per key count (``import_animation``)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigport.io_formats import exact_keys, posing
+from rigport.io_formats import exact_keys
 from rigport.io_formats.scene import BoneTrack
 from rigport.io_formats.urho3d import ani, axes
 from rigport.io_formats.urho3d.animation_convert import import_animation
@@ -73,23 +73,6 @@ def test_given_tracks_keep_what_given_track_keeps_and_share_equal_times():
     assert got[1].times is got[0].times  # the same bits, one array
     assert got[3].times is not got[1].times  # other times
     assert exact_keys.given_tracks([]) == []
-
-
-def test_uniform_scales_are_uniform_scale_row_by_row():
-    rows = np.concatenate(
-        [
-            RNG.uniform(0.5, 2.0, (50, 3)),
-            np.repeat(RNG.uniform(-2, 2, (20, 1)), 3, axis=1) * (1 + RNG.normal(0, 1e-6, (20, 3))),
-            [[1, 1, 1], [0, 0, 0], [-0.0, 0, 0], [np.inf, np.inf, np.inf], [np.nan, 1, 1]],
-            [[1e308, 1e308, 1e308], [1, 1, np.inf], [2, 2, 2 + 2e-6], [2, 2, 2 + 3e-6]],
-        ]
-    )
-    assert posing.uniform_scales(rows) == [posing.uniform_scale(r) for r in rows]
-    assert posing.uniform_scales(np.zeros((0, 3))) == []
-    rests = [(np.zeros(3), np.ones(4), rows[i], rows[-1 - i]) for i in range(len(rows))]
-    assert posing.uniform_rests(rests) == [
-        posing.uniform_scale(r[2]) and posing.uniform_scale(r[3]) for r in rests
-    ]
 
 
 def test_guard_tracks_are_guard_track_each():
