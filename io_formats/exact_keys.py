@@ -41,6 +41,7 @@ survives a save on Blender 4.2 to 5.2): no planes, zlib or base64.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import zlib
@@ -134,6 +135,30 @@ def basis_digest(rel: tuple[np.ndarray, ...], fps: float) -> bytes:
     return h.digest()[:8]
 
 
+def basis_digests(rels: list[tuple[np.ndarray, ...]], fps: float) -> list[bytes]:
+    """:func:`basis_digest` of each of ``rels`` (rests of one layout, as
+    ``build.rest_relative`` gives them): the hashed bytes of all bones laid out
+    in one array, one hash call per bone."""
+    if not rels:
+        return []
+    try:
+        cols = [np.array([r[j] for r in rels], np.float64) for j in range(len(rels[0]))]
+    except ValueError:  # rests of differing sizes: one at a time
+        return [basis_digest(r, fps) for r in rels]
+    if any(len(r) != len(cols) for r in rels):
+        return [basis_digest(r, fps) for r in rels]
+    n = len(rels)
+    cols = [c.reshape(n, -1) for c in cols]
+    row = np.empty((n, sum(c.shape[1] + 1 for c in cols) + 1), np.float64)
+    pos = 0
+    for c in cols:  # each array's size (int64), then its values, as basis_digest hashes them
+        row.view(np.int64)[:, pos] = c.shape[1]
+        row[:, pos + 1 : pos + 1 + c.shape[1]] = c
+        pos += c.shape[1] + 1
+    row[:, pos] = fps
+    return [hashlib.sha256(r).digest()[:8] for r in row]
+
+
 def times_digest(frames: np.ndarray) -> bytes:
     """Version 4: a digest of a bone's float32 key frames (every curve's)."""
     return hashlib.sha256(np.ascontiguousarray(frames, np.float32)).digest()[:8]
@@ -149,12 +174,25 @@ def channel_digest(curves: list[tuple[int, np.ndarray]]) -> bytes:
     return h.digest()[:8]
 
 
-def block_digest(co: np.ndarray) -> bytes:
-    """:func:`channel_digest` of a (width, k, 2) float32 block of curves 0 to
-    width - 1, hashed in one piece (``build_action`` has it contiguous)."""
-    h = hashlib.sha256(repr([(i, co.shape[1]) for i in range(co.shape[0])]).encode())
-    h.update(np.ascontiguousarray(co, np.float32))
-    return h.digest()[:8]
+@functools.lru_cache(maxsize=64)
+def _block_head(width: int, k: int):
+    """The hash of :func:`channel_digest`'s header for curves 0 to ``width`` - 1
+    of ``k`` keys each (a file keys most channels alike: worked out once)."""
+    return hashlib.sha256(repr([(i, k) for i in range(width)]).encode())
+
+
+def block_digests(co: np.ndarray, rows: list[int]) -> list[bytes]:
+    """:func:`channel_digest` of each block ``co[r]`` (``r`` in ``rows``) of an
+    (n, width, k, 2) float32 array: curves 0 to width - 1 of one channel, each
+    block hashed in one piece (``build_action`` has them contiguous)."""
+    co = np.ascontiguousarray(co, np.float32)
+    head = _block_head(int(co.shape[1]), int(co.shape[2]))
+    out = []
+    for r in rows:
+        h = head.copy()
+        h.update(co[r])
+        out.append(h.digest()[:8])
+    return out
 
 
 def given_track(track: BoneTrack) -> BoneTrack:
@@ -170,6 +208,45 @@ def given_track(track: BoneTrack) -> BoneTrack:
                 a = a32 if (a32 == a).all() else a  # array_equal costs more than the test
         out.append(a)
     return BoneTrack(track.bone, *out)
+
+
+def given_tracks(tracks: list[BoneTrack]) -> list[BoneTrack]:
+    """:func:`given_track` of each of ``tracks``: the arrays of one channel and
+    shape tested in one comparison (a file keys most bones alike); a track whose
+    kept times have the bits of the one before it shares that array (so
+    :func:`encode` finds it the same at once)."""
+    out: list[list[np.ndarray | None]] = [[None] * len(CHANNELS) for _ in tracks]
+    for c, name in enumerate(CHANNELS):
+        by_shape: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}
+        for j, t in enumerate(tracks):
+            a = getattr(t, name)
+            if a is None:
+                continue
+            if type(a) is not np.ndarray:
+                a = np.asarray(a)
+            kind = a.dtype.char
+            if kind == "f":  # float32
+                out[j][c] = a
+            else:
+                by_shape.setdefault(a.shape, []).append(
+                    (j, a if kind == "d" else np.asarray(a, np.float64))
+                )
+        for items in by_shape.values():
+            stack = np.array([a for _, a in items], np.float64)
+            stack32 = stack.astype(np.float32)  # keeps a zero's sign; NaN is never equal
+            exact = (stack32 == stack).reshape(len(items), -1).all(axis=1).tolist()
+            kept = [
+                a32 if same else a for (_, a), same, a32 in zip(items, exact, stack32, strict=True)
+            ]
+            if c == 0 and len(items) > 1:  # times: each row as the one before, bit for bit
+                bits = stack.view(np.uint64).reshape(len(items), -1)
+                again = (bits[1:] == bits[:-1]).all(axis=1).tolist()
+                for r, same in enumerate(again, 1):
+                    if same and exact[r] == exact[r - 1]:
+                        kept[r] = kept[r - 1]
+            for (j, _), a in zip(items, kept, strict=True):
+                out[j][c] = a
+    return [BoneTrack(t.bone, *arrays) for t, arrays in zip(tracks, out, strict=True)]
 
 
 def _f32_exact(a: np.ndarray, a32: np.ndarray | None = None) -> bool:
@@ -343,10 +420,12 @@ def restore(
 
 def _same_bits(a: np.ndarray, b: np.ndarray | None) -> bool:
     """Whether ``a`` and ``b`` hold the same bits (a zero's sign too)."""
+    if a is b:
+        return True
     if b is None or a.dtype != b.dtype or a.shape != b.shape:
         return False
     kind = f"u{a.dtype.itemsize}"
-    return bool(np.array_equal(a.view(kind), b.view(kind)))
+    return bool((a.view(kind) == b.view(kind)).all())  # array_equal's wrapper costs more
 
 
 def _arrays_meta(arrays: dict[str, np.ndarray | None], blobs: list[np.ndarray]) -> dict:

@@ -54,6 +54,14 @@ def uniform_scale(s: np.ndarray) -> bool:
     return bool(np.allclose(s, s[0], rtol=1e-6, atol=0))
 
 
+def uniform_rests(rests: list[Rest]) -> list[bool]:
+    """Per rest (``build.rest_relative``'s tuples): whether its parent and own bind
+    scales are both uniform (:func:`uniform_scale`), worked out once for callers
+    that need it twice. Bone by bone on Python floats: for the tens of bones of a
+    character that beats numpy's first calls in a fresh process (the import's)."""
+    return [uniform_scale(r[2]) and uniform_scale(r[3]) for r in rests]
+
+
 #: A bone's rest as ``build.rest_relative`` gives it: translation and rotation
 #: relative to the parent, parent and own bind scale.
 Rest = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -87,11 +95,14 @@ def basis_to_local(
     return bases_to_locals([(rest_t, rest_q, parent_scale, own_scale)], [(loc, quat, scale)])[0]
 
 
-def locals_to_bases(rests: list[Rest], keys: list[Keys]) -> list[Keys]:
+def locals_to_bases(
+    rests: list[Rest], keys: list[Keys], uniform: list[bool] | None = None
+) -> list[Keys]:
     """:func:`local_to_basis` of many bones (``rests[i]`` with ``keys[i]``), the
     bones of uniform scales and equal key counts in one (B, K, .) product each:
-    the same float64 operations per element, so the same bits."""
-    return _grouped(rests, keys, _to_basis_uniform, _to_basis_general)
+    the same float64 operations per element, so the same bits. ``uniform``:
+    :func:`uniform_rests` of ``rests`` when the caller has it."""
+    return _grouped(rests, keys, _to_basis_uniform, _to_basis_general, uniform)
 
 
 def bases_to_locals(rests: list[Rest], keys: list[Keys]) -> list[Keys]:
@@ -99,11 +110,14 @@ def bases_to_locals(rests: list[Rest], keys: list[Keys]) -> list[Keys]:
     return _grouped(rests, keys, _to_local_uniform, _to_local_general)
 
 
-def _grouped(rests: list[Rest], keys: list[Keys], uniform, general) -> list[Keys]:
+def _grouped(
+    rests: list[Rest], keys: list[Keys], uniform, general, flags: list[bool] | None = None
+) -> list[Keys]:
     out: list = [None] * len(rests)
     groups: dict[tuple[int, ...], list[int]] = {}
-    for i, ((_, _, parent_scale, own_scale), key) in enumerate(zip(rests, keys, strict=True)):
-        if uniform_scale(parent_scale) and uniform_scale(own_scale):
+    flags = uniform_rests(rests) if flags is None else flags
+    for i, (key, flag) in enumerate(zip(keys, flags, strict=True)):
+        if flag:
             groups.setdefault(tuple(len(c) for c in key), []).append(i)
         else:
             out[i] = general(*rests[i], *keys[i])

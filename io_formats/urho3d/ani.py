@@ -7,6 +7,7 @@ adds a float weight to every bone track and every variant track.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,8 +67,10 @@ VARIANT_NAMES = {
 }
 
 
+@functools.lru_cache(maxsize=16)
 def keyframe_dtype(mask: int) -> np.dtype:
-    """Record layout of one keyframe for a track's channel mask."""
+    """Record layout of one keyframe for a track's channel mask (made once per
+    mask: a file has a handful of masks and many tracks)."""
     fields: list[tuple] = [("time", "<f4")]
     if mask & CHANNEL_POSITION:
         fields.append(("position", "<f4", (3,)))
@@ -142,13 +145,34 @@ def read(data: bytes) -> Animation:
         weight = r.f32_exact() if weights else 1.0
         dtype = keyframe_dtype(mask)
         n = r.count(r.u32(), dtype.itemsize, "keyframe")
-        tracks.append(Track(tname, mask, r.array(dtype, n, "keyframes"), weight))
+        tracks.append(Track(tname, mask, _keys(r, mask, n), weight))
     anim = Animation(name, length, tracks, version)
     if (version or 0) >= VARIANT_TRACK_VERSION:
         anim.variant_tracks = read_variant_tracks(r, weights)
     if r.remaining:
         raise r.error(f"{r.remaining} unexpected bytes after the last track")
     return anim
+
+
+def _keys(r: Reader, mask: int, n: int) -> np.ndarray:
+    """``n`` keyframes of channel ``mask`` (little-endian) as a native copy:
+    ``Reader.array`` without working out its dtype and shape again for every track."""
+    dtype = keyframe_dtype(mask)
+    size = n * dtype.itemsize
+    r.need(size, "keyframes")
+    keys = np.frombuffer(r.data, dtype, n, r.pos)
+    native = _native(mask)
+    keys = keys.copy() if native is dtype else keys.astype(native)
+    r.pos += size
+    return keys
+
+
+@functools.lru_cache(maxsize=16)
+def _native(mask: int) -> np.dtype:
+    """:func:`keyframe_dtype` in native byte order (itself on a little-endian machine)."""
+    dtype = keyframe_dtype(mask)
+    native = dtype.newbyteorder("=")
+    return dtype if native == dtype else native
 
 
 def read_variant_tracks(r: Reader, weights: bool) -> list[VariantTrack]:

@@ -30,8 +30,11 @@ AXES_EXTRA = "urho_axes"  # "BLENDER" or "NONE": the axes the animation was impo
 ORDER_EXTRA = "_urho_tracks"  # {"order": track names as in the file}: Blender keys bone order
 
 
-def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
-    """``anim`` with one key per time in every track, and the tracks that had more.
+def split_steps(
+    anim: UrhoAnimation, stepped: list[bool] | None = None
+) -> tuple[UrhoAnimation, dict[str, Any]]:
+    """``anim`` with one key per time in every track, and the tracks that had more
+    (``stepped``: per track whether it has any, when the caller has tested).
 
     An instant step is two keys at one time (the value before and after a cut).
     A Blender F-curve holds one key per frame, so the last key of each such run
@@ -39,7 +42,11 @@ def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
     restored while Blender's keys are unedited (:func:`restore_steps`)."""
     kept: dict[str, Any] = {}
     tracks = []
+    stepped = _stepped(anim.tracks) if stepped is None else stepped
     for i, t in enumerate(anim.tracks):
+        if not stepped[i]:
+            tracks.append(t)
+            continue
         times = t.keys["time"]
         step = np.zeros(len(times), bool)
         step[:-1] = times[1:] == times[:-1]
@@ -54,6 +61,31 @@ def split_steps(anim: UrhoAnimation) -> tuple[UrhoAnimation, dict[str, Any]]:
         tracks.append(t)
     out = UrhoAnimation(anim.name, anim.length, tracks, anim.version, anim.variant_tracks)
     return out, kept
+
+
+def _stepped(tracks: list[Track]) -> list[bool]:
+    """Per track: whether two of its keys in a row share a time; the tracks of
+    one key count tested in one comparison."""
+    out = [False] * len(tracks)
+    for members in _by_key_count(tracks).values():
+        _mark_steps(np.array([tracks[i].keys["time"] for i in members]), members, out)
+    return out
+
+
+def _mark_steps(times: np.ndarray, members: list[int], out: list[bool]) -> None:
+    """``out[i]`` True for each track ``members[j]`` whose ``times[j]`` has two
+    keys in a row at one time."""
+    found = (times[:, 1:] == times[:, :-1]).any(axis=1).tolist()
+    for i, f in zip(members, found, strict=True):
+        out[i] = f
+
+
+def _by_key_count(tracks: list[Track], mask: bool = False) -> dict[tuple[int, int], list[int]]:
+    """Indices of ``tracks`` by key count (and channel mask with ``mask``)."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, t in enumerate(tracks):
+        groups.setdefault((len(t.keys), t.mask if mask else 0), []).append(i)
+    return groups
 
 
 def steps_warning(kept: dict[str, Any] | None) -> str | None:
@@ -135,26 +167,65 @@ def restore_steps(anim: UrhoAnimation, kept: Any) -> list[str]:
     return notes
 
 
+def _stacked(keys: list[np.ndarray], dtype: np.dtype, count: int) -> np.ndarray:
+    """Records of one layout as one (tracks, count) array: their bytes joined when
+    each is a contiguous array of ``dtype`` (copying records one array at a time
+    costs ten times as much), else row by row."""
+    if all(k.dtype == dtype and k.flags.c_contiguous for k in keys):
+        return np.frombuffer(b"".join(keys), dtype).reshape(len(keys), count)
+    out = np.empty((len(keys), count), dtype)
+    for row, k in zip(out, keys, strict=True):
+        row[...] = k
+    return out
+
+
+def _blocks(tracks: list[Track]) -> list[tuple[list[int], np.ndarray]]:
+    """The indices of the tracks of each key count and mask, and their keys as one
+    (tracks, keys) array (:func:`_stacked`)."""
+    return [
+        (members, _stacked([tracks[i].keys for i in members], keyframe_dtype(mask), count))
+        for (count, mask), members in _by_key_count(tracks, mask=True).items()
+    ]
+
+
 def import_animation(anim: UrhoAnimation, convert: bool = True) -> Animation:
-    anim, steps = split_steps(anim)
-    tracks = []
-    for t in anim.tracks:
-        k = t.keys
-        tracks.append(
-            BoneTrack(
-                bone=t.name,
-                times=k["time"].astype(np.float64),
-                translation=axes.vectors(k["position"], convert).astype(np.float64)
-                if t.mask & CHANNEL_POSITION
-                else None,
-                rotation=axes.quats(k["rotation"], convert).astype(np.float64)
-                if t.mask & CHANNEL_ROTATION
-                else None,
-                scale=axes.vectors(k["scale"], convert).astype(np.float64)
-                if t.mask & CHANNEL_SCALE
-                else None,
-            )
+    blocks = _blocks(anim.tracks)
+    stepped = [False] * len(anim.tracks)
+    for members, k in blocks:
+        _mark_steps(k["time"], members, stepped)
+    steps: dict[str, Any] = {}
+    if any(stepped):
+        anim, steps = split_steps(anim, stepped)
+        blocks = _blocks(anim.tracks)
+    tracks: list[BoneTrack | None] = [None] * len(anim.tracks)
+    for members, k in blocks:
+        # the tracks of one key count and mask converted as one (B, K) block, each
+        # track a view of it: the same operations per element, so the same bits
+        mask = anim.tracks[members[0]].mask
+        times = k["time"].astype(np.float64)  # C order: later stacks are plain copies
+        translation = (
+            axes.vectors(k["position"], convert).astype(np.float64, order="C")
+            if mask & CHANNEL_POSITION
+            else None
         )
+        rotation = (
+            axes.quats(k["rotation"], convert).astype(np.float64, order="C")
+            if mask & CHANNEL_ROTATION
+            else None
+        )
+        scale = (
+            axes.vectors(k["scale"], convert).astype(np.float64, order="C")
+            if mask & CHANNEL_SCALE
+            else None
+        )
+        for j, i in enumerate(members):
+            tracks[i] = BoneTrack(
+                bone=anim.tracks[i].name,
+                times=times[j],
+                translation=None if translation is None else translation[j],
+                rotation=None if rotation is None else rotation[j],
+                scale=None if scale is None else scale[j],
+            )
     extras: dict[str, Any] = {
         "rigport_format": "urho3d",
         AXES_EXTRA: "BLENDER" if convert else "NONE",

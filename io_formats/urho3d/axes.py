@@ -34,8 +34,10 @@ def quats(q: np.ndarray, convert: bool) -> np.ndarray:
     q = np.asarray(q)
     if not convert:
         return q
-    out = q[..., [0, 1, 3, 2]].copy()
-    out[..., 1:] *= -1
+    out = np.empty(q.shape, q.dtype)
+    out[..., 0] = q[..., 0]
+    for to, at in ((1, 1), (2, 3), (3, 2)):  # a column at a time: one long loop each
+        np.multiply(q[..., at], -1, out=out[..., to])
     return out
 
 

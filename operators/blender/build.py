@@ -20,13 +20,13 @@ from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted
 from ...io_formats.exact_keys import (
     KeptTrack,
-    basis_digest,
-    block_digest,
-    given_track,
+    basis_digests,
+    block_digests,
+    given_tracks,
     times_digest,
 )
 from ...io_formats.names import action_name
-from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_scale
+from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_rests
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, MorphTarget, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, matrix_to_quat, remove_scale
 from . import compat, exact_keys, guard, kept_keys
@@ -515,14 +515,15 @@ def rest_relative(
     bones = list(arm.bones)
     if not bones:
         return {}
-    index = {b.name: i for i, b in enumerate(bones)}
+    names = [b.name for b in bones]
+    index = {name: i for i, name in enumerate(names)}
     # one bulk read: Blender's matrices are column-major float32, the same values
     # mathutils gives bone by bone
     flat = np.empty(len(bones) * 16, np.float32)
     arm.bones.foreach_get("matrix_local", flat)
     rests = flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64, order="C")
     scales = np.array([kept_keys.get(b, BIND_SCALE, (1.0, 1.0, 1.0)) for b in bones], np.float64)
-    parents = np.array([-1 if b.parent is None else index[b.parent.name] for b in bones])
+    parents = np.array([-1 if (p := b.parent) is None else index[p.name] for b in bones])
     child = parents >= 0
     pscales = np.where(child[:, None], scales[np.maximum(parents, 0)], 1.0)
     if legacy:
@@ -531,7 +532,7 @@ def rest_relative(
         t, q, _ = decompose_trs(rel)
     else:
         t, q = _rigid_relative(rests, parents)
-    return {b.name: (t[i], q[i], pscales[i], scales[i]) for i, b in enumerate(bones)}
+    return dict(zip(names, zip(t, q, pscales, scales, strict=True), strict=True))
 
 
 def _rigid_relative(rests: np.ndarray, parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -545,26 +546,40 @@ def _rigid_relative(rests: np.ndarray, parents: np.ndarray) -> tuple[np.ndarray,
     basis = np.einsum("nji,njk->nik", rot_p, rests[:, :3, :3])
     t = np.einsum("nji,nj->ni", rot_p, rests[:, :3, 3] - t_p)
     s = np.sqrt(np.einsum("nij,nij->nj", basis, basis))
-    det = np.einsum("ni,ni->n", basis[:, :, 0], np.cross(basis[:, :, 1], basis[:, :, 2]))
+    det = np.einsum("ni,ni->n", basis[:, :, 0], _cross(basis[:, :, 1], basis[:, :, 2]))
     s[:, 0] *= np.where(det < 0, -1.0, 1.0)
     return t, matrix_to_quat(basis / np.where(s == 0, 1.0, s)[:, None, :])
 
 
-def _track_channels(track: BoneTrack, rels: dict, k: int) -> list[np.ndarray]:
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross`` of (N, 3) rows: its own products and differences, in its order
+    (so the same bits), without its axis handling."""
+    ax, ay, az = a[:, 0], a[:, 1], a[:, 2]
+    bx, by, bz = b[:, 0], b[:, 1], b[:, 2]
+    return np.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], axis=1)
+
+
+def _track_channels(
+    track: BoneTrack, rels: dict, k: int, uniform: bool, standins: dict
+) -> list[np.ndarray]:
     """A track's engine-local translation, rotation and scale keys, and for a
     channel it does not key, a stand-in that is never keyed. With uniform bind
-    scales each channel converts on its own, so the stand-in is identity (a
-    view, nothing worked out); otherwise the channels mix in the conversion and
-    the stand-in is the engine-local rest."""
+    scales (``uniform``) each channel converts on its own, so the stand-in is
+    identity (a view, made once per key count in ``standins``); otherwise the
+    channels mix in the conversion and the stand-in is the engine-local rest."""
     channels = [track.translation, track.rotation, track.scale]
-    if all(c is not None for c in channels):
+    if channels[0] is not None and channels[1] is not None and channels[2] is not None:
         return channels
+    if uniform:
+        rest = standins.get(k)
+        if rest is None:
+            rest = standins[k] = [
+                np.broadcast_to(r, (k, r.shape[1]))
+                for r in (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
+            ]
+        return [c if c is not None else r for c, r in zip(channels, rest, strict=True)]
     identity = (np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.ones((1, 3)))
-    _, _, parent_scale, own_scale = rels[track.bone]
-    if uniform_scale(parent_scale) and uniform_scale(own_scale):  # local_to_basis's own test
-        rest = identity
-    else:
-        rest = basis_to_local(*rels[track.bone], *identity)
+    rest = basis_to_local(*rels[track.bone], *identity)
     return [
         c if c is not None else np.broadcast_to(r[:1], (k, r.shape[1]))
         for c, r in zip(channels, rest, strict=True)
@@ -618,15 +633,13 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
     missing = []
     seen: set[str] = set()
     repeated = bad_keys = 0
-    late: list[np.ndarray] = []  # key frames beyond Blender's range
     held = held_bone_names(armature)
     coords: dict[str, dict[str, dict[int, tuple]]] = {}  # what Blender was given, not in given
     given: dict[int, KeptTrack] = {}  # tracks given as shared ascending frames, by index
     shared: set[str] = set()  # bones keyed at ascending frames, the same on every curve
     lossy: set[int] = set()  # tracks that lost NaN/Inf keys, by index: keep needs no second look
     keyed_tracks: list[tuple[int, BoneTrack]] = []
-    for i, track in enumerate(anim.tracks):
-        track, lost = guard.guard_track(track)
+    for i, (track, lost) in enumerate(guard.guard_tracks(anim.tracks)):
         if lost:
             lossy.add(i)
         if track.bone in held:
@@ -640,52 +653,48 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
             missing.append(track.bone)
             continue
         keyed_tracks.append((i, track))
+    keyed_rests = [rels[t.bone] for _, t in keyed_tracks]
+    uniform = uniform_rests(keyed_rests)  # local_to_basis's own test, for all bones at once
+    standins: dict[int, list[np.ndarray]] = {}
     poses = locals_to_bases(  # all bones at once: one product per key count
-        [rels[t.bone] for _, t in keyed_tracks],
-        [_track_channels(t, rels, len(t.times)) for _, t in keyed_tracks],
+        keyed_rests,
+        [
+            _track_channels(t, rels, len(t.times), u, standins)
+            for (_, t), u in zip(keyed_tracks, uniform, strict=True)
+        ],
+        uniform,
     )
     fps = float(fps)
-    for (i, track), (loc, quat, scl) in zip(keyed_tracks, poses, strict=True):
+    keys = _KeyedGroups(keyed_tracks, poses, fps, anim, lossy, rels)
+    pose_bones = armature.pose.bones
+    for n, (i, track) in enumerate(keyed_tracks):
         k = len(track.times)
-        keyed = [v is not None for v in (track.translation, track.rotation, track.scale)]
-        armature.pose.bones[track.bone].rotation_mode = "QUATERNION"
+        pose_bone = pose_bones[track.bone]
+        if pose_bone.rotation_mode != "QUATERNION":  # setting it runs its update even so
+            pose_bone.rotation_mode = "QUATERNION"
         path = f'pose.bones["{bpy.utils.escape_identifier(track.bone)}"]'
-        frames = np.asarray(track.times, np.float64) * fps
-        late.append(frames[np.abs(frames) > LAST_FRAME])
-        if k not in linear_runs:
-            linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
-        # F-curve update() sorts keys: unsorted or repeated frames are read back instead;
-        # tracks the guard took keys from are not kept; a format that quantises keeps
-        # residues (its settled values need none, smaller than its arrays)
-        at = frames.astype(np.float32)
-        digests = None
-        ascending = bool(np.all(at[1:] > at[:-1]))
+        ascending = keys.ascending[n]
         if ascending:
             shared.add(track.bone)
-        if anim.settle is None and i not in lossy and ascending:
-            digests = {"basis": basis_digest(rels[track.bone], fps), "times": times_digest(at)}
-        bone_coords: dict[str, dict[int, tuple]] = {}
-        for (prop, values), on in zip(
-            (("location", loc), ("rotation_quaternion", quat), ("scale", scl)), keyed, strict=True
-        ):
-            if not on:
-                continue
-            co = np.empty((values.shape[1], k, 2), np.float32)
-            co[:, :, 0] = at
-            co[:, :, 1] = values.T
-            if digests is not None:
-                digests[prop] = block_digest(co)
+        if k not in linear_runs:
+            linear_runs[k] = np.full(k, linear, np.uint8)  # the byte field: a plain copy
+        runs = linear_runs[k]
+        record = keys.given.get(n)
+        bone_coords: dict[str, dict[int, tuple]] = {}  # for a track not given: its curves
+        for prop, co in keys.blocks[n]:
+            data_path = f"{path}.{prop}"
             chan = bone_coords.setdefault(prop, {})
-            for index in range(values.shape[1]):
-                fc = make_fcurve(f"{path}.{prop}", index, track.bone)
-                fc.keyframe_points.add(k)
-                fc.keyframe_points.foreach_set("co", co[index].ravel())
-                fc.keyframe_points.foreach_set("interpolation", linear_runs[k])
+            for index, block in enumerate(co):
+                fc = make_fcurve(data_path, index, track.bone)
+                points = fc.keyframe_points
+                points.add(k)
+                points.foreach_set("co", block.reshape(-1))
+                points.foreach_set("interpolation", runs)
                 fc.update()
-                chan[index] = (fc, co[index] if ascending else None)
-        if digests is not None:
-            original = anim.tracks[i]
-            given[i] = KeptTrack(original.bone, digests, given=given_track(original))
+                if record is None:
+                    chan[index] = (fc, block if ascending else None)
+        if record is not None:
+            given[i] = record
         elif i not in lossy:
             coords[track.bone] = bone_coords
     if missing:
@@ -699,7 +708,83 @@ def _fill_action(action, armature, anim: Animation, fps: float, rest: dict | Non
         for what, n in (("tracks repeating a bone", repeated), ("keys with NaN/Inf", bad_keys))
         if n
     )
-    guard.note(f"action {action.name!r}", ", ".join(filter(None, (note, _late_note(late, fps)))))
+    late = _late_note(keys.late, fps)
+    guard.note(f"action {action.name!r}", ", ".join(filter(None, (note, late))))
+
+
+class _KeyedGroups:
+    """What ``_fill_action`` gives Blender for its keyed tracks, worked out per
+    key count for all tracks at once (a file keys most bones alike): per track
+    (by position in ``keyed``) whether its float32 frames ascend, its ``co``
+    blocks (prop, (width, k, 2) float32) and, for a track given as shared
+    ascending frames, its version-4 record; and the frames beyond Blender's
+    range. The same float64 and float32 operations per element as one track at
+    a time, so the same bits."""
+
+    PROPS = ("location", "rotation_quaternion", "scale")
+
+    def __init__(self, keyed: list, poses: list, fps: float, anim: Animation, lossy, rels):
+        n = len(keyed)
+        self.ascending: list[bool] = [False] * n
+        self.blocks: list[list[tuple[str, np.ndarray]]] = [[] for _ in range(n)]
+        self.given: dict[int, KeptTrack] = {}
+        self.late: list[np.ndarray] = []
+        by_count: dict[int, list[int]] = {}
+        for pos, (_, track) in enumerate(keyed):
+            by_count.setdefault(len(track.times), []).append(pos)
+        digests: dict[int, dict[str, bytes]] = {}
+        for members in by_count.values():
+            self._group(members, keyed, poses, fps, anim.settle is None, lossy, digests)
+        if digests:
+            order = list(digests)
+            bases = basis_digests([rels[keyed[p][1].bone] for p in order], fps)
+            originals = given_tracks([anim.tracks[keyed[p][0]] for p in order])
+            for p, basis, original in zip(order, bases, originals, strict=True):
+                self.given[p] = KeptTrack(
+                    original.bone, {"basis": basis} | digests[p], given=original
+                )
+
+    def _group(self, members, keyed, poses, fps, exact, lossy, digests) -> None:
+        frames = np.array([keyed[p][1].times for p in members], np.float64) * fps
+        self.late.append(frames[np.abs(frames) > LAST_FRAME])
+        at = frames.astype(np.float32)
+        ascending = (at[:, 1:] > at[:, :-1]).all(axis=1).tolist()
+        # F-curve update() sorts keys: unsorted or repeated frames are read back instead;
+        # tracks the guard took keys from are not kept; a format that quantises keeps
+        # residues (its settled values need none, smaller than its arrays)
+        kept = [
+            exact and up and keyed[p][0] not in lossy
+            for p, up in zip(members, ascending, strict=True)
+        ]
+        bits = at.view(np.uint32)
+        as_first = (bits == bits[:1]).all(axis=1).tolist()  # most files key all bones alike
+        first = None  # the first row's times digest, once worked out
+        for j, p in enumerate(members):
+            self.ascending[p] = ascending[j]
+            if kept[j]:
+                if not as_first[j]:
+                    digests[p] = {"times": times_digest(at[j])}
+                    continue
+                if first is None:
+                    first = times_digest(at[0])
+                digests[p] = {"times": first}
+        channels = [
+            (t.translation is not None, t.rotation is not None, t.scale is not None)
+            for t in (keyed[p][1] for p in members)
+        ]
+        for c, prop in enumerate(self.PROPS):
+            rows = [j for j, on in enumerate(channels) if on[c]]
+            if not rows:
+                continue
+            values = np.array([poses[members[j]][c] for j in rows], np.float64)
+            co = np.empty((len(rows), values.shape[2], at.shape[1], 2), np.float32)
+            co[..., 0] = (at if len(rows) == len(members) else at[rows])[:, None, :]
+            co[..., 1] = values.transpose(0, 2, 1)
+            for j, block in zip(rows, co, strict=True):
+                self.blocks[members[j]].append((prop, block))
+            hashed = [r for r, j in enumerate(rows) if kept[j]]
+            for r, digest in zip(hashed, block_digests(co, hashed), strict=True):
+                digests[members[rows[r]]][prop] = digest
 
 
 #: Blender's last frame (MAXFRAME): a scene's range stops there, the timeline

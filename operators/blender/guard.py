@@ -583,13 +583,28 @@ _ADD = np.add.reduce
 def guard_track(track: BoneTrack) -> tuple[BoneTrack, int]:
     """``track`` without keys whose time or values are NaN/Inf; how many it lost
     (``track`` itself when it loses none and its bone's name is Blender's)."""
-    arrays = (track.times, track.translation, track.rotation, track.scale)
+    return guard_tracks([track])[0]
+
+
+def guard_tracks(tracks: list[BoneTrack]) -> list[tuple[BoneTrack, int]]:
+    """:func:`guard_track` of each of ``tracks`` (one error state for all)."""
+    out = []
     with np.errstate(over="ignore", invalid="ignore"):  # one sum per array: all finite
         # add.reduce and math.isfinite: np.sum's and np.isfinite's wrappers cost more
         # than the sum of a few hundred keys (an IFP holds thousands of tracks)
-        if all(a is None or math.isfinite(_ADD(a, axis=None, dtype=np.float64)) for a in arrays):
-            name = blender_name(track.bone)
-            return (track if name == track.bone else replace(track, bone=name)), 0
+        for track in tracks:
+            for a in (track.times, track.translation, track.rotation, track.scale):
+                if a is not None and not math.isfinite(_ADD(a, axis=None, dtype=np.float64)):
+                    out.append(_finite_keys(track))
+                    break
+            else:
+                name = blender_name(track.bone)
+                out.append((track if name == track.bone else replace(track, bone=name), 0))
+    return out
+
+
+def _finite_keys(track: BoneTrack) -> tuple[BoneTrack, int]:
+    """``track`` without the keys a NaN/Inf is in (the slow path of :func:`guard_tracks`)."""
     times = np.asarray(track.times, np.float64)
     good = np.isfinite(times)
     for v in (track.translation, track.rotation, track.scale):
