@@ -131,8 +131,8 @@ class Mesh:
     materials: list[str] = field(default_factory=list)
     normals: np.ndarray | None = None  # (C, 3) float32 custom normals, or (V, 3): see below
     # "POINT" where the format stores one normal per vertex: Blender holds them per
-    # vertex too, and nothing expands them to every corner (a third of a model import's
-    # memory at 1M vertices)
+    # vertex too, and nothing expands them to every corner (a Urho3D import of 1M
+    # vertices faulted in about 16,000 fewer new pages of its 180,000)
     normal_domain: str = "CORNER"
     uv_sets: list[UVSet] = field(default_factory=list)
     colors: list[ColorSet] = field(default_factory=list)

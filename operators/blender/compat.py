@@ -155,32 +155,41 @@ NORMAL_ATTRIBUTE = "custom_normal"
 HAS_NORMAL_ATTRIBUTE = bpy.app.version >= (4, 5, 0)
 
 
-def _own_normals(me, normals: np.ndarray) -> np.ndarray:
-    """``normals`` with zero rows replaced by Blender's own corner normals."""
+def _own_normals(me, normals: np.ndarray, own_prop: str) -> np.ndarray:
+    """``normals`` with zero rows replaced by Blender's own (``own_prop``:
+    ``corner_normals`` or ``vertex_normals``, as ``normals`` are per corner or vertex)."""
     # three column compares: ndarray.any(axis=1) over millions of short rows is slow
     zero = (normals[:, 0] == 0) & (normals[:, 1] == 0) & (normals[:, 2] == 0)
     if not zero.any():
         return normals
     own = np.empty(len(normals) * 3, np.float32)
-    me.corner_normals.foreach_get("vector", own)
+    getattr(me, own_prop).foreach_get("vector", own)
     out = normals.copy()
     out[zero] = own.reshape(-1, 3)[zero]
     return out
+
+
+def _set_normal_attribute(me, normals: np.ndarray, domain: str) -> None:
+    """4.5+: ``normals`` as the ``custom_normal`` attribute on ``domain`` (CORNER or
+    POINT), exact; a zero row gets Blender's own normal there."""
+    old = me.attributes.get(NORMAL_ATTRIBUTE)
+    if old is not None:
+        me.attributes.remove(old)
+        me.update()  # Blender's own normals below, not the removed ones (5.2 caches them)
+    own = "corner_normals" if domain == "CORNER" else "vertex_normals"
+    normals = _own_normals(me, normals, own)
+    attr = me.attributes.new(NORMAL_ATTRIBUTE, "FLOAT_VECTOR", domain)
+    attr.data.foreach_set("vector", normals.ravel())
+    # 5.2 keeps the normals it computed before (read above for zero rows) until the
+    # mesh is updated; 4.5 and 5.0 see the new attribute at once
+    me.update()
 
 
 def set_corner_normals(me, normals: np.ndarray) -> None:
     """Custom normals per corner, (C, 3) float32; a zero row keeps Blender's own."""
     normals = np.ascontiguousarray(normals, np.float32)
     if HAS_NORMAL_ATTRIBUTE:
-        normals = _own_normals(me, normals)
-        old = me.attributes.get(NORMAL_ATTRIBUTE)
-        if old is not None:
-            me.attributes.remove(old)
-        attr = me.attributes.new(NORMAL_ATTRIBUTE, "FLOAT_VECTOR", "CORNER")
-        attr.data.foreach_set("vector", normals.ravel())
-        # 5.2 keeps corner normals it computed before (read above for zero rows) until
-        # the mesh is updated; 4.5 and 5.0 see the new attribute at once
-        me.update()
+        _set_normal_attribute(me, normals, "CORNER")
     else:
         me.normals_split_custom_set(normals)
 
@@ -191,19 +200,7 @@ def set_vertex_normals(me, normals: np.ndarray) -> None:
     every corner its vertex's normal."""
     normals = np.ascontiguousarray(normals, np.float32)
     if HAS_NORMAL_ATTRIBUTE:
-        old = me.attributes.get(NORMAL_ATTRIBUTE)
-        if old is not None:
-            me.attributes.remove(old)
-            me.update()  # Blender's own normals, not the removed ones (5.2 caches them)
-        zero = (normals[:, 0] == 0) & (normals[:, 1] == 0) & (normals[:, 2] == 0)
-        if zero.any():
-            own = np.empty(len(normals) * 3, np.float32)
-            me.vertex_normals.foreach_get("vector", own)
-            normals = normals.copy()
-            normals[zero] = own.reshape(-1, 3)[zero]
-        attr = me.attributes.new(NORMAL_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
-        attr.data.foreach_set("vector", normals.ravel())
-        me.update()
+        _set_normal_attribute(me, normals, "POINT")
     else:
         me.normals_split_custom_set_from_vertices(normals)
 

@@ -357,10 +357,11 @@ def _patch_values(mesh: Mesh, positions: np.ndarray, counts: dict, kept: dict) -
             bad = ~(np.isfinite(dot) & (dot > 0))  # NaN, Inf or zero length
         if bad.any():
             rows = np.nonzero(bad)[0]
-            # kept per corner, as export reads them, whichever domain holds them
-            cv = np.asarray(mesh.corner_verts, np.int64)
-            corners = rows if mesh.normal_domain == "CORNER" else np.nonzero(bad[cv])[0]
-            at = rows if mesh.normal_domain == "CORNER" else cv[corners]
+            corners = at = rows  # kept per corner, as export reads them
+            if mesh.normal_domain != "CORNER":
+                cv = np.asarray(mesh.corner_verts, np.int64)
+                corners = np.nonzero(bad[cv])[0]
+                at = cv[corners]
             if len(corners):  # a loose vertex has no corner to keep a normal for
                 kept["normals"] = {"index": corners.astype(np.int64), "value": n[at]}
             counts["NaN/Inf or zero-length normals"] = len(corners)
