@@ -2,7 +2,7 @@
 
 from .errors import FormatError
 from .files import read_file, write_atomic
-from .reader import Reader
+from .reader import FileReader, Reader
 from .writer import Writer
 
-__all__ = ["FormatError", "Reader", "Writer", "read_file", "write_atomic"]
+__all__ = ["FileReader", "FormatError", "Reader", "Writer", "read_file", "write_atomic"]

@@ -1,4 +1,4 @@
-"""Bounds-checked little-endian reader over bytes.
+"""Bounds-checked little-endian readers: over bytes, and over an open file.
 
 Every read checks the bytes that remain first, and every count that sizes an
 allocation goes through :meth:`Reader.count`, so a lying header can never make
@@ -7,7 +7,9 @@ a codec allocate more than the file could hold.
 
 from __future__ import annotations
 
+import io
 import struct
+from typing import BinaryIO
 
 import numpy as np
 
@@ -74,12 +76,17 @@ class Reader:
         if got != magic:
             raise self.error(f"bad {what}: expected {magic!r}, found {got!r}", start)
 
+    def _window(self, size: int, what: str) -> tuple[bytes, int]:
+        """The ``size`` bytes at ``pos`` (checked to be there) as a buffer and the
+        offset they start at in it; ``pos`` does not move."""
+        self.need(size, what)
+        return self.data, self.pos
+
     # -- scalars ---------------------------------------------------------------
     def _unpack(self, st: struct.Struct, what: str):
-        self.need(st.size, what)
-        value = st.unpack_from(self.data, self.pos)[0]
+        buf, at = self._window(st.size, what)
         self.pos += st.size
-        return value
+        return st.unpack_from(buf, at)[0]
 
     def u8(self) -> int:
         return self._unpack(_U8, "uint8")
@@ -111,10 +118,9 @@ class Reader:
     def f32_exact(self) -> np.float32:
         """A float32 as a numpy scalar with its exact bits: a Python float would turn a
         signalling NaN quiet (:meth:`Writer.f32` writes the scalar back unchanged)."""
-        self.need(4, "float32")
-        value = np.frombuffer(self.data, "<f4", 1, self.pos)[0]
+        buf, at = self._window(4, "float32")
         self.pos += 4
-        return value
+        return np.frombuffer(buf, "<f4", 1, at)[0]
 
     def f64(self) -> float:
         return self._unpack(_F64, "float64")
@@ -123,10 +129,9 @@ class Reader:
         return self.u8() != 0
 
     def bytes(self, n: int) -> bytes:
-        self.need(n, "bytes")
-        out = self.data[self.pos : self.pos + n]
+        buf, at = self._window(n, "bytes")
         self.pos += n
-        return out
+        return buf[at : at + n]
 
     def rest(self) -> bytes:
         return self.bytes(self.end - self.pos)
@@ -140,16 +145,15 @@ class Reader:
         if n < 0:
             raise self.error(f"negative {what} size")
         size = n * dt.itemsize
-        self.need(size, what)
-        arr = np.frombuffer(self.data, dtype=dt, count=n, offset=self.pos)
+        buf, at = self._window(size, what)
+        arr = np.frombuffer(buf, dtype=dt, count=n, offset=at)
         self.pos += size
         return arr.astype(dt.newbyteorder("="), copy=True).reshape(shape)
 
     def floats(self, n: int, what: str = "floats") -> tuple[float, ...]:
-        self.need(4 * n, what)
-        out = struct.unpack_from(f"<{n}f", self.data, self.pos)
+        buf, at = self._window(4 * n, what)
         self.pos += 4 * n
-        return out
+        return struct.unpack_from(f"<{n}f", buf, at)
 
     # -- strings and variable-length integers ----------------------------------
     def cstring(self, encoding: str = "utf-8") -> str:
@@ -197,3 +201,81 @@ class Reader:
             shift += 7
             more = byte & 0x80
         return -value if first & 0x40 else value
+
+
+class FileReader(Reader):
+    """A :class:`Reader` over an open binary file that reads only the bytes asked
+    for, where they are: a codec walks a large file's structure without holding
+    it, and reads its bulk arrays later with :meth:`array_at`, one at a time.
+
+    Offsets are the file's own. A file that another program shortens after it
+    was opened gives a FormatError when a read comes up short, never a crash.
+    """
+
+    def __init__(self, fh: BinaryIO, pos: int = 0, end: int | None = None):
+        self.fh = fh
+        self.data = b""
+        self.pos = pos
+        self.end = fh.seek(0, io.SEEK_END) if end is None else end
+
+    def _read_at(self, offset: int, size: int, what: str) -> bytes:
+        try:
+            self.fh.seek(offset)
+            out = self.fh.read(size)
+        except OSError as exc:
+            raise FormatError(f"cannot read {what}: {exc.strerror or exc}", offset) from exc
+        if len(out) != size:
+            raise self._shortened(offset, size, len(out), what)
+        return out
+
+    def _shortened(self, offset: int, size: int, got: int, what: str) -> FormatError:
+        return FormatError(
+            f"expected {size} bytes of {what}, but the file ends after {got}: it changed "
+            "while it was read",
+            offset,
+        )
+
+    def _window(self, size: int, what: str) -> tuple[bytes, int]:
+        self.need(size, what)
+        return self._read_at(self.pos, size, what), 0
+
+    def sub(self, size: int, what: str = "block") -> FileReader:
+        self.need(size, what)
+        sub = FileReader(self.fh, self.pos, self.pos + size)
+        self.pos += size
+        return sub
+
+    def cstring_raw(self) -> bytes:
+        start = self.pos
+        parts = []
+        while self.pos < self.end:
+            chunk = self._read_at(self.pos, min(256, self.end - self.pos), "string")
+            nul = chunk.find(b"\0")
+            if nul >= 0:
+                parts.append(chunk[:nul])
+                self.pos += nul + 1
+                return b"".join(parts)
+            parts.append(chunk)
+            self.pos += len(chunk)
+        self.pos = start
+        raise self.error("unterminated string: no NUL before the end", start)
+
+    def array_at(self, offset: int, dtype: np.dtype, n: int, what: str = "array") -> np.ndarray:
+        """``n`` items of ``dtype`` at ``offset`` (within this reader's end), read
+        straight into a new array."""
+        size = n * dtype.itemsize
+        if n < 0 or offset < 0 or offset + size > self.end:
+            raise FormatError(f"{what} of {size} bytes lies beyond the end", offset)
+        out = np.empty(n, dtype)
+        view = memoryview(out.view(np.uint8))
+        got = 0
+        try:
+            self.fh.seek(offset)
+            while got < size:
+                step = self.fh.readinto(view[got:])
+                if not step:
+                    raise self._shortened(offset, size, got, what)
+                got += step
+        except OSError as exc:
+            raise FormatError(f"cannot read {what}: {exc.strerror or exc}", offset) from exc
+        return out

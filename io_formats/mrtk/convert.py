@@ -20,7 +20,7 @@ keys (``BlenderCurve.handle_min_x``: 4.5 and later move handles shorter than
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -173,6 +173,7 @@ class ImportedCurve:
     source: Curve
     sign: float = 1.0
     boolean: bool = False
+    what: str = ""  # the curve in errors: "camera curve 3", "tracked left"
 
     @property
     def cycle_before(self) -> str:
@@ -220,7 +221,9 @@ class ImportedCurve:
         """(co, handle_left, handle_right, interpolation codes) as Blender stores them;
         the handles are None for a curve without Bezier keys (nothing to set)."""
         keys = self.source.keys
-        return kc.unity_to_keyframes(keys, fps, self.sign, self.boolean, self.constant)
+        return kc.unity_to_keyframes(
+            keys, fps, self.sign, self.boolean, self.constant, self.source.times
+        )
 
 
 @dataclass
@@ -229,7 +232,33 @@ class ImportPlan:
     curves: list[ImportedCurve]
     markers: list[Marker]
     meta: dict
-    warnings: list[str] = field(default_factory=list)
+    overlong: int = 0  # curve segments Blender shortens, of the curves checked so far
+
+    @property
+    def warnings(self) -> list[str]:
+        if not self.overlong:
+            return []
+        return [
+            f"{self.overlong} curve segments have weights adding up to more than 1: Blender "
+            "shortens their handles, so they look different in Blender (export restores "
+            "the file's keys while they are not edited)"
+        ]
+
+    def loaded(self, c: ImportedCurve) -> ImportedCurve:
+        """``c`` with its keys in memory and checked (a recording of
+        :func:`.recording.read_open` is read one curve at a time as the build reaches
+        it; others are checked by :func:`import_recording`)."""
+        if not isinstance(c.source.keys, KeysLater):
+            return c
+        c = replace(c, source=c.source.loaded())
+        self.check(c)
+        return c
+
+    def check(self, c: ImportedCurve) -> None:
+        """A FormatError unless ``c``'s times are finite and in order; its segments
+        Blender shortens counted."""
+        _check_times(c.source, c.what)
+        self.overlong += kc.overlong_keys(c.source.keys, c.constant)
 
 
 def curve_to_bezier(
@@ -264,56 +293,48 @@ def _check_times(c: Curve, what: str) -> None:
 
 
 def import_recording(rec: Recording, convert: bool = True) -> ImportPlan:
-    """The Blender-side plan of a recording: roles, one curve per Unity curve."""
+    """The Blender-side plan of a recording: roles, one curve per Unity curve. Curves
+    whose keys are in memory are checked now; those of :func:`.recording.read_open`
+    by :meth:`ImportPlan.loaded`."""
     pose = POSE_BLENDER if convert else POSE_UNITY
     ray = RAY_BLENDER if convert else RAY_UNITY
-    roles: list[str] = []
-    out: list[ImportedCurve] = []
-    overlong = 0
-
-    def add(role: str, table, curves: list[Curve], name: str) -> None:
-        nonlocal overlong
-        for path, index, src, sign in table:
-            c = curves[src]
-            _check_times(c, f"{name} curve {src}")
-            curve = ImportedCurve(role, path, index, c, sign)
-            overlong += kc.overlong_keys(c.keys, curve.constant)
-            out.append(curve)
-
-    if rec.camera is not None:
-        roles.append("camera")
-        add("camera", pose, rec.camera, "camera")
-    if rec.hands is not None:
-        states = dict(zip(HAND_STATES, rec.hands.states(), strict=True))
-        for side, s in SIDES:
-            role = hand_role(s)
-            roles.append(role)
-            for path, state in ((TRACKED, "tracked"), (PINCH, "pinch")):
-                c = states[f"{state}.{side}"]
-                _check_times(c, f"{state} {side}")
-                out.append(ImportedCurve(role, path, 0, c, 1.0, True))
-            joints = rec.hands.left if side == "left" else rec.hands.right
-            for i, curves in enumerate(joints):
-                roles.append(joint_role(s, i))
-                add(joint_role(s, i), pose, curves, f"{side} {JOINTS[i]}")
-    if rec.gaze is not None:
-        roles.append("gaze")
-        add("gaze", ray, rec.gaze, "gaze")
+    # Marker times are float32 scalars with their exact bits (for the codec): the plan
+    # gets Python floats.
+    markers = [replace(m, time=float(m.time)) for m in rec.markers]
     meta = {
         "version": f"{rec.major}.{rec.minor}",
         "layout": rec.layout,
         "axes": "BLENDER" if convert else "UNITY",
     }
-    # Marker times are float32 scalars with their exact bits (for the codec): the plan
-    # gets Python floats.
-    markers = [replace(m, time=float(m.time)) for m in rec.markers]
-    plan = ImportPlan(roles, out, markers, meta)
-    if overlong:
-        plan.warnings.append(
-            f"{overlong} curve segments have weights adding up to more than 1: Blender "
-            "shortens their handles, so they look different in Blender (export restores "
-            "the file's keys while they are not edited)"
-        )
+    plan = ImportPlan([], [], markers, meta)
+
+    def add(curve: ImportedCurve) -> None:
+        if not isinstance(curve.source.keys, KeysLater):
+            plan.check(curve)
+        plan.curves.append(curve)
+
+    def add_set(role: str, table, curves: list[Curve], name: str) -> None:
+        for path, index, src, sign in table:
+            add(ImportedCurve(role, path, index, curves[src], sign, what=f"{name} curve {src}"))
+
+    if rec.camera is not None:
+        plan.roles.append("camera")
+        add_set("camera", pose, rec.camera, "camera")
+    if rec.hands is not None:
+        states = dict(zip(HAND_STATES, rec.hands.states(), strict=True))
+        for side, s in SIDES:
+            role = hand_role(s)
+            plan.roles.append(role)
+            for path, state in ((TRACKED, "tracked"), (PINCH, "pinch")):
+                c = states[f"{state}.{side}"]
+                add(ImportedCurve(role, path, 0, c, 1.0, True, what=f"{state} {side}"))
+            joints = rec.hands.left if side == "left" else rec.hands.right
+            for i, curves in enumerate(joints):
+                plan.roles.append(joint_role(s, i))
+                add_set(joint_role(s, i), pose, curves, f"{side} {JOINTS[i]}")
+    if rec.gaze is not None:
+        plan.roles.append("gaze")
+        add_set("gaze", ray, rec.gaze, "gaze")
     return plan
 
 

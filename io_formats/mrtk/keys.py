@@ -26,6 +26,8 @@ keys gives the infinite tangent back.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .recording import FULL_KEY, SIMPLE_KEY, WEIGHTED_IN, WEIGHTED_OUT
@@ -169,6 +171,7 @@ def unity_to_keyframes(
     sign: float = 1.0,
     boolean: bool = False,
     constant: frozenset[str] | None = None,
+    times: np.ndarray | None = None,
 ):
     """:func:`unity_to_frames`, with no handles (None) for a curve without Bezier keys.
 
@@ -176,7 +179,8 @@ def unity_to_keyframes(
     curve of only those (every simple-layout curve, MRTK's recorder keys) needs
     the key positions and codes alone: a third of the work on 14 million keys.
     The positions are the same float32 numbers, bit for bit. ``constant``: the
-    keys' :func:`.key_checks.constant_fields` when already known.
+    keys' :func:`.key_checks.constant_fields` when already known; ``times``: their
+    times as one array, when already copied out of them.
     """
     k = len(keys)
     if keys.dtype.names == SIMPLE_KEY.names:
@@ -188,14 +192,22 @@ def unity_to_keyframes(
         interp = codes[0]
         if np.any(interp == BEZIER):
             return unity_to_frames(keys, fps, sign, boolean, codes)
-    # float64 products rounded once to float32, as unity_to_frames computes them (field
-    # by field: numpy is many times slower on two-dimensional views of the records)
+    # Frames and signed values: float64 products rounded once to float32, as
+    # unity_to_frames computes them. Without the times at hand, time and value are
+    # copied side by side as one 8-byte word per key (one pass over the records)
+    # and turned into frames in place.
     co = np.empty((k, 2), np.float32)
-    scale_once(keys["time"], fps, co[:, 0])
-    if sign == 1.0:
-        co[:, 1] = keys["value"]
+    if times is None:
+        pair = np.dtype(
+            {"names": ["w"], "formats": ["<u8"], "offsets": [0], "itemsize": keys.itemsize}
+        )
+        co.view("<u8")[:, 0] = keys.view(pair)["w"]
+        scale_once(co[:, 0], fps, co[:, 0])
     else:
-        np.multiply(keys["value"], sign, out=co[:, 1], dtype=np.float64, casting="same_kind")
+        scale_once(times, fps, co[:, 0])
+        co[:, 1] = keys["value"]
+    if sign != 1.0:
+        np.multiply(co[:, 1], sign, out=co[:, 1], dtype=np.float64, casting="same_kind")
     return co, None, None, interp
 
 
@@ -234,7 +246,11 @@ def recorder_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> b
     When ``constant`` (:func:`.key_checks.constant_fields`) holds every field but time and
     value, as in what the recorder writes, the first key answers for all."""
     if constant is not None and constant.issuperset(RECORDER_FIELDS):
-        keys = keys[:2]
+        if len(keys) < 2:
+            return False
+        _, _, tin, tout, win, wout, mode = keys[0].item()  # exact Python numbers
+        both = WEIGHTED_IN | WEIGHTED_OUT
+        return mode == both and win == 0 and wout == 0 and not (math.isinf(tin) or math.isinf(tout))
     mode = keys["weighted_mode"]
     return bool(
         len(keys) > 1

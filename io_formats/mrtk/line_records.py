@@ -69,14 +69,23 @@ def pack_line_record(
         return None
     if not (sign == 1.0 and copied) and not _values_held(co, sign, keys["value"]):
         return None
-    kept = np.flatnonzero(_frames_back(co[:, 0], fps).view("<i4") != keys["time"].view("<i4"))
+    times = keys["time"] if c.times is None else c.times
+    if copied and c.times is not None:
+        # co's frames are the times scaled (scale_once): made again from the times,
+        # which sit side by side, rather than read from between co's values
+        back = np.empty(k, np.float32)
+        kc.scale_once(times, fps, back)
+        kc.divide_once(back, fps, back)
+    else:
+        back = _frames_back(co[:, 0], fps)
+    kept = np.flatnonzero(back.view("<i4") != times.view("<i4"))
     parts = [TAG, _HEAD.pack(c.pre_wrap, c.post_wrap, k, int(full))]
     if full:
         parts.append(np.ascontiguousarray(keys[:1]).view("<i4")[2:].tobytes())
     parts += [
         struct.pack("<I", len(kept)),
         kept.astype("<u4").tobytes(),
-        keys["time"][kept].astype("<f4").tobytes(),
+        times[kept].astype("<f4").tobytes(),
     ]
     return b"".join(parts)
 

@@ -15,13 +15,18 @@ the layout that consumes it exactly.
 
 from __future__ import annotations
 
+import os
+import stat
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import BinaryIO
 
 import numpy as np
 
-from ..codec import FormatError, Reader, Writer
+from ..codec import FileReader, FormatError, Reader, Writer
 from .key_checks import constant_fields, times_in_order
 
 MAGIC = 0x6A8FAF6E0F9E42C6
@@ -72,12 +77,13 @@ HAND_STATES = ("tracked.left", "tracked.right", "pinch.left", "pinch.right")
 
 
 class KeysLater:
-    """``count`` keys of ``dtype`` that ``make()`` makes when the file is written.
+    """``count`` keys of ``dtype`` that ``make()`` makes when they are needed: for an
+    export when the file is written, for an import of :func:`opened` when the build
+    reaches the curve (:meth:`Curve.loaded`).
 
-    An export of a 10-minute recording has 390 MB of keys: made one curve at a
-    time while :func:`write_parts`'s chunks are written, each curve's keys take
-    the memory the previous curve's left, instead of 390 MB of new pages
-    (a page fault each) that are all held until the write.
+    A 10-minute recording has 390 MB of keys: made one curve at a time, each
+    curve's keys take the memory the previous curve's left, instead of 390 MB of
+    new pages (a page fault each) that are all held at once.
     """
 
     def __init__(self, count: int, dtype: np.dtype, make: Callable[[], np.ndarray]):
@@ -99,8 +105,9 @@ class KeysLater:
 @dataclass
 class Curve:
     """One Unity AnimationCurve: wrap modes and keys (FULL_KEY or SIMPLE_KEY records;
-    read-only views of the file's bytes after :func:`read`; an export may give
-    :class:`KeysLater`, which only :func:`write_parts` and :func:`write` take)."""
+    read-only views of the file's bytes after :func:`read`; :class:`KeysLater` from
+    :func:`read_open` until :meth:`loaded`, and from an export, which
+    :func:`write_parts` and :func:`write` take as they are)."""
 
     pre_wrap: int
     post_wrap: int
@@ -111,10 +118,28 @@ class Curve:
     #: same in every key (:func:`.key_checks.constant_fields`)
     ordered: bool | None = field(default=None, compare=False, repr=False)
     constant: frozenset[str] | None = field(default=None, compare=False, repr=False)
+    #: the keys' times as one contiguous float32 array, for keys :meth:`loaded` (the
+    #: checks copy them out of the records once; each later pass over them then reads
+    #: 4 bytes a key instead of a record's cache line)
+    times: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def empty(cls, dtype: np.dtype = FULL_KEY) -> Curve:
         return cls(WRAP_CLAMP_FOREVER, WRAP_CLAMP_FOREVER, np.zeros(0, dtype))
+
+    def loaded(self) -> Curve:
+        """This curve with its keys in memory and checked as :func:`read` checks them
+        (itself when they are)."""
+        if not isinstance(self.keys, KeysLater):
+            return self
+        keys = self.keys.keys()
+        at = None if self.offset is None else self.offset + 12
+        return replace(self, keys=keys, times=np.ascontiguousarray(keys["time"])).checked(at)
+
+    def checked(self, at: int | None) -> Curve:
+        """This curve with :func:`check_keys`' findings (``at``: where its keys start)."""
+        self.ordered, self.constant = check_keys(self.keys, at, self.times)
+        return self
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Curve):
@@ -192,17 +217,16 @@ def _wrap(r: Reader, what: str) -> int:
     return mode
 
 
-def _curve(r: Reader, dtype: np.dtype) -> Curve:
-    start = r.pos
-    pre = _wrap(r, "pre")
-    post = _wrap(r, "post")
-    n = r.count(r.i32(), dtype.itemsize, "keyframe")
-    keys_at = r.pos
-    r.need(n * dtype.itemsize, "keyframes")
-    keys = np.frombuffer(r.data, dtype, n, keys_at)  # a read-only view: 14 M keys, no copy
-    r.pos += n * dtype.itemsize
+def check_keys(
+    keys: np.ndarray, at: int | None = None, times: np.ndarray | None = None
+) -> tuple[bool, frozenset[str]]:
+    """Whether the keys' times are in order, and which fields every key has the same
+    (:mod:`.key_checks`); a FormatError for a weighted mode out of 0..3. ``at``: the
+    file offset of the first key, for the error; ``times``: the keys' times, when
+    already copied out of them."""
+    n = len(keys)
     known = {}
-    if "weighted_mode" in dtype.names and n:
+    if "weighted_mode" in keys.dtype.names and n:
         # a negative mode is a large number unsigned; one pass tells whether every
         # key has the first one's mode (MRTK's recorder: all Both), and then the
         # first answers for all
@@ -210,12 +234,25 @@ def _curve(r: Reader, dtype: np.dtype) -> Curve:
         known["weighted_mode"] = same = n > 1 and mode[1] == mode[0] and (mode == mode[0]).all()
         if (mode[:1] > 3 if same else mode > 3).any():
             i = int(np.flatnonzero(mode > 3)[0])
-            raise r.error(
+            raise FormatError(
                 f"weighted mode {int(keys['weighted_mode'][i])} of key {i} is not 0..3",
-                keys_at + i * dtype.itemsize + 24,
+                None if at is None else at + i * keys.dtype.itemsize + 24,
             )
-    ordered = times_in_order(keys["time"])
-    return Curve(pre, post, keys, start, ordered, constant_fields(keys, known))
+    return times_in_order(keys["time"] if times is None else times), constant_fields(keys, known)
+
+
+def _curve(r: Reader, dtype: np.dtype) -> Curve:
+    start = r.pos
+    pre = _wrap(r, "pre")
+    post = _wrap(r, "post")
+    n = r.count(r.i32(), dtype.itemsize, "keyframe")
+    keys_at = r.pos
+    r.need(n * dtype.itemsize, "keyframes")
+    r.pos += n * dtype.itemsize
+    if isinstance(r, FileReader):  # read and checked by Curve.loaded
+        return Curve(pre, post, KeysLater(n, dtype, partial(r.array_at, keys_at, dtype, n)), start)
+    keys = np.frombuffer(r.data, dtype, n, keys_at)  # a read-only view: 14 M keys, no copy
+    return Curve(pre, post, keys, start).checked(keys_at)
 
 
 def _curves(r: Reader, n: int, dtype: np.dtype) -> list[Curve]:
@@ -257,8 +294,7 @@ def read_header(r: Reader) -> tuple[int, int]:
     return major, minor
 
 
-def _body(data: bytes, layout: str) -> Recording:
-    r = Reader(data)
+def _body(r: Reader, layout: str) -> Recording:
     major, minor = read_header(r)
     fdt = FULL_KEY if layout == FULL else SIMPLE_KEY
     if minor == 0:
@@ -285,14 +321,46 @@ def _body(data: bytes, layout: str) -> Recording:
 
 def read(data: bytes) -> Recording:
     """Parse a recording; raises FormatError (with the byte offset) for anything else."""
-    r = Reader(data)
-    _major, minor = read_header(r)
+    return _parse(lambda: Reader(data))
+
+
+def read_open(fh: BinaryIO) -> Recording:
+    """:func:`read` of an open file, with every curve's keys left in the file:
+    :class:`KeysLater` keys that :meth:`Curve.loaded` reads and checks (the
+    structure, counts and markers are read and checked now)."""
+    return _parse(lambda: FileReader(fh))
+
+
+@contextmanager
+def opened(path: str) -> Iterator[Recording]:
+    """The recording in ``path`` as :func:`read_open` gives it, the file open until
+    the block ends; anything but a regular file is read whole (:func:`read`).
+
+    A 10-minute recording holds 390 MB of keys. An import that reads them one
+    curve at a time into memory the previous curve left works on keys in the
+    CPU's cache, and never holds the whole file."""
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 (held open by the context manager)
+    except OSError as exc:
+        raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
+    with fh:
+        try:
+            regular = stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+            data = None if regular else fh.read()
+        except OSError as exc:
+            raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
+        yield read_open(fh) if data is None else read(data)
+
+
+def _parse(reader: Callable[[], Reader]) -> Recording:
+    """The recording a new reader from ``reader()`` gives; 1.1 files in both layouts."""
+    _major, minor = read_header(reader())
     if minor == 0:
-        return _body(data, FULL)
+        return _body(reader(), FULL)
     errors: list[FormatError] = []
     for layout in (SIMPLE, FULL):  # the reference serializer's layout first
         try:
-            return _body(data, layout)
+            return _body(reader(), layout)
         except FormatError as err:
             errors.append(err)
     best, other = sorted(errors, key=lambda e: e.offset or 0, reverse=True)

@@ -115,7 +115,9 @@ def fill_fcurve(fc, co, hl, hr, interp: np.ndarray, codes: np.ndarray | None = N
     kp = fc.keyframe_points
     kp.add(k)
     kp.foreach_set("co", np.ascontiguousarray(co, np.float32).ravel())
-    kp.foreach_set("interpolation", codes[interp])
+    # Blender's codes are ours (0, 1, 2) in every supported version: no lookup then
+    same = len(codes) == kc.BEZIER + 1 and (codes == np.arange(len(codes))).all()
+    kp.foreach_set("interpolation", interp if same else codes[interp])
     if hl is None or not np.any(interp == kc.BEZIER):
         return
     kp.foreach_set("handle_left", np.ascontiguousarray(hl, np.float32).ravel())
@@ -230,9 +232,10 @@ def _fill_curves(
     actions: dict[str, bpy.types.Action] = {}
     makers: dict[str, Callable] = {}  # per action: its channel bag looked up once
     codes = interpolation_codes()
-    for i, c in enumerate(plan.curves):
+    for i, planned in enumerate(plan.curves):
         if progress is not None and i % 16 == 0:
             progress(i / len(plan.curves))
+        c = plan.loaded(planned)  # an opened file's keys are read now, one curve at a time
         obj = out.objects[c.target]
         action = actions.get(c.target)
         if action is None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...io_formats.mrtk import recording
 from ...io_formats.mrtk.convert import import_recording
-from ..common import in_file, parse_file
+from ..common import in_file
 from ..conventions import IMPORT_TRANSFORM, FrameRateOptions, option_matrix, place_roots
 from ..result import Result, counted
 from .build import BuiltRecording, build_recording
@@ -89,11 +89,12 @@ def import_file(
     """Import one recording under a root empty carrying the axes and scale options; a
     FormatError leaves nothing behind. ``progress`` is called with the fraction of
     curves built so far."""
-    rec = parse_file(path, recording.read)
-    with in_file(path):
-        plan = import_recording(rec, options.convert)
     name = os.path.splitext(os.path.basename(path))[0]
-    built = build_recording(context, plan, name, options.frames_per_second(context), progress)
+    # the keys stay in the file until the build reaches their curve (recording.opened)
+    with in_file(path), recording.opened(path) as rec:
+        plan = import_recording(rec, options.convert)
+        fps = options.frames_per_second(context)
+        built = build_recording(context, plan, name, fps, progress)
     try:
         _add_root(built, option_matrix(options))
     except Exception:
