@@ -359,3 +359,45 @@ def test_generated_mix_evaluates_like_unity(blank_blend, tmp_path) -> None:
             err = np.max(np.abs(got - unity_eval(c.keys, x))) / (np.ptp(c.keys["value"]) or 1.0)
             worst = max(worst, float(err))
     assert worst <= 1e-5, worst
+
+
+def test_file_shortened_during_the_import(blank_blend, tmp_path, monkeypatch) -> None:
+    """The keys are read curve by curve as the build goes: a file another program
+    shortens meanwhile ends the import with a sentence naming it, and what the build
+    had made is removed again."""
+    from rigport.io_formats.mrtk import convert
+
+    bpy = blank_blend
+    data = R.write(samples.sample_recording((1, 0), keys=30))
+    src = tmp_path / "shrinking.bin"
+    src.write_bytes(data)
+    loaded = convert.ImportPlan.loaded
+    calls = []
+
+    def shorten_later(plan, c):
+        calls.append(c)
+        if len(calls) == 20:
+            os.truncate(src, len(data) // 2)
+        return loaded(plan, c)
+
+    monkeypatch.setattr(convert.ImportPlan, "loaded", shorten_later)
+    before = _counts(bpy)
+    with pytest.raises(
+        RuntimeError, match=r"shrinking\.bin: offset \d+.*changed while it was read"
+    ):
+        _import(bpy, src)
+    assert len(calls) > 20 and _counts(bpy) == before
+
+
+def test_bad_keys_in_the_last_curve(blank_blend, tmp_path) -> None:
+    """Keys are checked when the build reaches them: a bad weighted mode in the
+    file's last curve still leaves the scene as it was."""
+    bpy = blank_blend
+    rec = samples.sample_recording((1, 1), R.FULL, keys=6)
+    rec.gaze[5].keys["weighted_mode"][4] = 9
+    src = tmp_path / "late.bin"
+    src.write_bytes(R.write(rec))
+    before = _counts(bpy)
+    with pytest.raises(RuntimeError, match=r"late\.bin: offset \d+.*weighted mode 9 of key 4"):
+        _import(bpy, src)
+    assert _counts(bpy) == before
