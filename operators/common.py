@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import traceback
 from collections.abc import Callable, Iterator
@@ -166,6 +167,10 @@ class ImportFiles(ImportHelper):
         ``one`` left its actions unstashed; they are stashed on each result's
         armature once every file is in (``actions.keep_all``: one stash per
         armature, not per file)."""
+        with no_collector_pauses():
+            return self._import_files(context, one, paths, timed, keep)
+
+    def _import_files(self, context, one, paths, timed, keep) -> set[str]:
         paths = paths or selected_paths(self)
         made: list = []
         animated: list[tuple] = []
@@ -306,11 +311,30 @@ def export_failure_message(err: Exception, path: str) -> str:
     )
 
 
+@contextmanager
+def no_collector_pauses() -> Iterator[None]:
+    """Python's cyclic garbage collector held off for the block (as it was after).
+
+    An import or export makes many small Python objects, and every few hundred
+    the collector may stop to walk all objects of its generation; in Blender
+    (some 85,000 of them at start-up) one such pass took 3.5 ms of a 9 ms
+    animation import. Nothing an import or export makes needs collecting before
+    it ends; the collector runs again after, as usual."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def report_export(op, export: Callable[[], Result]) -> set[str]:
     """Run an operator's export: any failure is reported as one error sentence
     naming the file (CANCELLED), the result's messages as reports."""
     try:
-        done = export()
+        with no_collector_pauses():
+            done = export()
     except Exception as err:
         op.report({"ERROR"}, guard.blender_name(export_failure_message(err, op.filepath)))
         return {"CANCELLED"}

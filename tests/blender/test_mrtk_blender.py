@@ -401,3 +401,41 @@ def test_bad_keys_in_the_last_curve(blank_blend, tmp_path) -> None:
     with pytest.raises(RuntimeError, match=r"late\.bin: offset \d+.*weighted mode 9 of key 4"):
         _import(bpy, src)
     assert _counts(bpy) == before
+
+
+def test_collector_is_held_off_during_an_import(blank_blend, tmp_path, monkeypatch) -> None:
+    """Python's garbage collector does not pause an import or an export
+    (``common.no_collector_pauses``), and is on again after, a failure too; one a
+    script turned off stays off."""
+    import gc
+
+    from rigport.io_formats.mrtk import convert
+
+    bpy = blank_blend
+    src = tmp_path / "take.bin"
+    src.write_bytes(R.write(samples.sample_recording((1, 0), keys=5)))
+    seen = []
+    loaded = convert.ImportPlan.loaded
+
+    def watch(plan, c):
+        seen.append(gc.isenabled())
+        return loaded(plan, c)
+
+    monkeypatch.setattr(convert.ImportPlan, "loaded", watch)
+    assert gc.isenabled()
+    assert _import(bpy, src) == {"FINISHED"}
+    assert seen and not any(seen) and gc.isenabled()
+    seen.clear()
+    assert bpy.ops.export_anim.mrtk_input(filepath=str(tmp_path / "out.bin")) == {"FINISHED"}
+    assert gc.isenabled()
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(src.read_bytes()[:-3])
+    with pytest.raises(RuntimeError, match=r"bad\.bin"):
+        _import(bpy, bad)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _import(bpy, src)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
