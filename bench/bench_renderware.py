@@ -21,11 +21,10 @@ import math
 import os
 import runpy
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from sections import quiet_stdout
+from sections import quiet_stdout, remove_scratch, scratch_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +51,7 @@ def main() -> None:
     parts = max(1, math.ceil(args.vertices / 60_000))  # a geometry holds <= 65535 vertices
     segments = int(math.sqrt(args.vertices / parts)) * 2
     rings = max(2, args.vertices // parts // (segments + 1))
-    tmp = Path(tempfile.mkdtemp(prefix="rw-bench-"))
+    tmp = scratch_dir("rw-bench-")
     src = tmp / "ped.dff"
     t = time.perf_counter()
     data = dff.write(samples.skinned_ped("SA", args.bones, rings, segments, parts=parts))
@@ -97,6 +96,7 @@ def main() -> None:
     ):
         print(f"| {label} | {times[a]:.2f} | {times[b]:.2f} | {times[a] / times[b]:.2f} |")
     sys.stdout.flush()
+    remove_scratch()
     os._exit(0)  # bpy 4.2 can crash at interpreter exit
 
 

@@ -13,11 +13,13 @@ import os
 import platform
 import runpy
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from sections import remove_scratch, scratch_dir  # noqa: E402
 
 
 def _package():
@@ -48,7 +50,7 @@ def main() -> None:
 
     names = [f"Bone {i:03d}" for i in range(args.bones)]
     parents = [-1] + [(i - 1) // 3 for i in range(1, args.bones)]
-    work = Path(tempfile.mkdtemp(prefix="bonespro-bench-"))
+    work = scratch_dir("bonespro-bench-")
     rows = []
     t = time.perf_counter()
     rig = samples.structure(args.vertices, names=names, parents=parents, scaled=False)
@@ -126,4 +128,5 @@ def main() -> None:
 if __name__ == "__main__":
     main()
     sys.stdout.flush()
+    remove_scratch()
     os._exit(0)  # bpy 4.2 can crash at interpreter exit, after the report

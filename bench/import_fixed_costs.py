@@ -25,11 +25,10 @@ import json
 import math
 import runpy
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from sections import quiet_stdout
+from sections import quiet_stdout, scratch_dir
 
 HERE = Path(__file__).resolve().parent
 
@@ -106,7 +105,7 @@ def main() -> None:
     stores = _Stores()
     stores.wrap(fingerprint, "store")
     stores.wrap(mesh_keep, "store")
-    tmp = Path(tempfile.mkdtemp(prefix="rp-fixed-"))
+    tmp = scratch_dir("rp-fixed-")
     for fmt in args.formats.split(","):
         path, op = _sample(fmt, args.vertices, tmp, args.bones)
         runs = {"rp_import": [], "fingerprint": [], "gltf_import": []}

@@ -28,11 +28,10 @@ import os
 import platform
 import runpy
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from sections import quiet_stdout
+from sections import quiet_stdout, remove_scratch, scratch_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 FPS = 30
@@ -59,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keys", type=int, default=60)
     args = ap.parse_args(argv)
     counts = sorted({int(c) for c in args.counts.split(",") if c})
-    os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigport-bench-"))
+    os.environ.setdefault("BLENDER_USER_RESOURCES", str(scratch_dir("rigport-bench-")))
     addon = runpy.run_path(str(ROOT / "loader.py"))["package"](init=True)
     addon.register()
     import bpy
@@ -67,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     from rigport.io_formats.urho3d import ani, mdl, package
     from rigport.samples import urho3d as samples
 
-    tmp = Path(tempfile.mkdtemp(prefix="rigport-many-"))
+    tmp = scratch_dir("rigport-many-")
     skel = samples.skinned_model(
         args.bones, grid=(16, 8), morphs=0, uv_sets=1, color=False, collision=False
     )
@@ -147,4 +146,5 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     code = main()
     sys.stdout.flush()
+    remove_scratch()
     os._exit(code)  # bpy 4.2 can crash at interpreter exit

@@ -35,7 +35,6 @@ import os
 import platform
 import runpy
 import sys
-import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -45,7 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from sections import quiet_stdout  # noqa: E402
+from sections import quiet_stdout, remove_scratch, scratch_dir  # noqa: E402
 
 
 def _package():
@@ -146,7 +145,7 @@ def main() -> None:
         "--repeat", type=int, default=2, help="imports, exports and their floors: keep the fastest"
     )
     args = p.parse_args()
-    os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigport-bench-"))
+    os.environ.setdefault("BLENDER_USER_RESOURCES", str(scratch_dir("rigport-bench-")))
     import bpy
 
     rigport = _package()
@@ -155,7 +154,7 @@ def main() -> None:
     from rigport.io_formats.mrtk import convert, recording
     from rigport.samples import mrtk as samples
 
-    tmp = Path(tempfile.mkdtemp(prefix="rigport-mrtk-"))
+    tmp = scratch_dir("rigport-mrtk-")
     cases = (
         ("1.0 recorder", lambda: samples.recorder_recording(args.minutes, args.rate)),
         ("1.1 simple", lambda: samples.long_recording(args.minutes, args.rate, recording.SIMPLE)),
@@ -230,4 +229,5 @@ def main() -> None:
 if __name__ == "__main__":
     main()
     sys.stdout.flush()
+    remove_scratch()
     os._exit(0)  # bpy 4.2 can crash at interpreter exit

@@ -24,11 +24,14 @@ import os
 import runpy
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from sections import remove_scratch, scratch_dir  # noqa: E402
+
 DRAGONFF = ROOT.parent / "shared" / "clients" / "dragonff"
 
 _DRAGONFF = r"""
@@ -103,7 +106,7 @@ def main() -> None:
     from rigport.samples import renderware_ifp as ifp_samples
     from rigport.samples import renderware_txd as txd_samples
 
-    tmp = Path(tempfile.mkdtemp(prefix="rw-anim-bench-"))
+    tmp = scratch_dir("rw-anim-bench-")
     dff_path = tmp / "ped.dff"
     dff_path.write_bytes(dff.write(samples.skinned_ped("SA")))
     ifp_data = ifp.write(ifp_samples.walk_package("SA", animations=args.animations))
@@ -172,4 +175,5 @@ def main() -> None:
 if __name__ == "__main__":
     main()
     sys.stdout.flush()
+    remove_scratch()
     os._exit(0)  # bpy 4.2 can crash at interpreter exit, after the report

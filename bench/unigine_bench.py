@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import steps  # noqa: E402  (the shared helpers of bench/steps.py)
+from sections import scratch_dir  # noqa: E402
 
 STEPS = ("rp_import", "rp_export", "gltf_export", "gltf_import")
 
@@ -112,7 +112,7 @@ def main() -> None:
         (workdir / f"{name}.json").write_text(json.dumps(out))
         sys.stdout.flush()
         os._exit(0)  # bpy 4.2 can crash at interpreter exit after a good run
-    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="rigport-unigine-bench-"))
+    workdir = Path(args.workdir) if args.workdir else scratch_dir("rigport-unigine-bench-")
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = {"rings": args.rings, "segments": args.segments, "bones": args.bones}
     (workdir / "cfg.json").write_text(json.dumps(cfg))
