@@ -340,7 +340,7 @@ def opened(path: str) -> Iterator[Recording]:
     curve at a time into memory the previous curve left works on keys in the
     CPU's cache, and never holds the whole file."""
     try:
-        fh = open(path, "rb")  # noqa: SIM115 (held open by the context manager)
+        fh = open(path, "rb")  # closed by the with block below, after the yield
     except OSError as exc:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", None, path) from exc
     with fh:
