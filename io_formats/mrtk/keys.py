@@ -194,8 +194,9 @@ def unity_to_keyframes(
             return unity_to_frames(keys, fps, sign, boolean, codes)
     # Frames and signed values: float64 products rounded once to float32, as
     # unity_to_frames computes them. Without the times at hand, time and value are
-    # copied side by side as one 8-byte word per key (one pass over the records)
-    # and turned into frames in place.
+    # copied side by side as one 8-byte word per key (one pass over the records;
+    # the file's little-endian floats are the native ones on every platform Blender
+    # runs on) and turned into frames in place.
     co = np.empty((k, 2), np.float32)
     if times is None:
         pair = np.dtype(
