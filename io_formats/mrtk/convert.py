@@ -20,7 +20,7 @@ keys (``BlenderCurve.handle_min_x``: 4.5 and later move handles shorter than
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -30,7 +30,7 @@ from ..codec.errors import counted
 from ..scene import FloatCurve
 from . import keys as kc
 from .key_checks import constant_fields, times_in_order
-from .line_records import pack_line_record, straight_code, unpack_line_record
+from .line_records import KeptTimes, pack_line_record, straight_code, unpack_line_record
 from .recording import (
     FULL,
     FULL_KEY,
@@ -202,12 +202,15 @@ class ImportedCurve:
         """The file curve as bytes (:func:`pack_record`)."""
         return pack_record(self.source, self.constant)
 
-    def stored(self, co: np.ndarray, fps: float, copied: bool = False) -> bytes:
+    def stored(
+        self, co: np.ndarray, fps: float, copied: bool = False, kept: KeptTimes | None = None
+    ) -> bytes:
         """What the import keeps of the curve whose Blender keys are ``co`` (float32
         frames at ``fps``): a line record where the curve is straight lines or steps
         (:mod:`.line_records`), else :attr:`record`. ``copied``: ``co`` is
-        :meth:`frames`' own, so its values are the file's bits."""
-        line = pack_line_record(self.source, co, fps, self.sign, self.constant, copied)
+        :meth:`frames`' own, so its values are the file's bits; ``kept``: the plan's
+        (:attr:`ImportPlan.kept`)."""
+        line = pack_line_record(self.source, co, fps, self.sign, self.constant, copied, kept)
         return self.record if line is None else line
 
     @property
@@ -233,6 +236,9 @@ class ImportPlan:
     markers: list[Marker]
     meta: dict
     overlong: int = 0  # curve segments Blender shortens, of the curves checked so far
+    #: line records' kept times, found once for curves that share their times
+    kept: KeptTimes = field(default_factory=KeptTimes, compare=False, repr=False)
+    _last: Curve | None = field(default=None, compare=False, repr=False)  # loaded last
 
     @property
     def warnings(self) -> list[str]:
@@ -250,8 +256,9 @@ class ImportPlan:
         it; others are checked by :func:`import_recording`)."""
         if not isinstance(c.source.keys, KeysLater):
             return c
-        c = replace(c, source=c.source.loaded())
+        c = replace(c, source=c.source.loaded(self._last))
         self.check(c)
+        self._last = c.source
         return c
 
     def check(self, c: ImportedCurve) -> None:

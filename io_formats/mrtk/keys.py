@@ -204,11 +204,14 @@ def unity_to_keyframes(
         )
         co.view("<u8")[:, 0] = keys.view(pair)["w"]
         scale_once(co[:, 0], fps, co[:, 0])
+        if sign != 1.0:
+            scale_once(co[:, 1], sign, co[:, 1])
     else:
         scale_once(times, fps, co[:, 0])
-        co[:, 1] = keys["value"]
-    if sign != 1.0:
-        np.multiply(co[:, 1], sign, out=co[:, 1], dtype=np.float64, casting="same_kind")
+        if sign != 1.0:  # copied and signed in one pass
+            scale_once(keys["value"], sign, co[:, 1])
+        else:
+            co[:, 1] = keys["value"]
     return co, None, None, interp
 
 

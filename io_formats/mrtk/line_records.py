@@ -43,8 +43,44 @@ def _values_held(co: np.ndarray, sign: float, values: np.ndarray) -> bool:
     back = co[:, 1]
     if sign != 1.0:
         back = np.empty(len(co), np.float32)
-        np.multiply(co[:, 1], sign, out=back, dtype=np.float64, casting="same_kind")
+        kc.scale_once(co[:, 1], sign, back)
     return bool((back.view("<i4") == values.view("<i4")).all())
+
+
+def _kept_part(times: np.ndarray, back: np.ndarray) -> bytes:
+    """The record's count, indices and times of the keys whose ``times`` are not the
+    ``back`` Blender's frames give."""
+    kept = np.flatnonzero(back.view("<i4") != times.view("<i4"))
+    return b"".join(
+        (
+            struct.pack("<I", len(kept)),
+            kept.astype("<u4").tobytes(),
+            times[kept].astype("<f4").tobytes(),
+        )
+    )
+
+
+def kept_times(times: np.ndarray, fps: float) -> bytes:
+    """The part of a line record that keeps the times of keys at ``times`` (float32)
+    imported as frames at ``fps`` that ``frame / fps`` does not give back."""
+    back = np.empty(len(times), np.float32)
+    kc.scale_once(times, fps, back)
+    kc.divide_once(back, fps, back)
+    return _kept_part(times, back)
+
+
+class KeptTimes:
+    """:func:`kept_times` of the times array asked for last, remembered: curves that
+    share one times array (``recording.Curve.loaded``'s ``like``) need it once."""
+
+    def __init__(self) -> None:
+        self._last: tuple[np.ndarray, float, bytes] | None = None
+
+    def __call__(self, times: np.ndarray, fps: float) -> bytes:
+        last = self._last
+        if last is None or last[0] is not times or last[1] != fps:
+            last = self._last = (times, fps, kept_times(times, fps))
+        return last[2]
 
 
 def pack_line_record(
@@ -54,12 +90,14 @@ def pack_line_record(
     sign: float,
     constant: frozenset[str],
     copied: bool = False,
+    kept: KeptTimes | None = None,
 ) -> bytes | None:
     """The line record of ``c`` as imported to Blender keys ``co`` (float32 frames), or
     None when the curve is not one (Bezier keys, fields that vary, values Blender
     would not give back bit for bit). ``copied``: ``co`` is what
     ``keys.unity_to_keyframes`` made of ``c``, whose values with sign 1 are the
-    keys' own float32 bits, so they need no comparing."""
+    keys' own float32 bits, so they need no comparing; ``kept``: remembers the
+    kept times of the curve before when ``c`` shares its times array."""
     keys = c.keys
     k = len(keys)
     full = keys.dtype.names == FULL_KEY.names
@@ -69,24 +107,15 @@ def pack_line_record(
         return None
     if not (sign == 1.0 and copied) and not _values_held(co, sign, keys["value"]):
         return None
-    times = keys["time"] if c.times is None else c.times
-    if copied and c.times is not None:
-        # co's frames are the times scaled (scale_once): made again from the times,
-        # which sit side by side, rather than read from between co's values
-        back = np.empty(k, np.float32)
-        kc.scale_once(times, fps, back)
-        kc.divide_once(back, fps, back)
-    else:
-        back = _frames_back(co[:, 0], fps)
-    kept = np.flatnonzero(back.view("<i4") != times.view("<i4"))
     parts = [TAG, _HEAD.pack(c.pre_wrap, c.post_wrap, k, int(full))]
     if full:
         parts.append(np.ascontiguousarray(keys[:1]).view("<i4")[2:].tobytes())
-    parts += [
-        struct.pack("<I", len(kept)),
-        kept.astype("<u4").tobytes(),
-        times[kept].astype("<f4").tobytes(),
-    ]
+    if copied and c.times is not None:
+        # co's frames are the times scaled (scale_once): made again from the times,
+        # which sit side by side, rather than read from between co's values
+        parts.append((kept or kept_times)(c.times, fps))
+    else:
+        parts.append(_kept_part(keys["time"], _frames_back(co[:, 0], fps)))
     return b"".join(parts)
 
 

@@ -127,18 +127,31 @@ class Curve:
     def empty(cls, dtype: np.dtype = FULL_KEY) -> Curve:
         return cls(WRAP_CLAMP_FOREVER, WRAP_CLAMP_FOREVER, np.zeros(0, dtype))
 
-    def loaded(self) -> Curve:
+    def loaded(self, like: Curve | None = None) -> Curve:
         """This curve with its keys in memory and checked as :func:`read` checks them
-        (itself when they are)."""
+        (itself when they are).
+
+        ``like``: a curve loaded before. Where its times are this curve's, bit for
+        bit, the two share one times array (``times is like.times``) and its order
+        check: MRTK's recorder keys the seven curves of a joint at the same times,
+        and what is worked out from the times alone is then worked out once."""
         if not isinstance(self.keys, KeysLater):
             return self
         keys = self.keys.keys()
         at = None if self.offset is None else self.offset + 12
-        return replace(self, keys=keys, times=np.ascontiguousarray(keys["time"])).checked(at)
+        times = np.ascontiguousarray(keys["time"])
+        ordered = None
+        shared = None if like is None else like.times
+        if like is not None and like.ordered and shared is not None and len(shared) == len(times):
+            # compared once copied out: a pass over 4 bytes a key, not the records
+            if (times.view("<u4") == shared.view("<u4")).all():
+                times, ordered = shared, True
+        return replace(self, keys=keys, times=times).checked(at, ordered)
 
-    def checked(self, at: int | None) -> Curve:
-        """This curve with :func:`check_keys`' findings (``at``: where its keys start)."""
-        self.ordered, self.constant = check_keys(self.keys, at, self.times)
+    def checked(self, at: int | None, ordered: bool | None = None) -> Curve:
+        """This curve with :func:`check_keys`' findings (``at``: where its keys start;
+        ``ordered``: whether its times are in order, when already known)."""
+        self.ordered, self.constant = check_keys(self.keys, at, self.times, ordered)
         return self
 
     def __eq__(self, other: object) -> bool:
@@ -218,12 +231,15 @@ def _wrap(r: Reader, what: str) -> int:
 
 
 def check_keys(
-    keys: np.ndarray, at: int | None = None, times: np.ndarray | None = None
+    keys: np.ndarray,
+    at: int | None = None,
+    times: np.ndarray | None = None,
+    ordered: bool | None = None,
 ) -> tuple[bool, frozenset[str]]:
     """Whether the keys' times are in order, and which fields every key has the same
     (:mod:`.key_checks`); a FormatError for a weighted mode out of 0..3. ``at``: the
     file offset of the first key, for the error; ``times``: the keys' times, when
-    already copied out of them."""
+    already copied out of them; ``ordered``: whether they are in order, when known."""
     n = len(keys)
     known = {}
     if "weighted_mode" in keys.dtype.names and n:
@@ -238,7 +254,9 @@ def check_keys(
                 f"weighted mode {int(keys['weighted_mode'][i])} of key {i} is not 0..3",
                 None if at is None else at + i * keys.dtype.itemsize + 24,
             )
-    return times_in_order(keys["time"] if times is None else times), constant_fields(keys, known)
+    if ordered is None:
+        ordered = times_in_order(keys["time"] if times is None else times)
+    return ordered, constant_fields(keys, known)
 
 
 def _curve(r: Reader, dtype: np.dtype) -> Curve:

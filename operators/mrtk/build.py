@@ -9,6 +9,7 @@ removes it all again.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -81,9 +82,21 @@ def _enum(name: str, prop: str = "interpolation") -> int:
     return compat.enum_value(bpy.types.Keyframe, prop, name)
 
 
+@functools.cache
 def interpolation_codes() -> np.ndarray:
-    """Our interpolation code (keys.CONSTANT ...) -> Blender's enum value, as uint8."""
-    return np.array([_enum(name) for name in kc.INTERPOLATIONS], np.uint8)
+    """Our interpolation code (keys.CONSTANT ...) -> Blender's enum value, as uint8
+    (read-only: a Blender build's enum values are fixed, so they are looked up once)."""
+    codes = np.array([_enum(name) for name in kc.INTERPOLATIONS], np.uint8)
+    codes.flags.writeable = False
+    return codes
+
+
+@functools.cache
+def _blender_interpolation() -> np.ndarray | None:
+    """:func:`interpolation_codes`, or None where Blender's codes are ours (0, 1, 2), as
+    in every supported version: no lookup then."""
+    codes = interpolation_codes()
+    return None if np.array_equal(codes, np.arange(len(kc.INTERPOLATIONS))) else codes
 
 
 def _in_order(co: np.ndarray, hl: np.ndarray, hr: np.ndarray) -> bool:
@@ -92,7 +105,7 @@ def _in_order(co: np.ndarray, hl: np.ndarray, hr: np.ndarray) -> bool:
     return bool(np.all(x[1:] > x[:-1]) and np.all(hl[:, 0] <= x) and np.all(hr[:, 0] >= x))
 
 
-def fill_fcurve(fc, co, hl, hr, interp: np.ndarray, codes: np.ndarray | None = None) -> None:
+def fill_fcurve(fc, co, hl, hr, interp: np.ndarray) -> None:
     """Keys from float32 (K, 2) arrays in frames and interpolation codes (the handles
     may be None for a curve without Bezier keys).
 
@@ -110,14 +123,12 @@ def fill_fcurve(fc, co, hl, hr, interp: np.ndarray, codes: np.ndarray | None = N
     k = len(co)
     if not k:
         return
-    codes = interpolation_codes() if codes is None else codes
     interp = np.asarray(interp, np.uint8)
     kp = fc.keyframe_points
     kp.add(k)
     kp.foreach_set("co", np.ascontiguousarray(co, np.float32).ravel())
-    # Blender's codes are ours (0, 1, 2) in every supported version: no lookup then
-    same = len(codes) == kc.BEZIER + 1 and (codes == np.arange(len(codes))).all()
-    kp.foreach_set("interpolation", interp if same else codes[interp])
+    codes = _blender_interpolation()
+    kp.foreach_set("interpolation", interp if codes is None else codes[interp])
     if hl is None or not np.any(interp == kc.BEZIER):
         return
     kp.foreach_set("handle_left", np.ascontiguousarray(hl, np.float32).ravel())
@@ -231,7 +242,6 @@ def _fill_curves(
     object."""
     actions: dict[str, bpy.types.Action] = {}
     makers: dict[str, Callable] = {}  # per action: its channel bag looked up once
-    codes = interpolation_codes()
     for i, planned in enumerate(plan.curves):
         if progress is not None and i % 16 == 0:
             progress(i / len(plan.curves))
@@ -255,8 +265,8 @@ def _fill_curves(
         co, hl, hr, interp = c.frames(fps)
         key = curve_key(c.data_path, c.index)
         # kept before the keys go to Blender, while the file's are in the CPU's cache
-        action[CURVES][key] = c.stored(co, fps, copied=True)
-        fill_fcurve(fc, co, hl, hr, interp, codes)
+        action[CURVES][key] = c.stored(co, fps, copied=True, kept=plan.kept)
+        fill_fcurve(fc, co, hl, hr, interp)
         action[WRAPS][key] = list(c.wraps)
     for role, action in actions.items():
         keep_actions(out.objects[role], [action])

@@ -13,6 +13,7 @@ import pytest
 
 from rigport.io_formats.codec import FileReader, FormatError, Reader
 from rigport.io_formats.mrtk import convert
+from rigport.io_formats.mrtk import line_records as L
 from rigport.io_formats.mrtk import recording as R
 from rigport.samples import mrtk as samples
 
@@ -23,7 +24,16 @@ CASES = {
     "v11_empty_curves": lambda: samples.sample_recording(keys=0),
     "v10_single_keys": lambda: samples.sample_recording((1, 0), keys=1),
     "recorder": lambda: samples.recorder_recording(0.05, 60.0),
+    "recorder_nudged": lambda: _nudged(samples.recorder_recording(0.05, 60.0)),
 }
+
+
+def _nudged(rec: R.Recording, curve: int = 2) -> R.Recording:
+    """``rec`` with every fifth time of a camera curve one float32 step later (the import
+    plan takes camera curve 2 right after curve 0, which is keyed alike)."""
+    t = rec.camera[curve].keys["time"]
+    t[5:-1:5] = np.nextafter(t[5:-1:5], np.float32(np.inf))
+    return rec
 
 
 def _curves(rec: R.Recording) -> list[R.Curve]:
@@ -56,7 +66,7 @@ def test_opened_gives_what_read_gives(tmp_path, case) -> None:
             assert got.times.tobytes() == np.ascontiguousarray(theirs.keys["time"]).tobytes()
 
 
-@pytest.mark.parametrize("case", ["v10", "v11_full", "v11_simple", "recorder"])
+@pytest.mark.parametrize("case", ["v10", "v11_full", "v11_simple", "recorder", "recorder_nudged"])
 def test_streamed_plan_keeps_the_same_bytes(tmp_path, case) -> None:
     """Keys converted from the contiguous times of a loaded curve are the bits the
     eager path gives, and so are the records an export rebuilds the file from."""
@@ -73,8 +83,41 @@ def test_streamed_plan_keeps_the_same_bytes(tmp_path, case) -> None:
                 co2, hl2, hr2, interp2 = ref.frames(fps)
                 assert co.tobytes() == co2.tobytes() and interp.tobytes() == interp2.tobytes()
                 assert (hl is None) == (hl2 is None)
-                assert c.stored(co, fps, copied=True) == ref.stored(co2, fps, copied=True)
+                stored = c.stored(co, fps, copied=True, kept=plan.kept)
+                assert stored == ref.stored(co2, fps, copied=True)
     assert plan.warnings == eager.warnings
+
+
+def test_curves_keyed_alike_share_their_times(tmp_path) -> None:
+    """A curve keyed at the times of the one loaded before it shares its times array and
+    order check; one a float32 step apart in some keys has its own, and its line record
+    keeps its own times."""
+    path = tmp_path / "take.bin"
+    path.write_bytes(R.write(_nudged(samples.recorder_recording(0.05, 60.0))))
+    eager = R.read(path.read_bytes())
+    with R.opened(str(path)) as rec:
+        first = rec.camera[0].loaded()
+        alike = rec.camera[1].loaded(first)
+        nudged = rec.camera[2].loaded(alike)
+    assert alike.times is first.times and alike.ordered
+    assert nudged.times is not alike.times
+    assert nudged.times.tobytes() == np.ascontiguousarray(eager.camera[2].keys["time"]).tobytes()
+    assert (nudged.ordered, nudged.constant) == (eager.camera[2].ordered, eager.camera[2].constant)
+    kept = L.KeptTimes()
+    assert kept(first.times, 60.0) is kept(alike.times, 60.0)  # found once
+    assert kept(nudged.times, 60.0) == L.kept_times(nudged.times, 60.0)
+    assert kept(nudged.times, 60.0) != kept(first.times, 60.0)  # the test bites
+    assert kept(first.times, 29.97) == L.kept_times(first.times, 29.97)
+
+
+def test_times_are_shared_only_with_a_curve_in_order() -> None:
+    keys = samples.recorder_recording(0.01, 60.0).camera[0].keys
+    like = R.Curve(8, 8, keys, ordered=False, times=np.ascontiguousarray(keys["time"]))
+    later = R.Curve(8, 8, R.KeysLater(len(keys), keys.dtype, keys.copy), offset=100)
+    got = later.loaded(like)
+    assert got.times is not like.times and got.ordered
+    short = R.Curve(8, 8, R.KeysLater(len(keys) - 1, keys.dtype, lambda: keys[:-1].copy()))
+    assert short.loaded(got).times is not got.times
 
 
 def test_recorder_keys_give_line_records(tmp_path) -> None:
