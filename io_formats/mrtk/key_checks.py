@@ -5,6 +5,8 @@ reads them from memory again."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -22,22 +24,25 @@ def constant_fields(keys: np.ndarray, known: dict[str, bool] | None = None) -> f
         return frozenset()
     known = known or {}
     out = [name for name, same in known.items() if same]
-    names = keys.dtype.names
-    # The second key tells most varying fields (times, values) at once. The others
-    # are compared two at a time as one 8-byte word (MRTK's recorder writes all five
+    dtype = keys.dtype
+    # The second key tells most varying fields (times, values) at once, from the
+    # first two records' bytes (a 10-minute recording has 385 curves: per-field
+    # numpy calls would cost more than the passes on short ones). The others are
+    # compared two at a time as one 8-byte word (MRTK's recorder writes all five
     # the same: three passes over the keys instead of five), and one at a time
     # only where a pair differs. A pass compares a whole field against the first
     # key's: a bytewise comparison of the 20 bytes is three times slower with
     # numpy 2 (bpy 5.2).
-    pending = []
-    for name in names:
-        bits = keys[name].view("<i4")
-        if name not in known and bits[1] == bits[0]:
-            pending.append(name)
-    pairs = _word_pairs(keys.dtype, pending)
-    for group in pairs:
+    head = keys[:2].tobytes()
+    size = dtype.itemsize
+    pending = tuple(
+        name
+        for name, at in _offsets(dtype)
+        if name not in known and head[at : at + 4] == head[size + at : size + at + 4]
+    )
+    for group in _word_pairs(dtype, pending):
         if len(group) == 2:
-            word = keys.view(_pair_view(keys.dtype, group[0]))["w"]
+            word = keys.view(_pair_view(dtype, group[0]))["w"]
             if (word == word[0]).all():
                 out += group
                 continue
@@ -48,7 +53,14 @@ def constant_fields(keys: np.ndarray, known: dict[str, bool] | None = None) -> f
     return frozenset(out)
 
 
-def _word_pairs(dtype: np.dtype, names: list[str]) -> list[tuple[str, ...]]:
+@functools.cache
+def _offsets(dtype: np.dtype) -> tuple[tuple[str, int], ...]:
+    """Each field of ``dtype`` (4-byte fields) and its byte offset in a record."""
+    return tuple((name, dtype.fields[name][1]) for name in dtype.names)
+
+
+@functools.cache
+def _word_pairs(dtype: np.dtype, names: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """``names`` (4-byte fields of ``dtype``, in order) grouped into pairs that sit
     side by side, the rest alone."""
     groups: list[tuple[str, ...]] = []
@@ -62,9 +74,10 @@ def _word_pairs(dtype: np.dtype, names: list[str]) -> list[tuple[str, ...]]:
         else:
             groups.append((a,))
             i += 1
-    return groups
+    return tuple(groups)
 
 
+@functools.cache
 def _pair_view(dtype: np.dtype, first: str) -> np.dtype:
     """A view of ``dtype``'s records as the 8 bytes from field ``first`` on."""
     return np.dtype(

@@ -280,8 +280,10 @@ def overlong_keys(keys: np.ndarray, constant: frozenset[str] | None = None) -> i
         return 0
 
     def largest(name: str) -> float:
-        column = keys[name][:1] if constant is not None and name in constant else keys[name]
-        return max(float(column.max()), THIRD)
+        column = keys[name]
+        return max(
+            float(column[0] if constant is not None and name in constant else column.max()), THIRD
+        )
 
     # no two weights can add up to more than 1 (NaN fails the test): the usual case
     most = largest("out_weight") + largest("in_weight")

@@ -109,7 +109,7 @@ def pack_line_record(
         return None
     parts = [TAG, _HEAD.pack(c.pre_wrap, c.post_wrap, k, int(full))]
     if full:
-        parts.append(np.ascontiguousarray(keys[:1]).view("<i4")[2:].tobytes())
+        parts.append(keys[:1].tobytes()[8:])  # the five fields after time and value
     if copied and c.times is not None:
         # co's frames are the times scaled (scale_once): made again from the times,
         # which sit side by side, rather than read from between co's values

@@ -247,8 +247,10 @@ def check_keys(
         # key has the first one's mode (MRTK's recorder: all Both), and then the
         # first answers for all
         mode = keys["weighted_mode"].view("<u4")
-        known["weighted_mode"] = same = n > 1 and mode[1] == mode[0] and (mode == mode[0]).all()
-        if (mode[:1] > 3 if same else mode > 3).any():
+        first = int(mode[0])
+        same = n > 1 and int(mode[1]) == first and bool((mode == first).all())
+        known["weighted_mode"] = same
+        if first > 3 if same else (mode > 3).any():
             i = int(np.flatnonzero(mode > 3)[0])
             raise FormatError(
                 f"weighted mode {int(keys['weighted_mode'][i])} of key {i} is not 0..3",
