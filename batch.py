@@ -85,6 +85,7 @@ for _name in (
     "cli.bridges",
     "cli.inputs",
     "cli.journal",
+    "cli.leave",
     "cli.members",
     "cli.outputs",
     "cli.pool",
@@ -1259,7 +1260,7 @@ def main(argv: list[str] | None = None) -> None:
             _quiet_closed_pipe()
     bpy = sys.modules.get("bpy")
     if bpy is not None and not getattr(bpy.app, "binary_path", ""):
-        os._exit(code)  # bpy 4.2 (the module) can crash at interpreter exit: leave before it
+        cli.leave.leave(code)  # bpy 4.2 (the module) can crash at interpreter exit
     sys.exit(code)
 
 

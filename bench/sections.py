@@ -10,6 +10,7 @@ missing section is added at the end)::
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import re
 import shutil
@@ -72,9 +73,18 @@ def scratch_dir(prefix: str) -> Path:
 
 
 def remove_scratch() -> None:
-    """Remove every folder :func:`scratch_dir` made."""
+    """Remove every folder :func:`scratch_dir` made, and the session folder the bpy
+    module made in the temporary directory (``cli/leave.py``: ``os._exit`` skips
+    Blender's exit, which removes it)."""
     while _SCRATCH:
         shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)
+    spec = importlib.util.spec_from_file_location("_rigport_leave", _LEAVE)
+    leave = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(leave)
+    leave.remove_blender_session()
+
+
+_LEAVE = Path(__file__).resolve().parent.parent / "cli" / "leave.py"
 
 
 atexit.register(remove_scratch)

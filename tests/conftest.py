@@ -298,4 +298,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             stream.flush()
         except Exception:
             pass
-    os._exit(int(session.exitstatus))
+    from rigport.cli.leave import leave
+
+    leave(int(session.exitstatus))  # Blender's session folder removed first

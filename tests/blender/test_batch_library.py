@@ -243,3 +243,31 @@ def test_import_folder_into_one_scene(library, tmp_path):
     assert saved.is_file() and f"saved {saved}" in proc.stdout
     assert proc.stdout.splitlines()[-1].startswith("4 ok, 0 failed, 0 skipped in ")
     assert run_batch("import", library, "--jobs", "2").returncode == 2  # one scene, one process
+
+
+def test_runs_leave_no_blender_session_folder(library, tmp_path):
+    """A run ends with os._exit (the bpy module can crash in the interpreter's exit),
+    which skips Blender's own removal of its session folder: batch.py removes it, in
+    the run and in each --jobs worker."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = dict(os.environ, TMPDIR=str(temp))
+    probe = subprocess.run(  # where this bpy puts its session folder (then removed)
+        [
+            sys.executable,
+            "-c",
+            "import bpy, os, shutil, sys; sys.stdout.write(bpy.app.tempdir); sys.stdout.flush(); "
+            "shutil.rmtree(bpy.app.tempdir); os._exit(0)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert probe.stdout.startswith(str(temp / "blender_")), probe.stdout + probe.stderr
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run_batch("roundtrip", library / "mrtk", out, "--jobs", "2", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(list(out.iterdir())) == 2
+    assert sorted(p.name for p in temp.iterdir() if p.name.startswith("blender_")) == []
