@@ -44,6 +44,7 @@ from .recording import (
     Curve,
     Hands,
     KeysLater,
+    Loading,
     Marker,
     Recording,
 )
@@ -238,7 +239,7 @@ class ImportPlan:
     overlong: int = 0  # curve segments Blender shortens, of the curves checked so far
     #: line records' kept times, found once for curves that share their times
     kept: KeptTimes = field(default_factory=KeptTimes, compare=False, repr=False)
-    _last: Curve | None = field(default=None, compare=False, repr=False)  # loaded last
+    loading: Loading = field(default_factory=Loading, compare=False, repr=False)
 
     @property
     def warnings(self) -> list[str]:
@@ -256,9 +257,8 @@ class ImportPlan:
         it; others are checked by :func:`import_recording`)."""
         if not isinstance(c.source.keys, KeysLater):
             return c
-        c = replace(c, source=c.source.loaded(self._last))
+        c = replace(c, source=c.source.loaded(self.loading))
         self.check(c)
-        self._last = c.source
         return c
 
     def check(self, c: ImportedCurve) -> None:

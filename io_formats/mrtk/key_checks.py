@@ -88,3 +88,45 @@ def _pair_view(dtype: np.dtype, first: str) -> np.dtype:
             "itemsize": dtype.itemsize,
         }
     )
+
+
+class TailCheck:
+    """Whether every key of a curve has the first key's fields after its time and
+    value (MRTK's recorder: tangents and weights 0, weighted mode Both), by one
+    ``memcmp``: a buffer of records holding those fields is given the curve's
+    times and values and compared with its keys whole. Two strided writes of 4
+    bytes a key and a comparison at memory speed, where comparing the fields
+    takes three strided passes.
+
+    The buffer is kept from curve to curve. Its fields are written again only
+    when a curve's differ, and its times only when they are another array: a
+    curve checked against the times the buffer :meth:`holds` (the curve before's)
+    is found to have those times, bit for bit, by the same comparison."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._tail = b""
+        self._times: np.ndarray | None = None  # the times array the buffer holds
+
+    def holds(self, times: np.ndarray) -> bool:
+        """Whether the buffer holds ``times`` (the array, not equal values)."""
+        return times is self._times
+
+    def alike(self, keys: np.ndarray, times: np.ndarray) -> bool:
+        """For C-contiguous ``keys`` of 4-byte fields with time and value first and
+        ``times``, one float32 array as long: whether the keys are ``times`` and
+        their values, each with the first key's other fields."""
+        n, size = len(keys), keys.nbytes
+        first = keys[:1].tobytes()
+        if len(self._buffer) < size:
+            self._buffer = bytearray(size)
+            self._tail, self._times = b"", None
+        rows = np.frombuffer(self._buffer, keys.dtype, n)
+        if first[8:] != self._tail:
+            self._buffer[:size] = first * n
+            self._tail, self._times = first[8:], None
+        if times is not self._times:
+            rows["time"].view("<u4")[:] = times.view("<u4")
+            self._times = times
+        rows["value"].view("<u4")[:] = keys["value"].view("<u4")
+        return self._buffer.startswith(memoryview(keys.view(np.uint8)))

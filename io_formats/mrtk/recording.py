@@ -27,7 +27,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..codec import FileReader, FormatError, Reader, Writer
-from .key_checks import constant_fields, times_in_order
+from .key_checks import TailCheck, constant_fields, times_in_order
 
 MAGIC = 0x6A8FAF6E0F9E42C6
 SUPPORTED = ((1, 0), (1, 1))
@@ -102,6 +102,16 @@ class KeysLater:
         return keys
 
 
+class Loading:
+    """What the curves of one import, loaded one after another (:meth:`Curve.loaded`),
+    share: the curve loaded last, whose times array a curve keyed alike takes, and
+    the buffer of :class:`.key_checks.TailCheck`."""
+
+    def __init__(self) -> None:
+        self.last: Curve | None = None
+        self.tails = TailCheck()
+
+
 @dataclass
 class Curve:
     """One Unity AnimationCurve: wrap modes and keys (FULL_KEY or SIMPLE_KEY records;
@@ -127,31 +137,48 @@ class Curve:
     def empty(cls, dtype: np.dtype = FULL_KEY) -> Curve:
         return cls(WRAP_CLAMP_FOREVER, WRAP_CLAMP_FOREVER, np.zeros(0, dtype))
 
-    def loaded(self, like: Curve | None = None) -> Curve:
+    def loaded(self, loading: Loading | None = None) -> Curve:
         """This curve with its keys in memory and checked as :func:`read` checks them
         (itself when they are).
 
-        ``like``: a curve loaded before. Where its times are this curve's, bit for
-        bit, the two share one times array (``times is like.times``) and its order
-        check: MRTK's recorder keys the seven curves of a joint at the same times,
-        and what is worked out from the times alone is then worked out once."""
+        ``loading``: what the curves of one import share. Where the times of the
+        curve loaded before are this curve's, bit for bit, the two share one times
+        array (``times is loading.last.times``) and its order check: MRTK's
+        recorder keys the curves of a frame at the same times, and what is worked
+        out from the times alone is then worked out once."""
         if not isinstance(self.keys, KeysLater):
             return self
         keys = self.keys.keys()
         at = None if self.offset is None else self.offset + 12
-        times = np.ascontiguousarray(keys["time"])
-        ordered = None
-        shared = None if like is None else like.times
-        if like is not None and like.ordered and shared is not None and len(shared) == len(times):
-            # compared once copied out: a pass over 4 bytes a key, not the records
-            if (times.view("<u4") == shared.view("<u4")).all():
+        tails = None if loading is None else loading.tails
+        like = None if loading is None else loading.last
+        shared = like.times if like is not None and like.ordered else None
+        if shared is not None and len(shared) != len(keys):
+            shared = None
+        times = ordered = None
+        alike = False
+        if shared is not None and tails is not None and tails.holds(shared):
+            # one comparison: the curve before's times, and every key's other fields
+            # the first key's (the recorder's curves, the usual case)
+            alike = _tails_alike(keys, shared, tails)
+            if alike:
                 times, ordered = shared, True
-        return replace(self, keys=keys, times=times).checked(at, ordered)
+        if times is None:
+            times = np.ascontiguousarray(keys["time"])
+            # compared once copied out: a pass over 4 bytes a key, not the records
+            if shared is not None and (times.view("<u4") == shared.view("<u4")).all():
+                times, ordered = shared, True
+            alike = _tails_alike(keys, times, tails)
+        out = replace(self, keys=keys, times=times).checked(at, ordered, alike)
+        if loading is not None:
+            loading.last = out
+        return out
 
-    def checked(self, at: int | None, ordered: bool | None = None) -> Curve:
+    def checked(self, at: int | None, ordered: bool | None = None, alike: bool = False) -> Curve:
         """This curve with :func:`check_keys`' findings (``at``: where its keys start;
-        ``ordered``: whether its times are in order, when already known)."""
-        self.ordered, self.constant = check_keys(self.keys, at, self.times, ordered)
+        ``ordered``: whether its times are in order, when already known; ``alike``:
+        see :func:`check_keys`)."""
+        self.ordered, self.constant = check_keys(self.keys, at, self.times, ordered, alike)
         return self
 
     def __eq__(self, other: object) -> bool:
@@ -235,11 +262,14 @@ def check_keys(
     at: int | None = None,
     times: np.ndarray | None = None,
     ordered: bool | None = None,
+    alike: bool = False,
 ) -> tuple[bool, frozenset[str]]:
     """Whether the keys' times are in order, and which fields every key has the same
     (:mod:`.key_checks`); a FormatError for a weighted mode out of 0..3. ``at``: the
     file offset of the first key, for the error; ``times``: the keys' times, when
-    already copied out of them; ``ordered``: whether they are in order, when known."""
+    already copied out of them; ``ordered``: whether they are in order, when known;
+    ``alike``: full keys known to have the first key's fields after time and value
+    (:func:`_tails_alike`)."""
     n = len(keys)
     known = {}
     if "weighted_mode" in keys.dtype.names and n:
@@ -248,8 +278,12 @@ def check_keys(
         # first answers for all
         mode = keys["weighted_mode"].view("<u4")
         first = int(mode[0])
-        same = n > 1 and int(mode[1]) == first and bool((mode == first).all())
-        known["weighted_mode"] = same
+        if alike:  # the first key's mode, weights and tangents in every key
+            known = dict.fromkeys(FULL_KEY.names[2:], True)
+            same = True
+        else:
+            same = n > 1 and int(mode[1]) == first and bool((mode == first).all())
+            known["weighted_mode"] = same
         if first > 3 if same else (mode > 3).any():
             i = int(np.flatnonzero(mode > 3)[0])
             raise FormatError(
@@ -259,6 +293,21 @@ def check_keys(
     if ordered is None:
         ordered = times_in_order(keys["time"] if times is None else times)
     return ordered, constant_fields(keys, known)
+
+
+def _tails_alike(keys: np.ndarray, times: np.ndarray | None, tails: TailCheck | None) -> bool:
+    """Whether ``tails`` finds that the keys are ``times`` and their values, every key
+    with the first one's fields after those (full keys in one block); False where
+    it cannot tell, or where the second key already differs."""
+    return (
+        tails is not None
+        and times is not None
+        and len(keys) > 1
+        and keys.dtype == FULL_KEY
+        and keys.flags.c_contiguous
+        and keys[:1].tobytes()[8:] == keys[1:2].tobytes()[8:]
+        and tails.alike(keys, times)
+    )
 
 
 def _curve(r: Reader, dtype: np.dtype) -> Curve:

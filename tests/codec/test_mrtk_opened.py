@@ -96,9 +96,11 @@ def test_curves_keyed_alike_share_their_times(tmp_path) -> None:
     path.write_bytes(R.write(_nudged(samples.recorder_recording(0.05, 60.0))))
     eager = R.read(path.read_bytes())
     with R.opened(str(path)) as rec:
-        first = rec.camera[0].loaded()
-        alike = rec.camera[1].loaded(first)
-        nudged = rec.camera[2].loaded(alike)
+        loading = R.Loading()
+        first = rec.camera[0].loaded(loading)
+        alike = rec.camera[1].loaded(loading)
+        nudged = rec.camera[2].loaded(loading)
+    assert loading.last is nudged
     assert alike.times is first.times and alike.ordered
     assert nudged.times is not alike.times
     assert nudged.times.tobytes() == np.ascontiguousarray(eager.camera[2].keys["time"]).tobytes()
@@ -110,14 +112,37 @@ def test_curves_keyed_alike_share_their_times(tmp_path) -> None:
     assert kept(first.times, 29.97) == L.kept_times(first.times, 29.97)
 
 
+def test_a_curve_keyed_alike_with_one_field_apart_is_checked_whole(tmp_path) -> None:
+    """The curve after one whose times the tail buffer holds: the same times, but one
+    key's out weight apart. It shares the times and its constant fields are found
+    as the eager read finds them."""
+    rec = samples.recorder_recording(0.05, 60.0)
+    rec.camera[1].keys["out_weight"][20] = 0.5
+    path = tmp_path / "take.bin"
+    path.write_bytes(R.write(rec))
+    eager = R.read(path.read_bytes())
+    with R.opened(str(path)) as opened:
+        loading = R.Loading()
+        first = opened.camera[0].loaded(loading)
+        assert loading.tails.holds(first.times)
+        apart = opened.camera[1].loaded(loading)
+        after = opened.camera[2].loaded(loading)
+    assert apart.times is first.times and after.times is first.times
+    for got, want in zip((first, apart, after), eager.camera, strict=False):
+        assert (got.ordered, got.constant) == (want.ordered, want.constant)
+    assert "out_weight" not in apart.constant and "out_weight" in after.constant
+
+
 def test_times_are_shared_only_with_a_curve_in_order() -> None:
     keys = samples.recorder_recording(0.01, 60.0).camera[0].keys
     like = R.Curve(8, 8, keys, ordered=False, times=np.ascontiguousarray(keys["time"]))
     later = R.Curve(8, 8, R.KeysLater(len(keys), keys.dtype, keys.copy), offset=100)
-    got = later.loaded(like)
+    loading = R.Loading()
+    loading.last = like
+    got = later.loaded(loading)
     assert got.times is not like.times and got.ordered
     short = R.Curve(8, 8, R.KeysLater(len(keys) - 1, keys.dtype, lambda: keys[:-1].copy()))
-    assert short.loaded(got).times is not got.times
+    assert short.loaded(loading).times is not got.times
 
 
 def test_recorder_keys_give_line_records(tmp_path) -> None:
