@@ -37,9 +37,13 @@ def _frames_back(x: np.ndarray, fps: float) -> np.ndarray:
     return out
 
 
-def _values_held(co: np.ndarray, sign: float, values: np.ndarray) -> bool:
+def _values_held(co: np.ndarray, sign: float, values: np.ndarray, copied: bool = False) -> bool:
     """Whether Blender's values ``co[:, 1]``, times ``sign``, are the file's
-    ``values`` bit for bit."""
+    ``values`` bit for bit. ``copied``: ``co``'s values are ``values`` times ``sign``
+    as ``keys.unity_to_keyframes`` makes them; negated twice, every number but a
+    NaN (whose bits the products may change) comes back as it was."""
+    if copied and sign == -1.0 and not np.isnan(co[:, 1]).any():
+        return True
     back = co[:, 1]
     if sign != 1.0:
         back = np.empty(len(co), np.float32)
@@ -105,7 +109,7 @@ def pack_line_record(
         return None
     if full and not (constant.issuperset(kc.RECORDER_FIELDS) and kc.recorder_keys(keys, constant)):
         return None
-    if not (sign == 1.0 and copied) and not _values_held(co, sign, keys["value"]):
+    if not (sign == 1.0 and copied) and not _values_held(co, sign, keys["value"], copied):
         return None
     parts = [TAG, _HEAD.pack(c.pre_wrap, c.post_wrap, k, int(full))]
     if full:

@@ -92,6 +92,13 @@ def test_curves_that_are_not_lines_keep_their_file_record() -> None:
     with np.errstate(invalid="ignore"):
         co = _frames(keys, -1.0)[0]
     assert L.pack_line_record(R.Curve(8, 8, keys), co, FPS, -1.0, constant_fields(keys)) is None
+    # the import's own negated values: a NaN among them is compared back too
+    args = (R.Curve(8, 8, keys), co, FPS, -1.0, constant_fields(keys))
+    assert L.pack_line_record(*args, copied=True) is None
+    keys["value"][3] = -0.0  # no NaN: negated twice, every value comes back
+    co = _frames(keys, -1.0)[0]
+    args = (R.Curve(8, 8, keys), co, FPS, -1.0, constant_fields(keys))
+    assert L.pack_line_record(*args, copied=True) == L.pack_line_record(*args) is not None
 
 
 def _frames(keys: np.ndarray, sign: float = 1.0):
