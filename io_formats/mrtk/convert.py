@@ -446,7 +446,8 @@ def _handles_match(
     ``min_x`` frames to its key (in x) also matches when Blender has moved it
     out to ``min_x`` or one float32 step (whichever is more), y unchanged.
     """
-    same = (expected[:, 0] == got[:, 0]) & (expected[:, 1] == got[:, 1])
+    level = _held_same(np.ascontiguousarray(expected[:, 1]), np.ascontiguousarray(got[:, 1]))
+    same = (expected[:, 0] == got[:, 0]) & level
     if not min_x or same.all():
         return same
     x = key_x.astype(np.float64)
@@ -458,7 +459,7 @@ def _handles_match(
         (was < min_x + 2 * step)
         & (now >= min_x - 2 * step)
         & (now <= np.maximum(min_x, step) + 2 * step)
-        & (expected[:, 1] == got[:, 1])
+        & level
     )
     return same | nudged
 
@@ -483,11 +484,26 @@ def _expected(
     return kc.unity_to_keyframes(stored.keys, fps, sign, boolean, constant)
 
 
+def _held_same(expected: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """Per element: Blender's float32 ``held`` is the ``expected`` number, or where that
+    is NaN, a NaN with the same bits (NaN equals nothing as a number)."""
+    same = expected == held
+    nan = np.isnan(expected) & np.isnan(held)
+    if nan.any():
+        same[nan] = expected[nan].view("<u4") == held[nan].view("<u4")
+    return same
+
+
+def _held_equal(expected: np.ndarray, held: np.ndarray) -> bool:
+    """:func:`_held_same` for every element."""
+    return expected.shape == held.shape and bool(_held_same(expected, held).all())
+
+
 def _unchanged(bc: BlenderCurve, expected) -> bool:
     eco, ehl, ehr, interp = expected
     if len(eco) != len(bc.co):
         return False
-    if not (np.array_equal(eco, bc.co) and np.array_equal(interp, bc.interpolation)):
+    if not (_held_equal(eco, bc.co) and np.array_equal(interp, bc.interpolation)):
         return False
     if ehl is None:  # lines and steps only, as imported: no handle shapes anything
         return True

@@ -172,7 +172,10 @@ class LineRecord:
         x, t = co[:, 0], out["time"]
         np.divide(x, fps, out=t, dtype=np.float64, casting="same_kind")
         self._kept_times(t, x, fps)
-        np.multiply(co[:, 1], sign, out=out["value"], dtype=np.float64, casting="same_kind")
+        if sign == 1.0:  # the bits Blender holds, a signalling NaN's too
+            out["value"] = co[:, 1]
+        else:
+            kc.scale_once(co[:, 1], sign, out["value"])
         return out
 
 

@@ -144,7 +144,8 @@ def export_file(context, path: str, options: RecordingExportOptions) -> Result:
         root = recording_root(job.collection)
         space = np.array(root.matrix_world, np.float64) if root is not None else None
         matrix = file_matrix(options, root, space)
-        done = write_recording(context, job.path, job.objects, job.meta, options, matrix)
+        with np.errstate(invalid="ignore"):  # NaN values are data, written back exactly
+            done = write_recording(context, job.path, job.objects, job.meta, options, matrix)
         prefix = f"{os.path.basename(job.path)}: " if len(jobs) > 1 else ""
         warnings += [prefix + w for w in done.warnings]
         lines += done.infos

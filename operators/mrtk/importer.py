@@ -90,8 +90,9 @@ def import_file(
     FormatError leaves nothing behind. ``progress`` is called with the fraction of
     curves built so far."""
     name = os.path.splitext(os.path.basename(path))[0]
-    # the keys stay in the file until the build reaches their curve (recording.opened)
-    with in_file(path), recording.opened(path) as rec:
+    # the keys stay in the file until the build reaches their curve (recording.opened);
+    # NaN values are data kept exactly, not numpy's to warn about
+    with in_file(path), recording.opened(path) as rec, np.errstate(invalid="ignore"):
         plan = import_recording(rec, options.convert)
         fps = options.frames_per_second(context)
         built = build_recording(context, plan, name, fps, progress)
