@@ -488,7 +488,9 @@ def _held_same(expected: np.ndarray, held: np.ndarray) -> np.ndarray:
     """Per element: Blender's float32 ``held`` is the ``expected`` number, or where that
     is NaN, a NaN with the same bits (NaN equals nothing as a number)."""
     same = expected == held
-    nan = np.isnan(expected) & np.isnan(held)
+    if same.all():
+        return same
+    nan = ~same & np.isnan(expected) & np.isnan(held)
     if nan.any():
         same[nan] = expected[nan].view("<u4") == held[nan].view("<u4")
     return same
@@ -496,7 +498,9 @@ def _held_same(expected: np.ndarray, held: np.ndarray) -> np.ndarray:
 
 def _held_equal(expected: np.ndarray, held: np.ndarray) -> bool:
     """:func:`_held_same` for every element."""
-    return expected.shape == held.shape and bool(_held_same(expected, held).all())
+    if expected.shape != held.shape:
+        return False
+    return np.array_equal(expected, held) or bool(_held_same(expected, held).all())
 
 
 def _unchanged(bc: BlenderCurve, expected) -> bool:
