@@ -27,7 +27,9 @@ What it provides:
   skipped when bpy cannot be imported; ``corpus`` tests (and every test that
   uses ``corpus_dir``) are skipped when ``../shared/corpus`` is absent.
 * ``BLENDER_USER_RESOURCES`` points at a temporary folder before bpy is
-  imported, so tests never read or write a real Blender configuration.
+  imported, so tests never read or write a real Blender configuration, and
+  ``TMPDIR`` at another, for the processes tests start: what they leave there
+  (Blender's session folders) is removed with it.
 * bpy 4.2 crashes at interpreter exit after a test session; with the bpy
   module the session ends with ``os._exit(status)`` once pytest has printed
   its summary, so the exit status is pytest's own. Set
@@ -56,11 +58,19 @@ BLENDER_TESTS_DIR = ROOT / "tests" / "blender"
 # Blender user resources: before anything can import bpy.
 
 _USER_RESOURCES: str | None = None
+_CHILD_TEMP: str | None = None
 if "bpy" not in sys.modules:
     # Not inside Blender. With pytest-blender this is the outer pytest, and
     # the Blender it starts inherits the variable: a clean configuration too.
     _USER_RESOURCES = tempfile.mkdtemp(prefix="rigport-blender-user-")
     os.environ["BLENDER_USER_RESOURCES"] = _USER_RESOURCES
+    # Test children that end with os._exit (the bpy module can crash at interpreter
+    # exit) skip Blender's removal of its session folder (blender_XXXXXX): their
+    # temporary directory is one of this session's, removed with it. This process
+    # keeps the system's (tempfile has it cached from here on).
+    tempfile.gettempdir()
+    _CHILD_TEMP = tempfile.mkdtemp(prefix="rigport-test-temp-")
+    os.environ["TMPDIR"] = _CHILD_TEMP
 
 
 # --------------------------------------------------------------------------
@@ -279,8 +289,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if _USER_RESOURCES is not None:
-        shutil.rmtree(_USER_RESOURCES, ignore_errors=True)
+    for folder in (_USER_RESOURCES, _CHILD_TEMP):
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
     session = _SESSION.get("session")
     if (
