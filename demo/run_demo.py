@@ -49,6 +49,7 @@ LABEL_COLOUR = (0.92, 0.93, 0.95, 1.0)
 rigport = runpy.run_path(str(ROOT / "loader.py"))["package"]()
 from rigport import batch  # noqa: E402  (the repository's command line)
 from rigport.cli import bridges  # noqa: E402
+from rigport.cli.leave import leave  # noqa: E402
 from rigport.io_formats.bonespro import animation as b_anim  # noqa: E402
 from rigport.io_formats.bonespro import structure as b_struct  # noqa: E402
 from rigport.io_formats.codec.errors import counted  # noqa: E402
@@ -664,4 +665,4 @@ if __name__ == "__main__":
     code = main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "demo" / "out")
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(code)  # the bpy module (4.2) can crash at interpreter exit
+    leave(code)  # the bpy module (4.2) can crash at interpreter exit
