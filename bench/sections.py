@@ -78,13 +78,21 @@ def remove_scratch() -> None:
     Blender's exit, which removes it)."""
     while _SCRATCH:
         shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)
-    spec = importlib.util.spec_from_file_location("_rigport_leave", _LEAVE)
-    leave = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(leave)
-    leave.remove_blender_session()
+    _LEAVE.remove_blender_session()
 
 
-_LEAVE = Path(__file__).resolve().parent.parent / "cli" / "leave.py"
+def _load_leave():
+    """``cli/leave.py`` by its path: the benches load the add-on as a package of
+    their own, or not at all."""
+    spec = importlib.util.spec_from_file_location(
+        "_rigport_leave", Path(__file__).resolve().parent.parent / "cli" / "leave.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_LEAVE = _load_leave()
 
 
 atexit.register(remove_scratch)

@@ -75,7 +75,8 @@ def kept_times(times: np.ndarray, fps: float) -> bytes:
 
 class KeptTimes:
     """:func:`kept_times` of the times array asked for last, remembered: curves that
-    share one times array (``recording.Curve.loaded``'s ``like``) need it once."""
+    share one times array (``recording.Curve.loaded`` with a ``recording.Loading``)
+    need it once."""
 
     def __init__(self) -> None:
         self._last: tuple[np.ndarray, float, bytes] | None = None

@@ -157,7 +157,8 @@ class Curve:
             shared = None
         times = ordered = None
         alike = False
-        if shared is not None and tails is not None and tails.holds(shared):
+        tried = shared is not None and tails is not None and tails.holds(shared)
+        if tried:
             # one comparison: the curve before's times, and every key's other fields
             # the first key's (the recorder's curves, the usual case)
             alike = _tails_alike(keys, shared, tails)
@@ -168,7 +169,8 @@ class Curve:
             # compared once copied out: a pass over 4 bytes a key, not the records
             if shared is not None and (times.view("<u4") == shared.view("<u4")).all():
                 times, ordered = shared, True
-            alike = _tails_alike(keys, times, tails)
+            if not (tried and times is shared):  # else that comparison has answered
+                alike = _tails_alike(keys, times, tails)
         out = replace(self, keys=keys, times=times).checked(at, ordered, alike)
         if loading is not None:
             loading.last = out
