@@ -5,6 +5,7 @@ from __future__ import annotations
 import bpy
 
 from .operators import format_modules
+from .operators.blender import background
 from .ui import menus, panel
 
 
@@ -25,3 +26,4 @@ def unregister() -> None:
     bpy.types.TOPBAR_MT_file_import.remove(menus.menu_import)
     for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)
+    background.shutdown()

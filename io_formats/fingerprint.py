@@ -18,8 +18,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .scene import Mesh
+
 #: The hash new digests are made with (see the module's docstring).
 VERSION = 2
+#: The parts of a mesh's fingerprint (``operators/blender/fingerprint.py``) that
+#: :func:`given_parts` hashes from a neutral mesh's arrays.
+TOPOLOGY = "topology"
+POSITIONS = "positions"
+UVS = "uvs"
 _PREFIX = {1: "", 2: "v2:"}
 
 
@@ -60,6 +67,29 @@ def digest(*arrays: np.ndarray, names: Sequence[str] = (), version: int = VERSIO
     for a in arrays:
         h.add(a)
     return h.hexdigest()
+
+
+def given_parts(mesh: Mesh, version: int = VERSION) -> dict[str, str] | None:
+    """The :data:`TOPOLOGY`, :data:`POSITIONS` and :data:`UVS` digests (with the
+    hash ``version``) of the mesh a build gives Blender, from its arrays: what the
+    Blender side's read-back gives for a mesh holding them. None where Blender
+    would not hold the positions bit for bit (one not finite). Pure: an import
+    works it out beside Blender's calls (``operators/blender/background.py``)."""
+    positions = np.ascontiguousarray(mesh.positions, np.float32).reshape(-1)
+    if not np.isfinite(positions).all():
+        return None
+    nv, nl, nf = len(mesh.positions), len(mesh.corner_verts), len(mesh.face_starts)
+    uvs = [np.ascontiguousarray(uv.uv, np.float32).reshape(-1) for uv in mesh.uv_sets]
+    return {
+        TOPOLOGY: digest(
+            np.array([nv, nl, nf], np.int64),
+            np.ascontiguousarray(mesh.corner_verts, np.int32).reshape(-1),
+            np.ascontiguousarray(mesh.face_starts, np.int32).reshape(-1),
+            version=version,
+        ),
+        POSITIONS: digest(positions, version=version),
+        UVS: digest(np.array([len(uvs)], np.int64), *uvs, version=version),
+    }
 
 
 def skin_digest(

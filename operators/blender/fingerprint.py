@@ -23,17 +23,22 @@ import json
 import bpy
 import numpy as np
 
-from ...io_formats.fingerprint import VERSION, Digest, digest, version_of
-from ...io_formats.scene import Mesh
+from ...io_formats.fingerprint import (
+    POSITIONS,
+    TOPOLOGY,
+    UVS,
+    VERSION,
+    Digest,
+    digest,
+    given_parts,
+    version_of,
+)
 from . import compat
-from .build import morph_coords
+from .build import Filled, morph_coords
 from .extract import triplets_by_vertex
 from .weights import weight_triplets
 
 #: The parts of a fingerprint; :data:`TOPOLOGY` is the one every kept layout needs.
-TOPOLOGY = "topology"
-POSITIONS = "positions"
-UVS = "uvs"
 SHAPE_KEYS = "shape_keys"
 #: The vertex groups' weights: read from the object (they are not the mesh's), so
 #: only where asked for (``WITH_WEIGHTS``); a format storing it gets it compared.
@@ -122,19 +127,18 @@ _READERS = {TOPOLOGY: _topology, POSITIONS: _positions, UVS: _uvs, SHAPE_KEYS: _
 
 
 def _as_given(
-    me: bpy.types.Mesh, mesh: Mesh, parts: tuple[str, ...], version: int = VERSION
+    me: bpy.types.Mesh, filled: Filled, parts: tuple[str, ...], version: int = VERSION
 ) -> dict[str, str] | None:
-    """The parts (not :data:`WEIGHTS`) hashed from ``mesh``, the neutral mesh the
-    build just filled ``me`` from (``build.Built.filled``): the arrays it gave
-    Blender, which holds them bit for bit, so the digests equal the read-back's
-    without ``foreach_get`` (about 0.2 s at a million vertices). None where
+    """The parts (not :data:`WEIGHTS`) hashed from ``filled.mesh``, the neutral
+    mesh the build just filled ``me`` from (``build.Built.filled``): the arrays
+    it gave Blender, which holds them bit for bit, so the digests equal the
+    read-back's without ``foreach_get`` (about 0.2 s at a million vertices). The
+    build started hashing them beside its own calls (``filled.parts``). None where
     ``me`` may hold something else (other counts or layers, a non-finite
     position): the caller reads it back then."""
+    mesh = filled.mesh
     nv, nl, nf = len(mesh.positions), len(mesh.corner_verts), len(mesh.face_starts)
     if (nv, nl, nf) != (len(me.vertices), len(me.loops), len(me.polygons)):
-        return None
-    positions = np.ascontiguousarray(mesh.positions, np.float32).reshape(-1)
-    if not np.isfinite(positions).all():
         return None
     keys = me.shape_keys
     blocks = list(keys.key_blocks) if keys is not None else []
@@ -142,24 +146,18 @@ def _as_given(
         len(mesh.morphs) + 1 if mesh.morphs else 0
     ):
         return None
-    out = {}
-    if TOPOLOGY in parts:
-        out[TOPOLOGY] = digest(
-            np.array([nv, nl, nf], np.int64),
-            np.ascontiguousarray(mesh.corner_verts, np.int32).reshape(-1),
-            np.ascontiguousarray(mesh.face_starts, np.int32).reshape(-1),
-            version=version,
-        )
-    if POSITIONS in parts:
-        out[POSITIONS] = digest(positions, version=version)
-    if UVS in parts:
-        uvs = [np.ascontiguousarray(uv.uv, np.float32).reshape(-1) for uv in mesh.uv_sets]
-        out[UVS] = digest(np.array([len(uvs)], np.int64), *uvs, version=version)
+    if filled.parts is not None and version == VERSION:
+        hashed = filled.parts.result()
+    else:
+        hashed = given_parts(mesh, version)
+    if hashed is None:
+        return None
+    out = {part: hashed[part] for part in (TOPOLOGY, POSITIONS, UVS) if part in parts}
     if SHAPE_KEYS in parts:
         # one key's coordinates at a time: each is dropped once hashed
         h = Digest([k.name for k in blocks], version)
         if mesh.morphs:
-            h.add(positions)
+            h.add(np.ascontiguousarray(mesh.positions, np.float32).reshape(-1))
         for m in mesh.morphs:
             h.add(morph_coords(mesh, m))
         out[SHAPE_KEYS] = h.hexdigest()
@@ -236,7 +234,7 @@ def compute(
     parts: tuple[str, ...] = PARTS,
     obj: bpy.types.Object | None = None,
     skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
-    given: Mesh | None = None,
+    given: Filled | None = None,
     version: int = VERSION,
 ) -> dict[str, str]:
     """The fingerprint of ``me``: one hash per part; :data:`WEIGHTS` needs the
@@ -262,7 +260,7 @@ def store(
     key: str,
     parts: tuple[str, ...] = PARTS,
     skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
-    given: Mesh | None = None,
+    given: Filled | None = None,
     version: int = VERSION,
 ) -> None:
     """Store the fingerprint of ``obj``'s mesh under the custom property ``key``

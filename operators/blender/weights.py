@@ -12,10 +12,14 @@ object's other modifiers are switched off only while it is evaluated.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
+
+from ...io_formats.scene import Skin
 
 PREFIX = "rigport_w"
 
@@ -259,28 +263,61 @@ def _sorted_entries(
     return verts[order], j[order], w[order]
 
 
+def sorted_skin(skin: Skin, n_groups: int) -> SortedSkin | None:
+    """What :func:`assign_vertex_groups` gives Blender of (V, K) ``skin``: its
+    weights with NaN/Inf as 0 (the guard counted them), and its entries in
+    (bone, weight, vertex) order (``_sorted_entries``). None for a skin of
+    unlike shapes (the guard counted it). Pure: an import sorts beside the
+    mesh's Blender calls (``background``)."""
+    joints, weights = np.asarray(skin.joints), np.asarray(skin.weights)
+    if joints.ndim != 2 or weights.shape != joints.shape:
+        return None
+    weights = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
+    return SortedSkin(joints, weights, *_sorted_entries(joints, weights, n_groups))
+
+
+@dataclass
+class SortedSkin:
+    """:func:`sorted_skin`'s answer."""
+
+    joints: np.ndarray
+    weights: np.ndarray
+    verts: np.ndarray
+    bones: np.ndarray
+    values: np.ndarray
+
+
 def assign_vertex_groups(
-    context, obj, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
+    context,
+    obj,
+    joints: np.ndarray,
+    weights: np.ndarray,
+    bone_names: list[str],
+    entries: Future | None = None,
 ) -> None:
     """A vertex group per bone, filled from (V, K) joints and weights.
 
     Blender has no bulk setter. Where many vertices share a (bone, weight) pair
     one ``VertexGroup.add`` per run is cheap; where weights are mostly distinct
     (most real skins) they go in through a Geometry Nodes modifier
-    (``write_weights``), which needs a mesh without shape keys yet.
+    (``write_weights``), which needs a mesh without shape keys yet. ``entries``:
+    :func:`sorted_skin` of the same skin and bones, under way on the background
+    worker (else it is sorted here).
     """
     groups = [obj.vertex_groups.new(name=n) for n in bone_names]
-    nv, k = joints.shape
-    if nv != len(obj.data.vertices) or weights.shape != joints.shape:
+    if joints.ndim != 2 or len(joints) != len(obj.data.vertices):
         return  # not this mesh's skin: the guard counted it
-    # NaN/Inf weights reach no group (the guard counted them)
-    weights = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
-    verts, j, w = _sorted_entries(joints, weights, len(groups))
+    held = entries.result() if entries is not None else None
+    if held is None:
+        held = sorted_skin(Skin(joints, weights), len(groups))
+    if held is None:
+        return
+    verts, j, w = held.verts, held.bones, held.values
     if not len(verts):
         return
     change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
     if 4 * (len(change) + 1) > len(verts) and obj.data.shape_keys is None:
-        if write_weights(context, obj, joints, weights, bone_names):
+        if write_weights(context, obj, held.joints, held.weights, bone_names):
             return
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [len(verts)]])
