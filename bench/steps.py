@@ -10,6 +10,7 @@ Each step loads what it needs from files the earlier steps left in WORKDIR:
   neutral scene is read and converted untimed, then built, then the view layer
   updated as bpy.ops does after any operator): import minus this is the time
   spent reading and converting the file
+- ``rp_mdl_phases``: model.mdl, the import with its phases timed (:data:`PHASES`)
 - ``gltf_mdl_export``: model.blend -> model.glb;  ``gltf_mdl_import``: model.glb
 - ``rp_ani_import``: skel.mdl (untimed) + walk.ani -> anim.blend, and the keys it
   gave Blender -> curves.npz + curves.json (the floor's ``floor_ani_build`` input)
@@ -220,6 +221,54 @@ def _check(result, what):
 # steps: each returns (set-up callable, timed callable)
 
 
+#: What ``rp_mdl_phases`` times inside the model import: (phase, module, function).
+#: RigPort's own work first, then the functions that are Blender's calls (the mesh's
+#: few numpy copies aside); the worker's sorting and hashing is timed apart.
+PHASES = (
+    ("read", "rigport.operators.urho3d.model_importer", "parse_file"),
+    ("convert", "rigport.operators.urho3d.model_importer", "import_model"),
+    ("guard", "rigport.operators.blender.guard", "guard_mesh"),
+    ("fingerprint", "rigport.operators.blender.fingerprint", "store"),
+    ("armature", "rigport.operators.blender.build", "build_armature"),
+    ("mesh", "rigport.operators.blender.build", "_fill_mesh"),
+    ("vertex groups", "rigport.operators.blender.build", "assign_vertex_groups"),
+    ("shape keys", "rigport.operators.blender.build", "shape_keys"),
+)
+#: Seconds per phase of the last ``rp_mdl_phases`` call ("worker": on the background thread).
+PHASE_SECONDS: dict[str, float] = {}
+
+
+def _timed_phases(w: Path):
+    """The model import with each of :data:`PHASES` timed (plain wrappers: no
+    profiler, so Blender's calls count where they run)."""
+    import importlib
+
+    import bpy
+
+    def timed(label, fn):
+        def run(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                PHASE_SECONDS[label] = PHASE_SECONDS.get(label, 0.0) + time.perf_counter() - t0
+
+        return run
+
+    for label, module, name in PHASES:
+        mod = importlib.import_module(module)
+        setattr(mod, name, timed(label, getattr(mod, name)))
+    background = importlib.import_module("rigport.operators.blender.background")
+    submit = background.submit
+    background.submit = lambda fn, *args: submit(timed("worker", fn), *args)
+
+    def call():
+        PHASE_SECONDS.clear()
+        return bpy.ops.import_scene.urho3d_mdl(filepath=str(w / "model.mdl"))
+
+    return call
+
+
 def step_setup_and_call(step: str, workdir: Path):
     import bpy
 
@@ -251,6 +300,8 @@ def step_setup_and_call(step: str, workdir: Path):
             return {"FINISHED"}
 
         return setup, call, None
+    if step == "rp_mdl_phases":
+        return _empty_scene, _timed_phases(w), None
     if step == "rp_mdl_export":
         return (
             lambda: _open(w / "model.blend"),
@@ -522,6 +573,8 @@ def run_step(step: str, workdir: Path, cfg: dict, profile: bool) -> dict:
     }
     if prof is not None:
         out["profile"] = _profile_rows(prof)
+    if step == "rp_mdl_phases":
+        out["phases"] = dict(PHASE_SECONDS)
     if not profile:
         try:
             out["scene"] = scene_summary()
