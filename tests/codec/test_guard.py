@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rigport.io_formats.scene import Attribute, BoneTrack, Mesh, Skeleton, UVSet
 from rigport.operators.blender import guard
@@ -167,3 +168,72 @@ def test_tracks_lose_non_finite_keys():
     tr.translation[2, 1] = np.inf
     out, lost = guard.guard_track(tr)
     assert lost == 2 and out.times.tolist() == [0.0, 2.0] and out.bone == "b\\xff"
+
+
+def _faces_by_hand(cv, sizes, nv):
+    """The face checks one face at a time: the counts and the faces kept."""
+    counts = dict.fromkeys(("range", "small", "repeated", "duplicate"), 0)
+    seen, kept, at = set(), [], 0
+    for k in sizes:
+        verts = [int(v) for v in cv[at : at + k]]
+        at += k
+        if any(v < 0 or v >= nv for v in verts):
+            counts["range"] += 1
+        elif k < 3:
+            counts["small"] += 1
+        elif len(set(verts)) < k:
+            counts["repeated"] += 1
+        elif tuple(sorted(verts)) in seen:
+            counts["duplicate"] += 1
+        else:
+            seen.add(tuple(sorted(verts)))
+            kept += verts
+    return counts, kept
+
+
+def test_face_checks_match_a_face_by_face_reference():
+    """The packed-key checks (triangle lists in the file's own integer width, 64-bit
+    keys, and rows of void keys past 21 bits a vertex) against plain Python."""
+    rng = np.random.default_rng(11)
+    for trial in range(400):
+        nv = int(rng.choice([3, 6, 40, 3_000_000]))
+        sizes = np.full(int(rng.integers(0, 40)), 3)
+        if trial % 3 == 0:
+            sizes = rng.integers(1, 7, len(sizes))
+        cv = rng.integers(-1 if trial % 5 == 0 else 0, min(nv, 7) + (trial % 7 == 0), sizes.sum())
+        if len(sizes) > 2 and (sizes == 3).all():  # a duplicate turned round
+            i, j = rng.integers(0, len(sizes), 2)
+            cv[3 * j : 3 * j + 3] = np.roll(cv[3 * i : 3 * i + 3], 1)
+        unsigned_ok = not len(cv) or cv.min() >= 0
+        dtype = [np.int32, np.int64, np.uint32][trial % 3] if unsigned_ok else np.int32
+        mesh = Mesh(
+            "m",
+            np.zeros((nv, 3), np.float32),
+            cv.astype(dtype),
+            (np.cumsum(sizes) - sizes).astype(np.int32),
+            np.zeros(len(sizes), np.int32),
+        )
+        want, kept_verts = _faces_by_hand(cv, sizes.tolist(), nv)
+        counts: dict = {}
+        safe = guard._drop_faces(mesh, nv, counts, {})
+        assert [
+            counts["faces with a vertex index out of range"],
+            counts["faces with fewer than 3 corners"],
+            counts["faces with a repeated vertex"],
+            counts["duplicate faces"],
+        ] == list(want.values()), trial
+        assert np.asarray(safe.corner_verts).tolist() == kept_verts, trial
+
+
+def test_face_offsets_that_wrap_in_32_bits_are_refused():
+    """Offsets that only increase when their differences wrap around in int32."""
+    for starts in ([0, 2**31 - 1, -(2**31)], [1, 3], [0, 3, 3], [0, 9]):
+        mesh = Mesh(
+            "m",
+            np.zeros((3, 3), np.float32),
+            np.tile(np.arange(3, dtype=np.int32), 3),
+            np.array(starts, np.int32),
+            np.zeros(len(starts), np.int32),
+        )
+        with pytest.raises(ValueError, match="not increasing"):
+            guard.guard_mesh(mesh)
