@@ -99,3 +99,38 @@ def test_unregister_ends_the_worker(rigport_registered, tmp_path):
     finally:
         rigport_registered.register()
     assert background.submit(sum, [4]).result() == 4  # a new worker after registering again
+
+
+def _workers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("rigport")]
+
+
+def test_the_worker_ends_with_each_import(blank_blend, tmp_path):
+    """No thread of RigPort's stays in Blender once an import operator returns,
+    after an import that used the worker and after one that failed with its
+    tasks unclaimed."""
+    from rigport.operators.blender import build
+
+    bpy = blank_blend
+    path = _model_file(tmp_path, morphs=1)
+    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(path)) == {"FINISHED"}
+    assert _workers() == []
+    ran = []
+    real = build.given_parts
+
+    def noted(mesh):
+        ran.append(mesh.name)
+        return real(mesh)
+
+    def broken(*args, **kwargs):
+        raise MemoryError("no room for the mesh")
+
+    build.given_parts, fill = noted, build._fill_mesh
+    build._fill_mesh = broken  # the digests are queued before the mesh is filled
+    try:
+        with pytest.raises(RuntimeError):
+            bpy.ops.import_scene.urho3d_mdl(filepath=str(path))
+    finally:
+        build.given_parts, build._fill_mesh = real, fill
+    assert ran  # the failed import's queued digests ran before the operator returned
+    assert _workers() == []
