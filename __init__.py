@@ -5,7 +5,6 @@ from __future__ import annotations
 import bpy
 
 from .operators import format_modules
-from .operators.blender import background
 from .ui import menus, panel
 
 
@@ -26,4 +25,3 @@ def unregister() -> None:
     bpy.types.TOPBAR_MT_file_import.remove(menus.menu_import)
     for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)
-    background.shutdown()

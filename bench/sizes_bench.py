@@ -260,7 +260,7 @@ def phases_table(run: dict) -> list[str]:
         cells += [f"{p.get(k, 0.0):.3f}" for k in OWN_PHASES]
         cells += [f"**{own:.2f}**"]
         cells += [f"{p.get(k, 0.0):.3f}" for k in BLENDER_PHASES]
-        cells += [f"{rest:.3f}", f"**{blender + rest:.2f}**", f"{p.get('worker', 0.0):.3f}"]
+        cells += [f"{rest:.3f}", f"**{blender + rest:.2f}**"]
         rows.append("| " + " | ".join(cells) + " |")
     if not rows:
         return []
@@ -270,14 +270,11 @@ def phases_table(run: dict) -> list[str]:
         "work: reading the file, converting it to the neutral scene, the guard, the "
         "fingerprint. Blender's calls: the armature, the mesh (its few numpy copies "
         "aside), the vertex groups, the shape keys, and the rest of the call (the "
-        "operator's own path and the view-layer update bpy.ops makes). The worker's time "
-        "(sorting the skin, hashing the fingerprint's arrays) runs on the second core "
-        "beside Blender's calls, in seconds.",
+        "operator's own path and the view-layer update bpy.ops makes), in seconds.",
         "",
         "| vertices | import s | read | convert | guard | fingerprint | RigPort's own "
-        "| armature | mesh | vertex groups | shape keys | rest | Blender's calls "
-        "| worker, beside |",
-        "|---:|" + "---:|" * 13,
+        "| armature | mesh | vertex groups | shape keys | rest | Blender's calls |",
+        "|---:|" + "---:|" * 12,
         *rows,
         "",
     ]

@@ -223,7 +223,7 @@ def _check(result, what):
 
 #: What ``rp_mdl_phases`` times inside the model import: (phase, module, function).
 #: RigPort's own work first, then the functions that are Blender's calls (the mesh's
-#: few numpy copies aside); the worker's sorting and hashing is timed apart.
+#: few numpy copies aside).
 PHASES = (
     ("read", "rigport.operators.urho3d.model_importer", "parse_file"),
     ("convert", "rigport.operators.urho3d.model_importer", "import_model"),
@@ -234,7 +234,7 @@ PHASES = (
     ("vertex groups", "rigport.operators.blender.build", "assign_vertex_groups"),
     ("shape keys", "rigport.operators.blender.build", "shape_keys"),
 )
-#: Seconds per phase of the last ``rp_mdl_phases`` call ("worker": on the background thread).
+#: Seconds per phase of the last ``rp_mdl_phases`` call.
 PHASE_SECONDS: dict[str, float] = {}
 
 
@@ -258,9 +258,6 @@ def _timed_phases(w: Path):
     for label, module, name in PHASES:
         mod = importlib.import_module(module)
         setattr(mod, name, timed(label, getattr(mod, name)))
-    background = importlib.import_module("rigport.operators.blender.background")
-    submit = background.submit
-    background.submit = lambda fn, *args: submit(timed("worker", fn), *args)
 
     def call():
         PHASE_SECONDS.clear()

@@ -16,7 +16,7 @@ from bpy.props import CollectionProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper, poll_file_object_drop
 
 from ..io_formats.codec import FormatError
-from .blender import background, guard
+from .blender import guard
 from .blender.actions import keep_all
 from .blender.snapshot import SceneState
 from .conventions import select_imported
@@ -166,9 +166,8 @@ class ImportFiles(ImportHelper):
         :func:`actions_of`; ``FrameRateOptions.apply_scene_timing``). ``keep``:
         ``one`` left its actions unstashed; they are stashed on each result's
         armature once every file is in (``actions.keep_all``: one stash per
-        armature, not per file). The background worker ends when the last file
-        is in (``background.ended_after``)."""
-        with no_collector_pauses(), background.ended_after():
+        armature, not per file)."""
+        with no_collector_pauses():
             return self._import_files(context, one, paths, timed, keep)
 
     def _import_files(self, context, one, paths, timed, keep) -> set[str]:

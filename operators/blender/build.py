@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
 import bpy
@@ -26,15 +25,14 @@ from ...io_formats.exact_keys import (
     given_tracks,
     times_digest,
 )
-from ...io_formats.fingerprint import given_parts
 from ...io_formats.names import action_name
 from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_rests
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, MorphTarget, Scene, Skeleton
 from ...io_formats.transforms import decompose_trs, matrix_to_quat, remove_scale
-from . import background, compat, exact_keys, guard, kept_keys
+from . import compat, exact_keys, guard, kept_keys
 from .actions import keep_actions
 from .guard import NAME_BYTES, blender_name
-from .weights import assign_vertex_groups, sorted_skin
+from .weights import assign_vertex_groups
 
 # Kept per bone while the rest pose is unchanged (hidden: kept_keys.py).
 BIND_SCALE = "_rigport_bind_scale"
@@ -46,16 +44,6 @@ LENGTH = "_rigport_length"
 #: A mesh's vertex, face and corner counts as imported: an edit since changes them.
 COUNTS = "_rigport_counts"
 EDGE_ORDER = "rigport:edge_order"
-
-
-@dataclass
-class Filled:
-    """What a Blender mesh was filled from: the neutral ``mesh`` after the guard,
-    and its fingerprint's digests (``io_formats.fingerprint.given_parts``),
-    worked out beside the build's Blender calls (``background``)."""
-
-    mesh: Mesh
-    parts: Future | None = None
 
 
 @dataclass
@@ -75,9 +63,9 @@ class Built:
     #: The materials this build created, by the name the file asked for: its
     #: meshes share them (one file's surfaces of one name are one material).
     material_names: dict = field(default_factory=dict)
-    #: Where asked for (``build_scene``'s ``filled``): the :class:`Filled` of
-    #: each Blender mesh, by ``as_pointer()`` of the mesh datablock (an import's
-    #: fingerprint hashes these, not a read-back).
+    #: Where asked for (``build_scene``'s ``filled``): the neutral mesh each
+    #: Blender mesh was filled from, after the guard, by ``as_pointer()`` of the
+    #: mesh datablock (an import's fingerprint hashes these, not a read-back).
     filled: dict | None = None
 
     def discard(self) -> None:
@@ -297,7 +285,6 @@ def build_mesh_data(
     ``filled`` gets the guarded mesh the datablock holds (see ``Built.filled``)."""
     mesh, kept, note = guard.guard_mesh(mesh, n_bones)
     guard.note(f"mesh {blender_name(mesh.name)!r}", note)
-    parts = background.submit(given_parts, mesh) if filled is not None else None
     me = bpy.data.meshes.new(blender_name(mesh.name))
     try:
         _fill_mesh(me, mesh, reuse_materials, created)
@@ -308,7 +295,7 @@ def build_mesh_data(
         bpy.data.meshes.remove(me)
         raise
     if filled is not None:
-        filled[me.as_pointer()] = Filled(mesh, parts)
+        filled[me.as_pointer()] = mesh
     return me
 
 
@@ -432,8 +419,6 @@ def build_mesh_object(
 ) -> bpy.types.Object:
     n_bones = len(bone_names) if bone_names is not None else None
     skin = mesh.skin if armature is not None else None
-    # sorted beside the mesh's Blender calls (see background)
-    entries = background.submit(sorted_skin, skin, n_bones) if skin is not None else None
     made = dict(built.material_names)
     try:
         me = build_mesh_data(mesh, n_bones, reuse_materials, built.material_names, built.filled)
@@ -451,7 +436,7 @@ def build_mesh_object(
     if armature is not None:
         obj.parent = armature
         if skin is not None:  # before the shape keys: see assign_vertex_groups
-            assign_vertex_groups(context, obj, skin.joints, skin.weights, list(bone_names), entries)
+            assign_vertex_groups(context, obj, skin.joints, skin.weights, list(bone_names))
         mod = obj.modifiers.new("Armature", "ARMATURE")
         mod.object = armature
     if mesh.morphs:

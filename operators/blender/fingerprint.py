@@ -33,8 +33,9 @@ from ...io_formats.fingerprint import (
     given_parts,
     version_of,
 )
+from ...io_formats.scene import Mesh
 from . import compat
-from .build import Filled, morph_coords
+from .build import morph_coords
 from .extract import triplets_by_vertex
 from .weights import weight_triplets
 
@@ -127,16 +128,14 @@ _READERS = {TOPOLOGY: _topology, POSITIONS: _positions, UVS: _uvs, SHAPE_KEYS: _
 
 
 def _as_given(
-    me: bpy.types.Mesh, filled: Filled, parts: tuple[str, ...], version: int = VERSION
+    me: bpy.types.Mesh, mesh: Mesh, parts: tuple[str, ...], version: int = VERSION
 ) -> dict[str, str] | None:
-    """The parts (not :data:`WEIGHTS`) hashed from ``filled.mesh``, the neutral
-    mesh the build just filled ``me`` from (``build.Built.filled``): the arrays
-    it gave Blender, which holds them bit for bit, so the digests equal the
-    read-back's without ``foreach_get`` (about 0.2 s at a million vertices). The
-    build started hashing them beside its own calls (``filled.parts``). None where
+    """The parts (not :data:`WEIGHTS`) hashed from ``mesh``, the neutral mesh the
+    build just filled ``me`` from (``build.Built.filled``): the arrays it gave
+    Blender, which holds them bit for bit, so the digests equal the read-back's
+    without ``foreach_get`` (about 0.2 s at a million vertices). None where
     ``me`` may hold something else (other counts or layers, a non-finite
     position): the caller reads it back then."""
-    mesh = filled.mesh
     nv, nl, nf = len(mesh.positions), len(mesh.corner_verts), len(mesh.face_starts)
     if (nv, nl, nf) != (len(me.vertices), len(me.loops), len(me.polygons)):
         return None
@@ -146,10 +145,7 @@ def _as_given(
         len(mesh.morphs) + 1 if mesh.morphs else 0
     ):
         return None
-    if filled.parts is not None and version == VERSION:
-        hashed = filled.parts.result()
-    else:
-        hashed = given_parts(mesh, version)
+    hashed = given_parts(mesh, version)
     if hashed is None:
         return None
     out = {part: hashed[part] for part in (TOPOLOGY, POSITIONS, UVS) if part in parts}
@@ -234,7 +230,7 @@ def compute(
     parts: tuple[str, ...] = PARTS,
     obj: bpy.types.Object | None = None,
     skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
-    given: Filled | None = None,
+    given: Mesh | None = None,
     version: int = VERSION,
 ) -> dict[str, str]:
     """The fingerprint of ``me``: one hash per part; :data:`WEIGHTS` needs the
@@ -260,7 +256,7 @@ def store(
     key: str,
     parts: tuple[str, ...] = PARTS,
     skin: tuple[np.ndarray, np.ndarray, list[str]] | None = None,
-    given: Filled | None = None,
+    given: Mesh | None = None,
     version: int = VERSION,
 ) -> None:
     """Store the fingerprint of ``obj``'s mesh under the custom property ``key``

@@ -12,7 +12,6 @@ object's other modifiers are switched off only while it is evaluated.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -267,8 +266,7 @@ def sorted_skin(skin: Skin, n_groups: int) -> SortedSkin | None:
     """What :func:`assign_vertex_groups` gives Blender of (V, K) ``skin``: its
     weights with NaN/Inf as 0 (the guard counted them), and its entries in
     (bone, weight, vertex) order (``_sorted_entries``). None for a skin of
-    unlike shapes (the guard counted it). Pure: an import sorts beside the
-    mesh's Blender calls (``background``)."""
+    unlike shapes (the guard counted it)."""
     joints, weights = np.asarray(skin.joints), np.asarray(skin.weights)
     if joints.ndim != 2 or weights.shape != joints.shape:
         return None
@@ -293,23 +291,18 @@ def assign_vertex_groups(
     joints: np.ndarray,
     weights: np.ndarray,
     bone_names: list[str],
-    entries: Future | None = None,
 ) -> None:
     """A vertex group per bone, filled from (V, K) joints and weights.
 
     Blender has no bulk setter. Where many vertices share a (bone, weight) pair
     one ``VertexGroup.add`` per run is cheap; where weights are mostly distinct
     (most real skins) they go in through a Geometry Nodes modifier
-    (``write_weights``), which needs a mesh without shape keys yet. ``entries``:
-    :func:`sorted_skin` of the same skin and bones, under way on the background
-    worker (else it is sorted here).
+    (``write_weights``), which needs a mesh without shape keys yet.
     """
     groups = [obj.vertex_groups.new(name=n) for n in bone_names]
     if joints.ndim != 2 or len(joints) != len(obj.data.vertices):
         return  # not this mesh's skin: the guard counted it
-    held = entries.result() if entries is not None else None
-    if held is None:
-        held = sorted_skin(Skin(joints, weights), len(groups))
+    held = sorted_skin(Skin(joints, weights), len(groups))
     if held is None:
         return
     verts, j, w = held.verts, held.bones, held.values
