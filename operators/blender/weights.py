@@ -13,12 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import bpy
 import numpy as np
-
-from ...io_formats.scene import Skin
 
 PREFIX = "rigport_w"
 
@@ -262,35 +259,30 @@ def _sorted_entries(
     return verts[order], j[order], w[order]
 
 
-def sorted_skin(skin: Skin, n_groups: int) -> SortedSkin | None:
-    """What :func:`assign_vertex_groups` gives Blender of (V, K) ``skin``: its
-    weights with NaN/Inf as 0 (the guard counted them), and its entries in
-    (bone, weight, vertex) order (``_sorted_entries``). None for a skin of
-    unlike shapes (the guard counted it)."""
-    joints, weights = np.asarray(skin.joints), np.asarray(skin.weights)
-    if joints.ndim != 2 or weights.shape != joints.shape:
-        return None
-    weights = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
-    return SortedSkin(joints, weights, *_sorted_entries(joints, weights, n_groups))
+#: Vertices whose entries :func:`_shared_in_runs` looks at on a large skin.
+SAMPLE_ROWS = 1024
 
 
-@dataclass
-class SortedSkin:
-    """:func:`sorted_skin`'s answer."""
-
-    joints: np.ndarray
-    weights: np.ndarray
-    verts: np.ndarray
-    bones: np.ndarray
-    values: np.ndarray
+def _shared_in_runs(joints: np.ndarray, weights: np.ndarray, n_groups: int) -> bool:
+    """Whether the skin's entries (weight above 0, bone in range) fall in runs of
+    one (bone, weight) pair at least 4 long on average, so that one
+    ``VertexGroup.add`` per run beats the Geometry Nodes path. Up to
+    :data:`SAMPLE_ROWS` vertices: all of them; beyond, that many spread evenly
+    over the mesh stand for it (a rigid skin, or one of few weight steps, still
+    shows its few pairs; one whose pairs are mostly distinct goes through Geometry
+    Nodes without sorting every entry first). Either path fills the same groups."""
+    if len(joints) > SAMPLE_ROWS:
+        rows = np.linspace(0, len(joints) - 1, SAMPLE_ROWS).astype(np.intp)
+        joints, weights = joints[rows], weights[rows]
+    j = joints.reshape(-1).astype(np.int64)
+    w = weights.reshape(-1)
+    keep = (w > 0) & (j >= 0) & (j < n_groups)
+    pairs = np.unique((j[keep] << 32) | w[keep].view(np.uint32).astype(np.int64))
+    return 4 * len(pairs) <= int(keep.sum())
 
 
 def assign_vertex_groups(
-    context,
-    obj,
-    joints: np.ndarray,
-    weights: np.ndarray,
-    bone_names: list[str],
+    context, obj, joints: np.ndarray, weights: np.ndarray, bone_names: list[str]
 ) -> None:
     """A vertex group per bone, filled from (V, K) joints and weights.
 
@@ -300,18 +292,17 @@ def assign_vertex_groups(
     (``write_weights``), which needs a mesh without shape keys yet.
     """
     groups = [obj.vertex_groups.new(name=n) for n in bone_names]
-    if joints.ndim != 2 or len(joints) != len(obj.data.vertices):
+    if joints.ndim != 2 or len(joints) != len(obj.data.vertices) or weights.shape != joints.shape:
         return  # not this mesh's skin: the guard counted it
-    held = sorted_skin(Skin(joints, weights), len(groups))
-    if held is None:
-        return
-    verts, j, w = held.verts, held.bones, held.values
+    # NaN/Inf weights reach no group (the guard counted them)
+    weights = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
+    if obj.data.shape_keys is None and not _shared_in_runs(joints, weights, len(groups)):
+        if write_weights(context, obj, joints, weights, bone_names):
+            return
+    verts, j, w = _sorted_entries(joints, weights, len(groups))
     if not len(verts):
         return
     change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
-    if 4 * (len(change) + 1) > len(verts) and obj.data.shape_keys is None:
-        if write_weights(context, obj, held.joints, held.weights, bone_names):
-            return
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [len(verts)]])
     adders = [g.add for g in groups]
