@@ -297,7 +297,7 @@ def _corner_fields(s: _LodPass) -> None:
         mesh.colors.append(
             ColorSet(
                 f"Color{'' if index == '0' else int(index) + 1}",
-                np.take(per_vertex[key], cv, axis=0).astype(np.float32),
+                np.take(per_vertex[key].astype(np.float32), cv, axis=0),  # narrow, then expand
                 byte=int(etype) == TYPE_UBYTE4_NORM,
             )
         )
