@@ -187,13 +187,16 @@ def write_weights(context, obj, joints: np.ndarray, weights: np.ndarray, names: 
     me = obj.data
     nv = len(me.vertices)
     valid = (weights > 0) & (joints >= 0) & (joints < len(names))
-    rows = np.nonzero(valid)
-    used = np.unique(joints[rows])
+    owners = np.nonzero(valid)[0]
+    bones = joints[valid]  # a mask takes them in the order nonzero gives the owners
+    # a count per bone, not np.unique's sort (1.2M entries: 5 ms against 50 ms)
+    used = np.flatnonzero(np.bincount(bones, minlength=len(names)))
     # one contiguous row per used bone: foreach_set takes each row as it is
     slot = np.zeros(len(names), np.int64)
     slot[used] = np.arange(len(used))
     dense = np.zeros((len(used), nv), np.float32)
-    dense[slot[joints[rows]], rows[0]] = weights[rows]
+    dense[slot[bones], owners] = weights[valid]
+    del owners, bones
     sources = [f"{PREFIX}{int(i)}" for i in used]
     for row, source in zip(dense, sources, strict=True):
         me.attributes.new(source, "FLOAT", "POINT").data.foreach_set("value", row)
