@@ -262,26 +262,28 @@ def _sorted_entries(
     return verts[order], j[order], w[order]
 
 
-#: Vertices whose entries :func:`_shared_in_runs` looks at on a large skin.
-SAMPLE_ROWS = 1024
+#: Runs of consecutive vertices :func:`_distinct_nearby` looks at, and their length.
+BLOCKS, BLOCK_ROWS = 16, 64
 
 
-def _shared_in_runs(joints: np.ndarray, weights: np.ndarray, n_groups: int) -> bool:
-    """Whether the skin's entries (weight above 0, bone in range) fall in runs of
-    one (bone, weight) pair at least 4 long on average, so that one
-    ``VertexGroup.add`` per run beats the Geometry Nodes path. Up to
-    :data:`SAMPLE_ROWS` vertices: all of them; beyond, that many spread evenly
-    over the mesh stand for it (a rigid skin, or one of few weight steps, still
-    shows its few pairs; one whose pairs are mostly distinct goes through Geometry
-    Nodes without sorting every entry first). Either path fills the same groups."""
-    if len(joints) > SAMPLE_ROWS:
-        rows = np.linspace(0, len(joints) - 1, SAMPLE_ROWS).astype(np.intp)
-        joints, weights = joints[rows], weights[rows]
-    j = joints.reshape(-1).astype(np.int64)
-    w = weights.reshape(-1)
+def _distinct_nearby(joints: np.ndarray, weights: np.ndarray, n_groups: int) -> bool:
+    """Whether a large skin's neighbouring vertices hardly share a (bone, weight)
+    pair: in :data:`BLOCKS` runs of :data:`BLOCK_ROWS` consecutive vertices spread
+    over the mesh, at least half the entries (weight above 0, bone in range) are
+    pairs of their own. A smooth skin of distinct weights then goes through
+    Geometry Nodes without sorting every entry to count its runs; one whose
+    neighbours share weights (a rigid skin, rings of a tube, few weight steps)
+    is counted exactly. Either path fills the same groups."""
+    nv = len(joints)
+    if nv <= BLOCKS * BLOCK_ROWS:
+        return False
+    starts = np.linspace(0, nv - BLOCK_ROWS, BLOCKS).astype(np.intp)
+    rows = (starts[:, None] + np.arange(BLOCK_ROWS)).reshape(-1)
+    j = joints[rows].reshape(-1).astype(np.int64)
+    w = weights[rows].reshape(-1)
     keep = (w > 0) & (j >= 0) & (j < n_groups)
     pairs = np.unique((j[keep] << 32) | w[keep].view(np.uint32).astype(np.int64))
-    return 4 * len(pairs) <= int(keep.sum())
+    return 2 * len(pairs) >= int(keep.sum()) > 0
 
 
 def assign_vertex_groups(
@@ -299,13 +301,18 @@ def assign_vertex_groups(
         return  # not this mesh's skin: the guard counted it
     # NaN/Inf weights reach no group (the guard counted them)
     weights = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
-    if obj.data.shape_keys is None and not _shared_in_runs(joints, weights, len(groups)):
+    bulk = obj.data.shape_keys is None
+    if bulk and _distinct_nearby(joints, weights, len(groups)):
         if write_weights(context, obj, joints, weights, bone_names):
             return
+        bulk = False
     verts, j, w = _sorted_entries(joints, weights, len(groups))
     if not len(verts):
         return
     change = np.nonzero((np.diff(j) != 0) | (np.diff(w) != 0))[0] + 1
+    if bulk and 4 * (len(change) + 1) > len(verts):  # runs under 4 entries on average
+        if write_weights(context, obj, joints, weights, bone_names):
+            return
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [len(verts)]])
     adders = [g.add for g in groups]

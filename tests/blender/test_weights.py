@@ -155,28 +155,27 @@ def test_a_half_built_node_group_is_removed(rigport_registered, blank_blend, mon
     assert len(built) == 1 and not bpy.data.node_groups
 
 
-def test_runs_are_judged_on_a_spread_of_a_large_skin(rigport):
-    """A large skin is judged on SAMPLE_ROWS vertices spread over it: a rigid one
-    and one of few weight steps go one ``add`` per run, one of distinct weights
-    through Geometry Nodes; a small one is judged on every entry, as the rule says
-    (runs of at least 4 entries on average)."""
-    from rigport.operators.blender.weights import SAMPLE_ROWS, _shared_in_runs
+def test_distinct_neighbours_skip_the_count(rigport):
+    """A large skin whose neighbouring vertices have weights of their own goes
+    through Geometry Nodes without its runs counted; one whose neighbours share
+    them (rigid, rings of a tube, few weight steps), a small one and one with no
+    entry are counted exactly (``_sorted_entries``)."""
+    from rigport.operators.blender.weights import BLOCK_ROWS, BLOCKS, _distinct_nearby
 
     rng = np.random.default_rng(11)
-    nv = 50 * SAMPLE_ROWS
-    rigid = (np.arange(nv)[:, None] % 8 + np.zeros((1, 4), int)).astype(np.int32)
+    nv = 40 * BLOCKS * BLOCK_ROWS
+    joints = rng.integers(0, 64, (nv, 4)).astype(np.int32)
+    assert _distinct_nearby(joints, rng.random((nv, 4)).astype(np.float32), 64)
     one = np.zeros((nv, 4), np.float32)
     one[:, 0] = 1
-    assert _shared_in_runs(rigid, one, 8)
-    joints = rng.integers(0, 64, (nv, 4)).astype(np.int32)
+    rigid = np.repeat(np.arange(nv // 500), 500)[:, None].repeat(4, 1).astype(np.int32)
+    assert not _distinct_nearby(rigid, one, 64)
+    # rings of 12 vertices sharing their weights, every ring its own
+    ring_j = np.repeat(joints[: nv // 12 + 1], 12, axis=0)[:nv]
+    ring_w = np.repeat(rng.random((nv // 12 + 1, 4)).astype(np.float32), 12, axis=0)[:nv]
+    assert not _distinct_nearby(ring_j, ring_w, 64)
     steps = (rng.integers(1, 4, (nv, 4)) / 4).astype(np.float32)
-    assert _shared_in_runs(joints, steps, 64)
-    assert not _shared_in_runs(joints, rng.random((nv, 4)).astype(np.float32), 64)
-    assert _shared_in_runs(joints, steps, 0)  # no bone in range: nothing for Geometry Nodes
-    # every entry of a small skin: 3 entries per pair misses the rule, 4 meet it
-    for repeat, shared in ((3, False), (4, True)):
-        n = 30 * repeat
-        j = np.repeat(np.arange(30), repeat).astype(np.int32)[:, None]
-        w = np.repeat(np.linspace(0.1, 0.9, 30), repeat).astype(np.float32)[:, None]
-        assert n <= SAMPLE_ROWS
-        assert _shared_in_runs(j, w, 30) is shared
+    assert not _distinct_nearby(joints, steps, 64)
+    assert not _distinct_nearby(joints, steps, 0)  # no bone in range: no entry
+    small = BLOCKS * BLOCK_ROWS
+    assert not _distinct_nearby(joints[:small], rng.random((small, 4)).astype(np.float32), 64)
