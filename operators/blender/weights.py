@@ -231,35 +231,44 @@ def write_weights(context, obj, joints: np.ndarray, weights: np.ndarray, names: 
     return ok
 
 
+def _entry_keys(
+    joints: np.ndarray, weights: np.ndarray, n_groups: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The flat entries' keep mask (weight above 0, bone in range) and the
+    (bone << 32 | weight bits) key of each kept entry: a non-negative float's
+    bits order like its value, so the keys sort by bone, then weight."""
+    j = joints.reshape(-1).astype(np.int64)
+    w = weights.reshape(-1)
+    keep = (w > 0) & (j >= 0) & (j < n_groups)
+    return keep, (j[keep] << 32) | w[keep].view(np.uint32).astype(np.int64)
+
+
 def _sorted_entries(
     joints: np.ndarray, weights: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every weight above 0 on a bone in range as (vertex, bone, weight) arrays
     (int64, int64, float32), in (bone, weight, vertex) order. A non-negative
-    float's bits sort like its value; where bone, weight bits and vertex fit in
-    63 bits they are packed into one integer and sorted as values (no argsort
+    float's bits sort like its value (:func:`_entry_keys`); where bone, weight
+    bits and vertex fit in 63 bits they are packed into one integer and sorted as
+    values (no argsort
     and no gathers: 0.08 s against 0.09 s for the sample tentacle's 4 million
     weights, 0.32 s against 0.59 s for random ones), else one stable argsort of
     (bone, weight) keeps the vertices ascending as they come."""
     nv, k = joints.shape
-    j = joints.reshape(-1).astype(np.int64)
-    w = weights.reshape(-1)
-    keep = (w > 0) & (j >= 0) & (j < n_groups)
+    keep, key = _entry_keys(joints, weights, n_groups)
+    verts = np.repeat(np.arange(nv, dtype=np.int64), k)[keep]
     vbits = max(int(nv - 1).bit_length(), 1)
     if max(int(n_groups - 1).bit_length(), 1) + 32 + vbits <= 63:
-        key = np.repeat(np.arange(nv, dtype=np.int64), k)
-        key |= w.view(np.uint32).astype(np.int64) << vbits
-        key |= j << (32 + vbits)
-        key = key[keep]
+        key <<= vbits
+        key |= verts
         key.sort(kind="stable")  # equal keys are equal entries; timsort uses runs
         verts = key & ((1 << vbits) - 1)
         key >>= vbits
-        wbits = (key & 0xFFFFFFFF).astype(np.uint32)
-        return verts, key >> 32, wbits.view(np.float32)
-    verts = np.repeat(np.arange(nv, dtype=np.int64), k)[keep]
-    j, w = j[keep], w[keep]
-    order = np.argsort((j << 32) | w.view(np.uint32).astype(np.int64), kind="stable")
-    return verts[order], j[order], w[order]
+    else:
+        order = np.argsort(key, kind="stable")
+        verts, key = verts[order], key[order]
+    wbits = (key & 0xFFFFFFFF).astype(np.uint32)
+    return verts, key >> 32, wbits.view(np.float32)
 
 
 #: Runs of consecutive vertices :func:`_distinct_nearby` looks at, and their length.
@@ -279,11 +288,8 @@ def _distinct_nearby(joints: np.ndarray, weights: np.ndarray, n_groups: int) -> 
         return False
     starts = np.linspace(0, nv - BLOCK_ROWS, BLOCKS).astype(np.intp)
     rows = (starts[:, None] + np.arange(BLOCK_ROWS)).reshape(-1)
-    j = joints[rows].reshape(-1).astype(np.int64)
-    w = weights[rows].reshape(-1)
-    keep = (w > 0) & (j >= 0) & (j < n_groups)
-    pairs = np.unique((j[keep] << 32) | w[keep].view(np.uint32).astype(np.int64))
-    return 2 * len(pairs) >= int(keep.sum()) > 0
+    key = _entry_keys(joints[rows], weights[rows], n_groups)[1]
+    return 2 * len(np.unique(key)) >= len(key) > 0
 
 
 def assign_vertex_groups(

@@ -1,9 +1,6 @@
-"""An import runs on Blender's thread alone. Two fresh-clone CI runs on bpy 5.0
-crashed inside ``bpy.ops.object.modifier_apply`` (the vertex groups' Geometry
-Nodes path) while an import kept a second Python thread for its array work;
-no run crashed there before that thread came in or after it went. So no
-import starts one: these tests fail if one is alive while the modifier is
-applied or after the operator returns."""
+"""An import runs on Blender's thread alone: bpy 5.0 crashed applying the
+vertex groups' Geometry Nodes modifier while an import's second thread was alive.
+These tests fail if any thread is alive then, or after the operator returns."""
 
 from __future__ import annotations
 

@@ -179,3 +179,50 @@ def test_distinct_neighbours_skip_the_count(rigport):
     assert not _distinct_nearby(joints, steps, 0)  # no bone in range: no entry
     small = BLOCKS * BLOCK_ROWS
     assert not _distinct_nearby(joints[:small], rng.random((small, 4)).astype(np.float32), 64)
+
+
+def _group_table(obj, n_groups: int) -> np.ndarray:
+    table = np.zeros((len(obj.data.vertices), n_groups), np.float32)
+    for v in obj.data.vertices:
+        for g in v.groups:
+            table[v.index, g.group] = g.weight
+    return table
+
+
+@pytest.mark.parametrize("path", ["geometry nodes", "fallback", "shape keys"])
+def test_a_large_distinct_skin_fills_its_groups(rigport_registered, blank_blend, monkeypatch, path):
+    """``assign_vertex_groups`` end to end on a skin of distinct weights large
+    enough to skip the count: through Geometry Nodes without ``_sorted_entries``;
+    when the modifier cannot be applied, or the mesh has shape keys, one ``add``
+    per run fills the same groups. Zero, NaN and out-of-range entries make none."""
+    from rigport.operators.blender import weights
+
+    bpy = blank_blend
+    nv, n_bones = 2 * weights.BLOCKS * weights.BLOCK_ROWS + 5, 12
+    rng = np.random.default_rng(3)
+    joints = np.stack([rng.permutation(n_bones)[:4] for _ in range(nv)]).astype(np.int32)
+    given = rng.uniform(0.05, 1.0, (nv, 4)).astype(np.float32)
+    given[::9, 3] = 0.0
+    given[::13, 2] = np.nan
+    joints[::17, 1] = n_bones + 2
+    want = np.zeros((nv, n_bones), np.float32)
+    ok = (given > 0) & (joints < n_bones)
+    rows = np.repeat(np.arange(nv), 4).reshape(nv, 4)
+    want[rows[ok], joints[ok]] = given[ok]
+
+    me = bpy.data.meshes.new("skin")
+    me.vertices.add(nv)
+    obj = bpy.data.objects.new("skin", me)
+    bpy.context.collection.objects.link(obj)
+    counted = []
+    real_sort = weights._sorted_entries
+    monkeypatch.setattr(weights, "_sorted_entries", lambda *a: counted.append(1) or real_sort(*a))
+    if path == "fallback":
+        monkeypatch.setattr(weights, "write_weights", lambda *a: False)
+    if path == "shape keys":
+        obj.shape_key_add(name="Basis")
+    weights.assign_vertex_groups(bpy.context, obj, joints, given, [f"b{i}" for i in range(n_bones)])
+    assert bool(counted) == (path != "geometry nodes")
+    np.testing.assert_array_equal(_group_table(obj, n_bones), want)
+    assert [g.name for g in obj.vertex_groups] == [f"b{i}" for i in range(n_bones)]
+    assert not obj.modifiers and not bpy.data.node_groups
