@@ -6,6 +6,11 @@ from collections.abc import Callable
 
 import bpy
 import numpy as np
+import numpy.ma  # noqa: F401  (see below)
+
+# numpy 2 (bpy 5.2) imports numpy.ma only when first needed, and np.unique needs
+# it: about 12 ms inside the first import of a session. Imported here, with the
+# add-on, as numpy 1.26 (bpy 4.2 to 5.0) does with numpy itself.
 
 HAS_SLOTS = hasattr(bpy.types, "ActionSlot")
 
