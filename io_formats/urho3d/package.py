@@ -113,6 +113,8 @@ class Package:
     gaps: dict[int, bytes] = field(default_factory=dict)  # bytes before the k-th stored file
     tail: bytes = b""  # bytes after the last file's data (before the list or the size)
     size_trailer: bool = True  # the uint32 package size at the end (Urho3D writes it)
+    # find()'s lookup, built for the entry list as it was (see _lookup)
+    _index: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def compressed(self) -> bool:
@@ -129,14 +131,39 @@ class Package:
         """The entry called ``name``; as the engine does on Windows, a case-insensitive
         match when there is no exact one. ``\\`` and ``/`` are the same separator."""
         want = name.replace("\\", "/")
+        low = want.lower()
+        exact, folded = self._lookup()
+        hit = exact.get(want)
+        if hit is not None and hit.name.replace("\\", "/") == want:
+            return hit
+        hit = folded.get(low)
+        if hit is not None and want not in exact and hit.name.replace("\\", "/").lower() == low:
+            return hit
+        # not there, or the index is stale (an entry renamed): every entry, in order
         for e in self.entries:
             if e.name.replace("\\", "/") == want:
                 return e
-        low = want.lower()
         for e in self.entries:
             if e.name.replace("\\", "/").lower() == low:
                 return e
         return None
+
+    def _lookup(self) -> tuple[dict[str, Entry], dict[str, Entry]]:
+        """The first entry of each name, exact and case-folded: one dictionary
+        look-up per ``find`` instead of a pass over every entry (a package of
+        1,000 animations read its members in quadratic time). Built again when
+        the entry list is another or has another length; :meth:`find` checks
+        every answer's name and looks through the list when there is none."""
+        key = (id(self.entries), len(self.entries))
+        if self._index is None or self._index[0] != key:
+            exact: dict[str, Entry] = {}
+            folded: dict[str, Entry] = {}
+            for e in self.entries:
+                norm = e.name.replace("\\", "/")
+                exact.setdefault(norm, e)
+                folded.setdefault(norm.lower(), e)
+            self._index = (key, exact, folded)
+        return self._index[1], self._index[2]
 
     def get(self, name: str) -> bytes:
         e = self.find(name)
@@ -149,7 +176,12 @@ class Package:
         e = self.find(name)
         if e is None:
             e = Entry(name, bytes(data))
+            exact, folded = self._lookup()
             self.entries.append(e)
+            norm = name.replace("\\", "/")
+            exact.setdefault(norm, e)
+            folded.setdefault(norm.lower(), e)
+            self._index = ((id(self.entries), len(self.entries)), exact, folded)
             if self.order is not None:
                 self.order = None  # new files: lay the data out afresh, in list order
                 self.gaps, self.tail = {}, b""

@@ -299,3 +299,37 @@ def test_empty_file_follows_a_replaced_file(magic):
     empty = again.find("Data/Empty.txt")
     big = again.find("Data/Big.bin")
     assert empty.offset == big.offset + len(big.stored)  # right after the file before it
+
+
+def test_find_takes_the_first_exact_name_then_any_case(monkeypatch):
+    """``find`` answers as a pass over the entries in order would: the first
+    exact name (either separator), else the first case-insensitive one; after
+    an entry is renamed in place, by its new name and not its old one."""
+    pkg = package.new_package()
+    for name in ("Models/A.mdl", "models/a.MDL", "Models\\B.mdl", "Models/A.mdl", "c.ani"):
+        pkg.entries.append(package.Entry(name, name.encode()))
+    assert pkg.find("Models/A.mdl") is pkg.entries[0]
+    assert pkg.find("models/a.MDL") is pkg.entries[1]
+    assert pkg.find("MODELS/a.mdl") is pkg.entries[0]
+    assert pkg.find("Models/B.mdl") is pkg.entries[2]
+    assert pkg.find("models\\b.MDL") is pkg.entries[2]
+    assert pkg.find("Models/Z.mdl") is None
+    pkg.entries[4].name = "d.ani"
+    assert pkg.find("c.ani") is None and pkg.find("D.ANI") is pkg.entries[4]
+    assert pkg.put("new/e.ani", b"e") is pkg.find("NEW/E.ANI") is pkg.entries[5]
+    # a thousand names found with one pass over the entries, not one per name
+    many = package.new_package()
+    for i in range(1000):
+        many.put(f"Animations/W{i:04d}.ani", bytes([i % 256]))
+
+    class Counted(list):
+        passes = 0
+
+        def __iter__(self):
+            Counted.passes += 1
+            return super().__iter__()
+
+    many.entries = Counted(many.entries)
+    for i in range(1000):
+        assert many.find(f"animations/w{i:04d}.ANI").data == bytes([i % 256])
+    assert Counted.passes == 1
