@@ -95,9 +95,9 @@ def main(argv: list[str] | None = None) -> int:
 
     pak_rows, ani_rows = [], []
     with quiet_stdout():
-        # one untimed import of each kind first: the process's first import pays
-        # for its first pages and calls, and the skeleton-only package (the
-        # baseline every other row subtracts) would carry that alone
+        # one untimed one-animation package import first: the process's first
+        # import pays for its first pages and calls, and the skeleton-only package
+        # (the baseline every other row subtracts) would carry that alone
         warm = package.new_package()
         warm.put("Models/Skel.mdl", skel_bytes)
         warm.put(*clips[0])

@@ -103,6 +103,16 @@ class Entry:
     blocks: int = 0  # LZ4 blocks when read (for summaries)
     anchor: int | None = None
 
+    def __setattr__(self, key: str, value: object) -> None:
+        if key == "name":  # every naming, the first included, makes packages' indexes stale
+            global _namings
+            _namings += 1
+        object.__setattr__(self, key, value)
+
+
+# how many times any Entry's name was set: part of Package._lookup's key
+_namings = 0
+
 
 @dataclass
 class Package:
@@ -152,9 +162,10 @@ class Package:
         """The first entry of each name, exact and case-folded: one dictionary
         look-up per ``find`` instead of a pass over every entry (a package of
         1,000 animations read its members in quadratic time). Built again when
-        the entry list is another or has another length; :meth:`find` checks
-        every answer's name and looks through the list when there is none."""
-        key = (id(self.entries), len(self.entries))
+        the entry list is another or has another length, or any entry was named
+        since; :meth:`find` checks every answer's name and looks through the list
+        when there is none (an entry put in the list's place of another)."""
+        key = (id(self.entries), len(self.entries), _namings)
         if self._index is None or self._index[0] != key:
             exact: dict[str, Entry] = {}
             folded: dict[str, Entry] = {}
@@ -181,7 +192,7 @@ class Package:
             norm = name.replace("\\", "/")
             exact.setdefault(norm, e)
             folded.setdefault(norm.lower(), e)
-            self._index = ((id(self.entries), len(self.entries)), exact, folded)
+            self._index = ((id(self.entries), len(self.entries), _namings), exact, folded)
             if self.order is not None:
                 self.order = None  # new files: lay the data out afresh, in list order
                 self.gaps, self.tail = {}, b""

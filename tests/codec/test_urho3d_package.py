@@ -301,10 +301,11 @@ def test_empty_file_follows_a_replaced_file(magic):
     assert empty.offset == big.offset + len(big.stored)  # right after the file before it
 
 
-def test_find_takes_the_first_exact_name_then_any_case(monkeypatch):
+def test_find_takes_the_first_exact_name_then_any_case():
     """``find`` answers as a pass over the entries in order would: the first
     exact name (either separator), else the first case-insensitive one; after
-    an entry is renamed in place, by its new name and not its old one."""
+    an entry is renamed in place, by its new name and not its old one, and
+    before any later entry of that name."""
     pkg = package.new_package()
     for name in ("Models/A.mdl", "models/a.MDL", "Models\\B.mdl", "Models/A.mdl", "c.ani"):
         pkg.entries.append(package.Entry(name, name.encode()))
@@ -316,6 +317,10 @@ def test_find_takes_the_first_exact_name_then_any_case(monkeypatch):
     assert pkg.find("Models/Z.mdl") is None
     pkg.entries[4].name = "d.ani"
     assert pkg.find("c.ani") is None and pkg.find("D.ANI") is pkg.entries[4]
+    pkg.entries[1].name = "Models/B.mdl"  # renamed to a later entry's name: the first wins
+    assert pkg.find("models\\b.mdl") is pkg.entries[1]
+    pkg.entries[0].name = "x.mdl"
+    assert pkg.find("Models/A.mdl") is pkg.entries[3]
     assert pkg.put("new/e.ani", b"e") is pkg.find("NEW/E.ANI") is pkg.entries[5]
     # a thousand names found with one pass over the entries, not one per name
     many = package.new_package()
