@@ -268,7 +268,7 @@ def _vertex_element(s: _LodPass, sel: np.ndarray | slice, fname: str, e, col: np
         _scatter(s.per_vertex, element_attribute(e), sel, _raw(col, e), n)
     elif e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
         if isinstance(sel, slice):  # the skin and the kept attribute share them: read only
-            s.weights = col = np.array(col, np.float32)
+            s.weights = col = _owned(col)
         else:
             s.weights[sel] = col
         _scatter(s.per_vertex, element_attribute(e), sel, col, n)
