@@ -7,9 +7,11 @@ Run with any Python; the children use ``--python`` (a Python with ``bpy``)::
 
 For each size ``BONESxKEYS`` it builds the sample armature and walk animation
 (``bench/steps.py gen``), then runs, interleaved and each in a fresh process,
-``rp_ani_import`` (RigPort's ``.ani`` import, the operator call) and
+``rp_ani_import`` (RigPort's ``.ani`` import, the operator call),
 ``floor_ani_build`` (the same F-curves and keys put in with Blender's calls
-alone, in the same scene as the import), ``--repeat`` times, and keeps the
+alone, in the same scene as the import) and ``floor_ani_op`` (those calls as an
+operator with the importers' bl_options, through bpy.ops as the import: the undo
+step Blender pushes after an undoable operator included), ``--repeat`` times, and keeps the
 fastest of each: the machine is shared, so the minimum is the figure least
 disturbed by other work. Prints a Markdown table with the ratio to the floor.
 Benchmarks are not tests.
@@ -45,7 +47,11 @@ def measure(python: str, bones: int, keys: int, repeat: int, before: Path | None
     with tempfile.TemporaryDirectory(prefix="rp_anim_bench_") as tmp:
         w = Path(tmp)
         _step(python, "gen", w, cfg)
-        times: dict[str, list[float]] = {"rp_ani_import": [], "floor_ani_build": []}
+        times: dict[str, list[float]] = {
+            "rp_ani_import": [],
+            "floor_ani_build": [],
+            "floor_ani_op": [],
+        }
         if before is not None:
             times["before"] = []
         for _ in range(repeat):
@@ -116,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print()
     cols = ["bones x keys", "RigPort import", "Blender's calls (floor)", "ratio"]
+    cols += ["the floor as an import operator", "ratio to it"]
     if args.before:
         cols += ["before", "before's ratio"]
     print("| " + " | ".join(cols + ["runs (seconds)"]) + " |")
@@ -123,8 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     for size in filter(None, args.sizes.split(",")):
         bones, keys = (int(x) for x in size.split("x"))
         m = measure(args.python, bones, keys, args.repeat, args.before)
-        rp, floor = m["rp_ani_import"], m["floor_ani_build"]
+        rp, floor, op = m["rp_ani_import"], m["floor_ani_build"], m["floor_ani_op"]
         cells = [f"{bones} x {keys:,}", f"{rp:.3f} s", f"{floor:.3f} s", f"{rp / floor:.2f}"]
+        cells += [f"{op:.3f} s", f"{rp / op:.2f}"]
         if args.before:
             cells += [f"{m['before']:.3f} s", f"{m['before'] / floor:.2f}"]
         runs = "; ".join(f"{k}: " + ", ".join(f"{t:.3f}" for t in v) for k, v in m["runs"].items())

@@ -14,6 +14,10 @@ Each step loads what it needs from files the earlier steps left in WORKDIR:
 - ``gltf_mdl_export``: model.blend -> model.glb;  ``gltf_mdl_import``: model.glb
 - ``rp_ani_import``: skel.mdl (untimed) + walk.ani -> anim.blend, and the keys it
   gave Blender -> curves.npz + curves.json (the floor's ``floor_ani_build`` input)
+- ``floor_ani_build``: those keys put in with Blender's calls alone, then the
+  view-layer update;  ``floor_ani_op``: the same calls as an operator with the
+  importers' bl_options, called through bpy.ops (its view-layer updates and undo
+  step included, as the import's)
 - ``rp_ani_export``: anim.blend -> out.ani
 - ``gltf_ani_export``: anim.blend -> anim.glb;  ``gltf_ani_import``: anim.glb
 - ``fbx_mdl_export``: model.blend -> model.fbx (Blender's Python FBX exporter: the
@@ -232,6 +236,8 @@ PHASES = (
     ("armature", "rigport.operators.blender.build", "build_armature"),
     ("mesh", "rigport.operators.blender.build", "_fill_mesh"),
     ("vertex groups", "rigport.operators.blender.build", "assign_vertex_groups"),
+    # inside "vertex groups": RigPort's sort of the skin's entries into runs
+    ("skin sort", "rigport.operators.blender.weights", "_sorted_entries"),
     ("shape keys", "rigport.operators.blender.build", "shape_keys"),
 )
 #: Seconds per phase of the last ``rp_mdl_phases`` call.
@@ -264,6 +270,47 @@ def _timed_phases(w: Path):
         return bpy.ops.import_scene.urho3d_mdl(filepath=str(w / "model.mdl"))
 
     return call
+
+
+def _floor_keys(context, curves: list) -> None:
+    """The floor's calls: an action with ``curves`` (``_load_curves``) put in with
+    Blender's own calls alone (new F-curve, ``keyframe_points.add``, ``foreach_set``
+    of co and interpolation, update), assigned to the active armature."""
+    import bpy
+    import numpy as np
+
+    from rigport.operators.blender import compat
+
+    arm = context.view_layer.objects.active
+    action = bpy.data.actions.new("Walk")
+    linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
+    make_fcurve = compat.fcurve_maker(action)
+    for path, index, group, co in curves:
+        fc = make_fcurve(path, index, group)
+        fc.keyframe_points.add(len(co) // 2)
+        fc.keyframe_points.foreach_set("co", co)
+        fc.keyframe_points.foreach_set("interpolation", np.full(len(co) // 2, linear, np.uint8))
+        fc.update()
+    compat.assign_action(arm, action)
+
+
+def _register_floor_operator(curves: list) -> None:
+    """``bpy.ops.rigport_bench.floor_ani``: :func:`_floor_keys` as an operator with
+    the bl_options of RigPort's importers (``ImportFiles``)."""
+    import bpy
+
+    from rigport.operators.common import ImportFiles
+
+    class RIGPORT_BENCH_OT_floor_ani(bpy.types.Operator):
+        bl_idname = "rigport_bench.floor_ani"
+        bl_label = "Animation floor"
+        bl_options = set(ImportFiles.bl_options)
+
+        def execute(self, context):
+            _floor_keys(context, curves)
+            return {"FINISHED"}
+
+    bpy.utils.register_class(RIGPORT_BENCH_OT_floor_ani)
 
 
 def step_setup_and_call(step: str, workdir: Path):
@@ -340,6 +387,18 @@ def step_setup_and_call(step: str, workdir: Path):
             lambda: bpy.ops.import_anim.urho3d_ani(filepath=str(w / "walk.ani")),
             after,
         )
+    if step == "floor_ani_op":
+        # The same floor inside an operator with an importer's bl_options, called
+        # through bpy.ops as the import is: bpy.ops then updates the view layer and
+        # pushes the undo step, Blender's own work after any undoable import.
+        curves = []
+
+        def setup():
+            _skeleton_scene(w)
+            curves.extend(_load_curves(w))
+            _register_floor_operator(curves)
+
+        return setup, lambda: bpy.ops.rigport_bench.floor_ani(), None
     if step == "floor_ani_build":
         # The animation import's floor: the same F-curves and keys put in with
         # Blender's calls alone (new F-curve, keyframe_points.add, foreach_set of
@@ -357,23 +416,7 @@ def step_setup_and_call(step: str, workdir: Path):
             curves.extend(_load_curves(w))
 
         def call():
-            import numpy as np
-
-            from rigport.operators.blender import compat
-
-            arm = bpy.context.view_layer.objects.active
-            action = bpy.data.actions.new("Walk")
-            linear = compat.enum_value(bpy.types.Keyframe, "interpolation", "LINEAR")
-            make_fcurve = compat.fcurve_maker(action)
-            for path, index, group, co in curves:
-                fc = make_fcurve(path, index, group)
-                fc.keyframe_points.add(len(co) // 2)
-                fc.keyframe_points.foreach_set("co", co)
-                fc.keyframe_points.foreach_set(
-                    "interpolation", np.full(len(co) // 2, linear, np.uint8)
-                )
-                fc.update()
-            compat.assign_action(arm, action)
+            _floor_keys(bpy.context, curves)
             # What bpy.ops does after every operator (and the UI at its next redraw):
             # evaluate the view layer, here the armature posed by the new action.
             bpy.context.view_layer.update()

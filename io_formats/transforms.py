@@ -23,63 +23,45 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     return m
 
 
+#: Per case of :func:`matrix_to_quat` (the largest of w, x, y, z), where each
+#: component comes from: 0 the largest's ``s / 4``, 1 to 3 the differences
+#: ``m21 - m12``, ``m02 - m20``, ``m10 - m01``, 4 to 6 the sums ``m01 + m10``,
+#: ``m02 + m20``, ``m12 + m21`` (each over ``s``).
+_QUAT_CASES = np.array([[0, 1, 2, 3], [1, 0, 4, 5], [2, 4, 0, 6], [3, 5, 6, 0]])
+
+
 def matrix_to_quat(m: np.ndarray) -> np.ndarray:
-    """(N, 3, 3) rotation matrices -> (N, 4) w x y z with w >= 0."""
+    """(N, 3, 3) rotation matrices -> (N, 4) w x y z with w >= 0.
+
+    The largest component comes from the square root of its trace term, the others
+    from sums and differences of the matrix over it. All seven terms are worked out
+    for every matrix and each row picks its case's four: the same float64
+    operations per element as a pass per case, so the same bits (kept records hold
+    digests of rests worked out this way), in a few calls where the passes' masks
+    cost most for the tens of bones of a skeleton."""
     m = np.asarray(m, np.float64)
+    lead = m.shape[:-2]
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = m.reshape(-1, 9).T
     t = np.stack(
         [
-            1 + m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2],
-            1 + m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2],
-            1 - m[..., 0, 0] + m[..., 1, 1] - m[..., 2, 2],
-            1 - m[..., 0, 0] - m[..., 1, 1] + m[..., 2, 2],
+            1 + m00 + m11 + m22,
+            1 + m00 - m11 - m22,
+            1 - m00 + m11 - m22,
+            1 - m00 - m11 + m22,
         ],
         axis=-1,
     )
     best = np.argmax(t, axis=-1)
-    s = np.sqrt(np.maximum(np.take_along_axis(t, best[..., None], -1)[..., 0], 1e-300)) * 2
-    q = np.empty(m.shape[:-2] + (4,))
-    c0 = best == 0
-    c1 = best == 1
-    c2 = best == 2
-    c3 = best == 3
-    q[c0] = np.stack(
-        [
-            s[c0] / 4,
-            (m[c0, 2, 1] - m[c0, 1, 2]) / s[c0],
-            (m[c0, 0, 2] - m[c0, 2, 0]) / s[c0],
-            (m[c0, 1, 0] - m[c0, 0, 1]) / s[c0],
-        ],
-        -1,
+    rows = np.arange(len(t))
+    s = np.sqrt(np.maximum(t[rows, best], 1e-300)) * 2
+    terms = np.stack(
+        [s / 4, m21 - m12, m02 - m20, m10 - m01, m01 + m10, m02 + m20, m12 + m21], axis=-1
     )
-    q[c1] = np.stack(
-        [
-            (m[c1, 2, 1] - m[c1, 1, 2]) / s[c1],
-            s[c1] / 4,
-            (m[c1, 0, 1] + m[c1, 1, 0]) / s[c1],
-            (m[c1, 0, 2] + m[c1, 2, 0]) / s[c1],
-        ],
-        -1,
-    )
-    q[c2] = np.stack(
-        [
-            (m[c2, 0, 2] - m[c2, 2, 0]) / s[c2],
-            (m[c2, 0, 1] + m[c2, 1, 0]) / s[c2],
-            s[c2] / 4,
-            (m[c2, 1, 2] + m[c2, 2, 1]) / s[c2],
-        ],
-        -1,
-    )
-    q[c3] = np.stack(
-        [
-            (m[c3, 1, 0] - m[c3, 0, 1]) / s[c3],
-            (m[c3, 0, 2] + m[c3, 2, 0]) / s[c3],
-            (m[c3, 1, 2] + m[c3, 2, 1]) / s[c3],
-            s[c3] / 4,
-        ],
-        -1,
-    )
-    q *= np.where(q[..., :1] < 0, -1.0, 1.0)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+    terms[:, 1:] /= s[:, None]
+    q = terms[rows[:, None], _QUAT_CASES[best]]
+    q *= np.where(q[:, :1] < 0, -1.0, 1.0)
+    q /= np.sqrt(np.add.reduce(q * q, axis=-1, keepdims=True))  # np.linalg.norm's own sum
+    return q.reshape(lead + (4,))
 
 
 def compose_trs(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
