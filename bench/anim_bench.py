@@ -125,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     cols += ["the floor as an import operator", "ratio to it"]
     if args.before:
         cols += ["before", "before's ratio"]
-    print("| " + " | ".join(cols + ["runs (seconds)"]) + " |")
-    print("|---" + "|---:" * (len(cols) - 1) + "|---|")
-    for size in filter(None, args.sizes.split(",")):
+    sizes = [size for size in args.sizes.split(",") if size]
+    if sizes:
+        print("| " + " | ".join(cols + ["runs (seconds)"]) + " |")
+        print("|---" + "|---:" * (len(cols) - 1) + "|---|")
+    for size in sizes:
         bones, keys = (int(x) for x in size.split("x"))
         m = measure(args.python, bones, keys, args.repeat, args.before)
         rp, floor, op = m["rp_ani_import"], m["floor_ani_build"], m["floor_ani_op"]
