@@ -10,8 +10,9 @@ For each size ``BONESxKEYS`` it builds the sample armature and walk animation
 ``rp_ani_import`` (RigPort's ``.ani`` import, the operator call),
 ``floor_ani_build`` (the same F-curves and keys put in with Blender's calls
 alone, in the same scene as the import) and ``floor_ani_op`` (those calls as an
-operator with the importers' bl_options, through bpy.ops as the import: the undo
-step Blender pushes after an undoable operator included), ``--repeat`` times, and keeps the
+operator with the importers' bl_options, through bpy.ops as the import: the
+operator call and its view-layer updates; the bpy module pushes no undo step),
+``--repeat`` times, and keeps the
 fastest of each: the machine is shared, so the minimum is the figure least
 disturbed by other work. Prints a Markdown table with the ratio to the floor.
 Benchmarks are not tests.

@@ -19,7 +19,8 @@ and the floor: Blender's own calls alone on the same arrays (the calls the
 import makes: actions, F-curves, ``keyframe_points.add``, the ``foreach_set``
 calls, the objects playing the actions and the view-layer update that ends the
 operator), the same calls as an operator with the importers' bl_options called
-through bpy.ops (so with the undo step bpy.ops pushes after the import too), and
+through bpy.ops as the import is (the operator call and its view-layer updates;
+the bpy module pushes no undo step), and
 ``foreach_get`` of the same properties for export. The floor's
 builds and the imports alternate, each in a fresh scene, so both find the
 allocator in the same state. The export
@@ -125,7 +126,8 @@ def _floor_build(bpy, plan, fps: float):
 def _floor_operator(bpy, build) -> None:
     """``bpy.ops.rigport_bench.mrtk_floor``: the floor's calls as an operator with
     the importers' bl_options (``ImportFiles``), so that bpy.ops adds what it adds
-    to the import: the view-layer updates and the undo step it pushes."""
+    to the import: the operator call and its view-layer updates. Unregister it
+    after its runs (:func:`_drop_floor_operator`): it holds the floor's arrays."""
     from rigport.operators.common import ImportFiles
 
     class RIGPORT_BENCH_OT_mrtk_floor(bpy.types.Operator):
@@ -140,6 +142,13 @@ def _floor_operator(bpy, build) -> None:
     if hasattr(bpy.types, RIGPORT_BENCH_OT_mrtk_floor.__name__):
         bpy.utils.unregister_class(getattr(bpy.types, RIGPORT_BENCH_OT_mrtk_floor.__name__))
     bpy.utils.register_class(RIGPORT_BENCH_OT_mrtk_floor)
+
+
+def _drop_floor_operator(bpy) -> None:
+    """Unregister :func:`_floor_operator`'s operator and the arrays it holds."""
+    cls = getattr(bpy.types, "RIGPORT_BENCH_OT_mrtk_floor", None)
+    if cls is not None:
+        bpy.utils.unregister_class(cls)
 
 
 def _read_floor(bpy) -> None:
@@ -221,6 +230,7 @@ def main() -> None:
                 floors.append(fresh(build))
                 op_floors.append(fresh(bpy.ops.rigport_bench.mrtk_floor))
                 imports.append(fresh(load))
+            _drop_floor_operator(bpy)
             del build, build_calls, plan
             floor_set = min(floors)
             w_op, c_op = min(op_floors)

@@ -16,8 +16,8 @@ Each step loads what it needs from files the earlier steps left in WORKDIR:
   gave Blender -> curves.npz + curves.json (the floor's ``floor_ani_build`` input)
 - ``floor_ani_build``: those keys put in with Blender's calls alone, then the
   view-layer update;  ``floor_ani_op``: the same calls as an operator with the
-  importers' bl_options, called through bpy.ops (its view-layer updates and undo
-  step included, as the import's)
+  importers' bl_options, called through bpy.ops as the import is (the operator
+  call and its view-layer updates; the bpy module pushes no undo step)
 - ``rp_ani_export``: anim.blend -> out.ani
 - ``gltf_ani_export``: anim.blend -> anim.glb;  ``gltf_ani_import``: anim.glb
 - ``fbx_mdl_export``: model.blend -> model.fbx (Blender's Python FBX exporter: the
@@ -389,8 +389,8 @@ def step_setup_and_call(step: str, workdir: Path):
         )
     if step == "floor_ani_op":
         # The same floor inside an operator with an importer's bl_options, called
-        # through bpy.ops as the import is: bpy.ops then updates the view layer and
-        # pushes the undo step, Blender's own work after any undoable import.
+        # through bpy.ops as the import is: the operator call and the view-layer
+        # updates bpy.ops makes (the bpy module keeps no undo stack: no undo step).
         curves = []
 
         def setup():

@@ -120,7 +120,7 @@ def test_matrix_to_quat_keeps_the_per_case_bits(scale):
     mirrored matrices too (rests' digests depend on them)."""
     quats = np.concatenate([random_quats(2000, 3), SPECIAL])
     m = tf.quat_to_matrix(quats) * scale
-    m = np.concatenate([m, m[:, :, ::-1], m[::-1]])
+    m = np.concatenate([m, m[:, :, ::-1], m[:, ::-1]])
     m = m[: len(m) // 4 * 4]
     cases = np.bincount(
         np.argmax(
@@ -142,6 +142,15 @@ def test_matrix_to_quat_keeps_the_per_case_bits(scale):
     assert ours.shape == (len(m) // 4, 4, 4)
     reference = _matrix_to_quat_per_case(m)
     assert np.array_equal(ours.reshape(-1, 4).view(np.uint64), reference.view(np.uint64))
+    strided = m.transpose(0, 2, 1)  # not contiguous
+    assert np.array_equal(
+        tf.matrix_to_quat(strided).view(np.uint64),
+        _matrix_to_quat_per_case(strided).view(np.uint64),
+    )
+    assert np.array_equal(
+        tf.matrix_to_quat(m[7]).view(np.uint64), _matrix_to_quat_per_case(m[7]).view(np.uint64)
+    )
+    assert tf.matrix_to_quat(np.zeros((0, 3, 3))).shape == (0, 4)
 
 
 def test_compose_trs_maps_points_as_t_r_s():
