@@ -47,7 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from sections import quiet_stdout, remove_scratch, scratch_dir  # noqa: E402
+from sections import floor_operator, quiet_stdout, remove_scratch, scratch_dir  # noqa: E402
 
 
 def _package():
@@ -92,7 +92,7 @@ def _floor_build(bpy, plan, fps: float):
             (c, co.ravel(), hl.ravel() if bez else None, hr.ravel() if bez else None, codes[interp])
         )
 
-    def build():
+    def build(_context=None):
         actions, makers = {}, {}
         for c, co, hl, hr, ic in arrays:
             action = actions.get(c.target)
@@ -121,34 +121,6 @@ def _floor_build(bpy, plan, fps: float):
         bpy.context.view_layer.update()
 
     return build_and_update, build
-
-
-def _floor_operator(bpy, build) -> None:
-    """``bpy.ops.rigport_bench.mrtk_floor``: the floor's calls as an operator with
-    the importers' bl_options (``ImportFiles``), so that bpy.ops adds what it adds
-    to the import: the operator call and its view-layer updates. Unregister it
-    after its runs (:func:`_drop_floor_operator`): it holds the floor's arrays."""
-    from rigport.operators.common import ImportFiles
-
-    class RIGPORT_BENCH_OT_mrtk_floor(bpy.types.Operator):
-        bl_idname = "rigport_bench.mrtk_floor"
-        bl_label = "MRTK floor"
-        bl_options = set(ImportFiles.bl_options)
-
-        def execute(self, context):
-            build()
-            return {"FINISHED"}
-
-    if hasattr(bpy.types, RIGPORT_BENCH_OT_mrtk_floor.__name__):
-        bpy.utils.unregister_class(getattr(bpy.types, RIGPORT_BENCH_OT_mrtk_floor.__name__))
-    bpy.utils.register_class(RIGPORT_BENCH_OT_mrtk_floor)
-
-
-def _drop_floor_operator(bpy) -> None:
-    """Unregister :func:`_floor_operator`'s operator and the arrays it holds."""
-    cls = getattr(bpy.types, "RIGPORT_BENCH_OT_mrtk_floor", None)
-    if cls is not None:
-        bpy.utils.unregister_class(cls)
 
 
 def _read_floor(bpy) -> None:
@@ -210,7 +182,8 @@ def main() -> None:
         bpy.context.scene.render.fps = int(args.rate)
         with quiet_stdout():
             build, build_calls = _floor_build(bpy, plan, float(args.rate))
-            _floor_operator(bpy, build_calls)
+            # unregistered after its runs: it holds the floor's arrays
+            drop_floor = floor_operator("rigport_bench.mrtk_floor", "MRTK floor", build_calls)
 
             def fresh(call) -> tuple[float, float]:
                 bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -230,7 +203,7 @@ def main() -> None:
                 floors.append(fresh(build))
                 op_floors.append(fresh(bpy.ops.rigport_bench.mrtk_floor))
                 imports.append(fresh(load))
-            _drop_floor_operator(bpy)
+            drop_floor()
             del build, build_calls, plan
             floor_set = min(floors)
             w_op, c_op = min(op_floors)

@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -96,3 +96,31 @@ _LEAVE = _load_leave()
 
 
 atexit.register(remove_scratch)
+
+
+def floor_operator(idname: str, label: str, run) -> Callable[[], None]:
+    """Register ``bpy.ops.<idname>``, an operator with the bl_options of RigPort's
+    importers (``ImportFiles``) whose execute calls ``run(context)``: a floor
+    called through bpy.ops as an import is (the operator call and its view-layer
+    updates; the bpy module pushes no undo step). An operator of that name
+    registered before is replaced. Returns the unregister call (the operator
+    holds whatever ``run`` holds)."""
+    import bpy
+
+    from rigport.operators.common import ImportFiles
+
+    class Floor(bpy.types.Operator):
+        bl_idname = idname
+        bl_label = label
+        bl_options = set(ImportFiles.bl_options)
+
+        def execute(self, context):
+            run(context)
+            return {"FINISHED"}
+
+    Floor.__name__ = "RIGPORT_BENCH_OT_" + idname.split(".")[-1]
+    old = getattr(bpy.types, Floor.__name__, None)
+    if old is not None:
+        bpy.utils.unregister_class(old)
+    bpy.utils.register_class(Floor)
+    return lambda: bpy.utils.unregister_class(Floor)

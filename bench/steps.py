@@ -294,25 +294,6 @@ def _floor_keys(context, curves: list) -> None:
     compat.assign_action(arm, action)
 
 
-def _register_floor_operator(curves: list) -> None:
-    """``bpy.ops.rigport_bench.floor_ani``: :func:`_floor_keys` as an operator with
-    the bl_options of RigPort's importers (``ImportFiles``)."""
-    import bpy
-
-    from rigport.operators.common import ImportFiles
-
-    class RIGPORT_BENCH_OT_floor_ani(bpy.types.Operator):
-        bl_idname = "rigport_bench.floor_ani"
-        bl_label = "Animation floor"
-        bl_options = set(ImportFiles.bl_options)
-
-        def execute(self, context):
-            _floor_keys(context, curves)
-            return {"FINISHED"}
-
-    bpy.utils.register_class(RIGPORT_BENCH_OT_floor_ani)
-
-
 def step_setup_and_call(step: str, workdir: Path):
     import bpy
 
@@ -396,7 +377,11 @@ def step_setup_and_call(step: str, workdir: Path):
         def setup():
             _skeleton_scene(w)
             curves.extend(_load_curves(w))
-            _register_floor_operator(curves)
+            from sections import floor_operator
+
+            floor_operator(
+                "rigport_bench.floor_ani", "Animation floor", lambda c: _floor_keys(c, curves)
+            )
 
         return setup, lambda: bpy.ops.rigport_bench.floor_ani(), None
     if step == "floor_ani_build":
