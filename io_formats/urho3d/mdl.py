@@ -116,10 +116,16 @@ class Model:
 def _view(r: Reader, dtype: np.dtype | str, count: int, what: str) -> np.ndarray:
     """``count`` items at the reader's place as a read-only view of the file's
     bytes, where the host is little-endian (vertex and index data are most of a
-    model file: no copy, no second copy's memory), else a native copy."""
+    model file: no copy, no second copy's memory), else a native copy.
+
+    The view's dtype is the native one ("="), never an explicit "<": numpy
+    describes a field of explicit byte order to the buffer protocol as "<f",
+    and Blender's ``foreach_set`` takes only plain formats ("f") in bulk; it
+    reads any other buffer item by item (a 300k-vertex shape key: 41 ms against
+    0.4 ms on bpy 5.0), and every array made from a field keeps its dtype."""
     if sys.byteorder != "little":
         return r.array(dtype, count, what)
-    dt = np.dtype(dtype).newbyteorder("<")
+    dt = np.dtype(dtype).newbyteorder("=")  # the host's order is the file's
     r.need(count * dt.itemsize, what)
     arr = np.frombuffer(r.data, dt, count, r.pos)
     r.pos += count * dt.itemsize
