@@ -202,6 +202,7 @@ class _Blender:
             entry.key: entry for module in pkg.operators.format_modules() for entry in module.BATCH
         }
         self.guard = submodule("operators.blender.guard")
+        self.bulk_work = submodule("operators.common").bulk_work
 
     def reset(self) -> None:
         """An empty file with the add-on registered."""
@@ -235,7 +236,8 @@ class _Blender:
     def import_file(self, path: str, state: dict, options: dict) -> str:
         """Import one file; what Blender could not hold is one warning on its line."""
         self.guard.take_notes()
-        summary = self._import_file(path, state, options).line()
+        with self.bulk_work():  # as the import operators run
+            summary = self._import_file(path, state, options).line()
         notes = self.guard.take_notes()
         return summary + (f"; warning: {self.guard.summary(notes)}" if notes else "")
 
@@ -261,6 +263,10 @@ class _Blender:
 
     def export_file(self, path: str, state: dict, options: dict, kind: str) -> str:
         self.context.view_layer.update()  # as between two operators: world matrices current
+        with self.bulk_work():  # as the export operators run
+            return self._export_file(path, state, options, kind)
+
+    def _export_file(self, path: str, state: dict, options: dict, kind: str) -> str:
         _container, member = split_member(path)
         if member is None:
             _fmt, entry = self.handler(path, exporting=True, kind=kind)

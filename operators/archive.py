@@ -20,7 +20,7 @@ from ..io_formats.codec import FormatError
 from ..io_formats.containers import Importable, Member, read_members
 from .blender import guard
 from .blender.snapshot import SceneState
-from .common import FileBrowserList, Progress, import_failed, no_collector_pauses
+from .common import FileBrowserList, Progress, bulk_work, import_failed
 from .conventions import FrameRateOptions, select_imported
 from .result import Result, counted, report
 
@@ -94,7 +94,7 @@ class ArchiveImporter(FileBrowserList):
         state = SceneState(context)
         guard.take_notes()
         try:
-            with Progress(context, total) as progress, no_collector_pauses():
+            with Progress(context, total) as progress, bulk_work():
                 result = self.import_archive(context, names, progress)
         except Exception as err:  # whatever it was, the scene goes back as it was
             return import_failed(self, state, err, self.filepath)

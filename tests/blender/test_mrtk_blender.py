@@ -441,6 +441,40 @@ def test_collector_is_held_off_during_an_import(blank_blend, tmp_path, monkeypat
         gc.enable()
 
 
+def test_huge_page_advice_is_held_off_during_an_import(blank_blend, tmp_path, monkeypatch) -> None:
+    """numpy's huge-page advice is off while an import or an export runs
+    (``common.no_huge_page_advice``) and as it was after, a failure too."""
+    from numpy._core import multiarray
+
+    from rigport.io_formats.mrtk import convert
+
+    bpy = blank_blend
+    src = tmp_path / "take.bin"
+    src.write_bytes(R.write(samples.sample_recording((1, 0), keys=5)))
+    seen = []
+    loaded = convert.ImportPlan.loaded
+
+    def watch(plan, c):
+        seen.append(multiarray._get_madvise_hugepage())
+        return loaded(plan, c)
+
+    monkeypatch.setattr(convert.ImportPlan, "loaded", watch)
+    was = multiarray._set_madvise_hugepage(True)
+    try:
+        assert _import(bpy, src) == {"FINISHED"}
+        assert seen and not any(seen) and multiarray._get_madvise_hugepage()
+        bad = tmp_path / "bad.bin"
+        bad.write_bytes(src.read_bytes()[:-3])
+        with pytest.raises(RuntimeError, match=r"bad\.bin"):
+            _import(bpy, bad)
+        assert multiarray._get_madvise_hugepage()
+        multiarray._set_madvise_hugepage(False)
+        _import(bpy, src)
+        assert not multiarray._get_madvise_hugepage()
+    finally:
+        multiarray._set_madvise_hugepage(was)
+
+
 @pytest.mark.parametrize("bits", [0x7F800001, 0xFFC00123], ids=["signalling", "quiet"])
 def test_nan_values_come_back_with_their_bits(blank_blend, tmp_path, bits) -> None:
     """NaN values in recorder curves kept and negated (camera position x, rotation x),
