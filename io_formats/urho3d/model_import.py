@@ -408,18 +408,23 @@ def _scatter(store: dict, key: str, sel: np.ndarray | slice, values: np.ndarray,
 
 
 def _global_joints(model: Model, draws, local_lists, joints) -> np.ndarray:
-    """Blend indices are local to each geometry's bone mapping (when it has one)."""
-    out = joints.copy()
+    """Blend indices are local to each geometry's bone mapping (when it has one);
+    indices of no bone become 0. ``joints`` itself where nothing changes."""
+    out = joints
     for (g, _), local_idx in zip(draws, local_lists, strict=True):
         mapping = model.geometries[g].bone_mapping
         if not len(mapping):
             continue
+        if out is joints:
+            out = joints.copy()
         on = np.zeros(len(joints), bool)  # the draw's vertices, by a mask (no sort)
         on[local_idx] = True
         verts = np.flatnonzero(on)
         local = joints[verts]
         out[verts] = mapping[np.minimum(local, len(mapping) - 1)]
     n_bones = max(len(model.bones), 1)
+    if out.dtype == np.int32 and (not out.size or int(out.max()) < n_bones):
+        return out
     return np.where(out < n_bones, out, 0).astype(np.int32)
 
 

@@ -237,10 +237,13 @@ def _entry_keys(
     """The flat entries' keep mask (weight above 0, bone in range) and the
     (bone << 32 | weight bits) key of each kept entry: a non-negative float's
     bits order like its value, so the keys sort by bone, then weight."""
-    j = joints.reshape(-1).astype(np.int64)
+    j = joints.reshape(-1)  # compared at its own width; only the kept ones widened
     w = weights.reshape(-1)
     keep = (w > 0) & (j >= 0) & (j < n_groups)
-    return keep, (j[keep] << 32) | w[keep].view(np.uint32).astype(np.int64)
+    key = j[keep].astype(np.int64)
+    key <<= 32
+    key |= w[keep].view(np.uint32)
+    return keep, key
 
 
 def _sorted_entries(
@@ -255,7 +258,8 @@ def _sorted_entries(
     stable argsort of (bone, weight) keeps the vertices ascending as they come."""
     nv, k = joints.shape
     keep, key = _entry_keys(joints, weights, n_groups)
-    verts = np.repeat(np.arange(nv, dtype=np.int64), k)[keep]
+    verts = np.flatnonzero(keep)  # each kept entry's place in the flat (V, K) array
+    verts //= k
     vbits = max(int(nv - 1).bit_length(), 1)
     if max(int(n_groups - 1).bit_length(), 1) + 32 + vbits <= 63:
         key <<= vbits
@@ -305,7 +309,9 @@ def assign_vertex_groups(
     if joints.ndim != 2 or len(joints) != len(obj.data.vertices) or weights.shape != joints.shape:
         return  # not this mesh's skin: the guard counted it
     # NaN/Inf weights reach no group (the guard counted them)
-    weights = np.where(np.isfinite(weights), weights, 0).astype(np.float32)
+    weights = np.asarray(weights, np.float32)
+    if not np.isfinite(weights).all():
+        weights = np.where(np.isfinite(weights), weights, np.float32(0))
     bulk = obj.data.shape_keys is None
     if bulk and _distinct_nearby(joints, weights, len(groups)):
         if write_weights(context, obj, joints, weights, bone_names):
