@@ -13,11 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 
-def _swapped(v: np.ndarray, a: int, b: int) -> np.ndarray:
-    """A C-ordered copy of ``v`` with its last axis' entries ``a`` and ``b`` swapped:
-    column copies, several times faster than a fancy index over millions of rows
-    (which also leaves its result in Fortran order for the next copy)."""
-    out = np.empty(v.shape, v.dtype)
+def _swapped(v: np.ndarray, a: int, b: int, out: np.ndarray | None = None) -> np.ndarray:
+    """A C-ordered copy of ``v`` with its last axis' entries ``a`` and ``b`` swapped
+    (into ``out`` when given, cast to its type): column copies, several times
+    faster than a fancy index over millions of rows (which also leaves its result
+    in Fortran order for the next copy)."""
+    if out is None:
+        out = np.empty(v.shape, v.dtype)
     for i in range(v.shape[-1]):
         out[..., i] = v[..., b if i == a else a if i == b else i]
     return out
@@ -61,9 +63,16 @@ def tangents(t: np.ndarray, convert: bool) -> np.ndarray:
     return out
 
 
-def rewind(corners: np.ndarray, convert: bool) -> np.ndarray:
+def rewind(corners: np.ndarray, convert: bool, out: np.ndarray | None = None) -> np.ndarray:
     """Triangle corners (3n,) with each triangle's second and third corners
     swapped when ``convert``: its own inverse, and each face keeps its first
-    corner (Blender's loop start), so a round trip gives the file's order."""
+    corner (Blender's loop start), so a round trip gives the file's order.
+    ``out``: a (3n,) array to write them into (cast to its type), returned."""
     corners = np.asarray(corners)
+    if out is not None:
+        if not convert:
+            out[...] = corners
+            return out
+        _swapped(corners.reshape(-1, 3), 1, 2, out.reshape(-1, 3))
+        return out
     return _swapped(corners.reshape(-1, 3), 1, 2).reshape(-1) if convert else corners

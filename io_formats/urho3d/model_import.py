@@ -214,7 +214,7 @@ def _topology(s: _LodPass) -> None:
             edges.append(local.reshape(-1, 2).astype(np.int32))
             edge_geo.append(np.full(len(local) // 2, g, np.int32))
         else:
-            corner_verts[at : at + len(local)] = axes.rewind(local, s.convert)
+            axes.rewind(local, s.convert, out=corner_verts[at : at + len(local)])
             at += len(local)
             tri_mats.append(np.full(len(local) // 3, g, np.int32))
     n_faces = len(corner_verts) // 3
@@ -308,8 +308,9 @@ def _corner_fields(s: _LodPass) -> None:
         uv = np.take(flipped, cv, axis=0)
         mesh.uv_sets.append(UVSet(f"UVMap{'' if key == 'uv:0' else int(key[3:]) + 1}", uv))
         if np.any(np.float32(1.0) - flipped[:, 1] != per_vertex[key][:, 1]):
-            # 1 - (1 - v) rounds for some v in float32: keep the file's values.
-            kept = per_vertex[key].astype(np.float32)
+            # 1 - (1 - v) rounds for some v in float32: keep the file's values
+            # (the per-vertex array is the import's own: taken as it is)
+            kept = np.asarray(per_vertex[key], np.float32)
             mesh.attributes.append(Attribute(UV_ATTRIBUTE.format(key[3:]), "POINT", "FLOAT2", kept))
     for key in sorted(k for k in per_vertex if k.startswith("color:")):
         _, index, etype = key.split(":")
