@@ -115,8 +115,8 @@ class _LodPass:
     local_lists: list[np.ndarray] = field(default_factory=list)  # mesh vertices per draw
     used: np.ndarray = field(init=False)  # global index of each mesh vertex
     loose: np.ndarray = field(init=False)  # mesh vertices no draw uses (kept from the file)
-    local_of: np.ndarray = field(init=False)  # mesh vertex of each global index
-    vb_of: np.ndarray = field(init=False)  # vertex buffer of each mesh vertex
+    every: bool = False  # the mesh has every global vertex: mesh vertex k is global k
+    local_of: np.ndarray | None = None  # mesh vertex of each global index (not when every)
     mesh: Mesh = field(init=False)
     has_lines: bool = False  # line vertices have no corners: keep every field per point
     per_vertex: dict[str, np.ndarray] = field(default_factory=dict)
@@ -133,6 +133,10 @@ class _LodPass:
     @property
     def n_vertices(self) -> int:
         return len(self.used)
+
+    def vb_of(self, vertices: np.ndarray) -> np.ndarray:
+        """The vertex buffer of each of these mesh vertices."""
+        return np.searchsorted(self.base, self.used[vertices], side="right") - 1
 
 
 def mesh_from_lod(
@@ -182,20 +186,23 @@ def _used_vertices(s: _LodPass) -> None:
     loose = np.zeros(len(is_used), bool)
     loose[s.unused] = True
     is_used |= loose
+    s.every = bool(is_used.all())
+    if s.every:  # the usual model: no map of global to mesh vertices to build
+        s.used = np.arange(len(is_used))
+        s.loose = np.flatnonzero(loose)
+        return
     s.used = np.flatnonzero(is_used)
     s.loose = np.flatnonzero(loose[s.used])
     s.local_of = (np.cumsum(is_used, dtype=np.int64) - 1).astype(np.int32)
-    s.vb_of = np.searchsorted(s.base, s.used, side="right") - 1
 
 
 def _drawn(index_lists: list[np.ndarray], n: int) -> np.ndarray:
-    """The global vertices the index lists draw, as a mask over all ``n``: counted
-    (np.bincount), about twice as fast as setting a mask at every index. The
-    reader checked every index against its vertex buffer."""
+    """The global vertices the index lists draw, as a mask over all ``n``, set
+    at every index: np.bincount is faster on memory touched before but converts
+    the indices to intp first (at a million vertices, 48 MB of new pages)."""
     drawn = np.zeros(n, bool)
     for idx in index_lists:
-        if len(idx):
-            drawn |= np.bincount(idx, minlength=n)[:n] > 0
+        drawn[idx] = True
     return drawn
 
 
@@ -206,9 +213,8 @@ def _topology(s: _LodPass) -> None:
     n_corners = sum(len(idx) for idx, line in zip(s.index_lists, lines, strict=True) if not line)
     corner_verts = np.empty(n_corners, np.int32)  # each draw's rewound corners go in place
     at = 0
-    every = s.n_vertices == len(s.local_of)  # mesh vertex k is global vertex k
     for (g, _), idx, line in zip(s.draws, s.index_lists, lines, strict=True):
-        local = idx if every else np.take(s.local_of, idx)
+        local = idx if s.local_of is None else np.take(s.local_of, idx)
         s.local_lists.append(local)
         if line:
             edges.append(local.reshape(-1, 2).astype(np.int32))
@@ -242,14 +248,19 @@ def _vertex_fields(s: _LodPass) -> None:
     s.joints = np.zeros((n, 4), np.int32)
     s.weights = np.zeros((n, 4), np.float32)
     legacy = s.model.magic == b"UMDL"
+    only = s.every and n > 0 and len(s.model.vertex_buffers) == 1
+    vb_of = None if only else s.vb_of(slice(None))
     for k, vb in enumerate(s.model.vertex_buffers):
-        sel = np.nonzero(s.vb_of == k)[0]
-        if not len(sel):
-            continue
-        # sorted and unique: as many as the buffer holds means all of it, in order
-        rows = vb.data if len(sel) == vb.count else vb.data[s.used[sel] - s.base[k]]
-        if len(sel) == n:  # the only buffer: plain copies, no scatter
-            sel = slice(None)
+        if only:  # every vertex of the one buffer, in order: plain copies, no scatter
+            sel, rows = slice(None), vb.data
+        else:
+            sel = np.nonzero(vb_of == k)[0]
+            if not len(sel):
+                continue
+            # sorted and unique: as many as the buffer holds means all of it, in order
+            rows = vb.data if len(sel) == vb.count else vb.data[s.used[sel] - s.base[k]]
+            if len(sel) == n:  # the only buffer used: plain copies, no scatter
+                sel = slice(None)
         for fname, e in zip(field_names(vb.elements, legacy), vb.elements, strict=True):
             col = rows[fname]
             _vertex_element(s, sel, fname, e, col)
@@ -347,7 +358,7 @@ def _loose_attributes(s: _LodPass) -> None:
     have = {a.name for a in s.mesh.attributes}
     rows_of: dict[str, tuple[int, np.ndarray]] = {}
     for k, vb in enumerate(s.model.vertex_buffers):
-        at = np.flatnonzero(s.vb_of[s.loose] == k)
+        at = np.flatnonzero(s.vb_of(s.loose) == k)
         if not len(at):
             continue
         rows = vb.data[s.used[s.loose[at]] - s.base[k]]
