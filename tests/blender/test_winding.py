@@ -298,8 +298,14 @@ def _old_import(bpy, monkeypatch, path: Path) -> None:
     file's corner order, a layout without the mark."""
     from rigport.io_formats.urho3d import axes, model_import
 
+    def unrewound(corners, convert, out=None):
+        if out is None:
+            return corners
+        out[...] = corners
+        return out
+
     with monkeypatch.context() as old:
-        old.setattr(axes, "rewind", lambda corners, convert: corners)
+        old.setattr(axes, "rewind", unrewound)
         old.setattr(model_import, "REWOUND_KEY", "not_the_mark")
         assert bpy.ops.import_scene.urho3d_mdl(filepath=str(path)) == {"FINISHED"}
 
