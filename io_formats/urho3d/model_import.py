@@ -134,7 +134,7 @@ class _LodPass:
     def n_vertices(self) -> int:
         return len(self.used)
 
-    def vb_of(self, vertices: np.ndarray) -> np.ndarray:
+    def vb_of(self, vertices: np.ndarray | slice) -> np.ndarray:
         """The vertex buffer of each of these mesh vertices."""
         return np.searchsorted(self.base, self.used[vertices], side="right") - 1
 
@@ -175,8 +175,8 @@ def _draw_indices(s: _LodPass) -> None:
 
 
 def _global(idx: np.ndarray, base: int) -> np.ndarray:
-    """A draw's indices into its buffer as global vertex indices (only for
-    indexing): the file's own array where the buffer starts at 0, no int64 copy."""
+    """A draw's indices into its buffer as global vertex indices: the file's own
+    array (its unsigned type) where the buffer starts at 0, no int64 copy."""
     return idx if not base else idx.astype(np.int64) + base
 
 
@@ -217,7 +217,7 @@ def _topology(s: _LodPass) -> None:
         local = idx if s.local_of is None else np.take(s.local_of, idx)
         s.local_lists.append(local)
         if line:
-            edges.append(local.reshape(-1, 2).astype(np.int32))
+            edges.append(local.reshape(-1, 2).astype(np.int32, copy=False))
             edge_geo.append(np.full(len(local) // 2, g, np.int32))
         else:
             axes.rewind(local, s.convert, out=corner_verts[at : at + len(local)])
@@ -435,7 +435,7 @@ def _global_joints(model: Model, draws, local_lists, joints) -> np.ndarray:
         local = joints[verts]
         out[verts] = mapping[np.minimum(local, len(mapping) - 1)]
     n_bones = max(len(model.bones), 1)
-    if out.dtype == np.int32 and (not out.size or int(out.max()) < n_bones):
+    if not out.size or int(out.max()) < n_bones:
         return out
     return np.where(out < n_bones, out, 0).astype(np.int32)
 
@@ -518,7 +518,7 @@ def unused_by_lod(model: Model) -> dict[int, np.ndarray]:
     LOD whose mesh keeps them as loose vertices: the first LOD that draws from
     their vertex buffer (LOD 0 for a buffer no draw uses)."""
     base = np.cumsum([0] + [vb.count for vb in model.vertex_buffers])
-    drawn = []
+    is_used = np.zeros(int(base[-1]), bool)
     owner = np.zeros(len(model.vertex_buffers), np.int64)
     seen = np.zeros(len(model.vertex_buffers), bool)
     for geo in model.geometries:
@@ -527,11 +527,11 @@ def unused_by_lod(model: Model) -> dict[int, np.ndarray]:
                 d.index_start : d.index_start + d.index_count
             ]
             n = 2 if d.primitive_type == PRIMITIVE_LINES else 3
-            drawn.append(_global(idx[: len(idx) // n * n], int(base[d.vertex_buffer])))
+            is_used[_global(idx[: len(idx) // n * n], int(base[d.vertex_buffer]))] = True
             k = d.vertex_buffer
             owner[k] = lod if not seen[k] else min(owner[k], lod)
             seen[k] = True
-    unused = np.flatnonzero(~_drawn(drawn, int(base[-1])))
+    unused = np.flatnonzero(~is_used)
     if not len(unused):
         return {}
     lods = owner[np.searchsorted(base, unused, side="right") - 1]
