@@ -403,35 +403,45 @@ def test_bad_keys_in_the_last_curve(blank_blend, tmp_path) -> None:
     assert _counts(bpy) == before
 
 
-def test_collector_is_held_off_during_an_import(blank_blend, tmp_path, monkeypatch) -> None:
-    """Python's garbage collector does not pause an import or an export
-    (``common.no_collector_pauses``), and is on again after, a failure too; one a
-    script turned off stays off."""
-    import gc
-
+def _watched_import(bpy, tmp_path, monkeypatch, probe):
+    """A small recording's path, and the list ``probe()`` is appended to each
+    time an import converts a curve (inside the import operator)."""
     from rigport.io_formats.mrtk import convert
 
-    bpy = blank_blend
     src = tmp_path / "take.bin"
     src.write_bytes(R.write(samples.sample_recording((1, 0), keys=5)))
     seen = []
     loaded = convert.ImportPlan.loaded
 
     def watch(plan, c):
-        seen.append(gc.isenabled())
+        seen.append(probe())
         return loaded(plan, c)
 
     monkeypatch.setattr(convert.ImportPlan, "loaded", watch)
+    return src, seen
+
+
+def _truncated(src, tmp_path):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(src.read_bytes()[:-3])
+    return bad
+
+
+def test_collector_is_held_off_during_an_import(blank_blend, tmp_path, monkeypatch) -> None:
+    """Python's garbage collector does not pause an import or an export
+    (``common.no_collector_pauses``), and is on again after, a failure too; one a
+    script turned off stays off."""
+    import gc
+
+    bpy = blank_blend
+    src, seen = _watched_import(bpy, tmp_path, monkeypatch, gc.isenabled)
     assert gc.isenabled()
     assert _import(bpy, src) == {"FINISHED"}
     assert seen and not any(seen) and gc.isenabled()
-    seen.clear()
     assert bpy.ops.export_anim.mrtk_input(filepath=str(tmp_path / "out.bin")) == {"FINISHED"}
     assert gc.isenabled()
-    bad = tmp_path / "bad.bin"
-    bad.write_bytes(src.read_bytes()[:-3])
     with pytest.raises(RuntimeError, match=r"bad\.bin"):
-        _import(bpy, bad)
+        _import(bpy, _truncated(src, tmp_path))
     assert gc.isenabled()
     gc.disable()
     try:
@@ -442,31 +452,22 @@ def test_collector_is_held_off_during_an_import(blank_blend, tmp_path, monkeypat
 
 
 def test_huge_page_advice_is_held_off_during_an_import(blank_blend, tmp_path, monkeypatch) -> None:
-    """numpy's huge-page advice is off while an import or an export runs
-    (``common.no_huge_page_advice``) and as it was after, a failure too."""
+    """numpy's huge-page advice is off while an import runs
+    (``common.no_huge_page_advice``) and as it was after, a failure and an
+    export too; one a script turned off stays off."""
     from numpy._core import multiarray
 
-    from rigport.io_formats.mrtk import convert
-
     bpy = blank_blend
-    src = tmp_path / "take.bin"
-    src.write_bytes(R.write(samples.sample_recording((1, 0), keys=5)))
-    seen = []
-    loaded = convert.ImportPlan.loaded
-
-    def watch(plan, c):
-        seen.append(multiarray._get_madvise_hugepage())
-        return loaded(plan, c)
-
-    monkeypatch.setattr(convert.ImportPlan, "loaded", watch)
+    src, seen = _watched_import(bpy, tmp_path, monkeypatch, multiarray._get_madvise_hugepage)
     was = multiarray._set_madvise_hugepage(True)
     try:
         assert _import(bpy, src) == {"FINISHED"}
         assert seen and not any(seen) and multiarray._get_madvise_hugepage()
-        bad = tmp_path / "bad.bin"
-        bad.write_bytes(src.read_bytes()[:-3])
+        out = str(tmp_path / "out.bin")
+        assert bpy.ops.export_anim.mrtk_input(filepath=out) == {"FINISHED"}
+        assert multiarray._get_madvise_hugepage()
         with pytest.raises(RuntimeError, match=r"bad\.bin"):
-            _import(bpy, bad)
+            _import(bpy, _truncated(src, tmp_path))
         assert multiarray._get_madvise_hugepage()
         multiarray._set_madvise_hugepage(False)
         _import(bpy, src)
