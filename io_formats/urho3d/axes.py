@@ -59,7 +59,7 @@ def tangents(t: np.ndarray, convert: bool) -> np.ndarray:
     if not convert:
         return t
     out = _swapped(t, 1, 2)
-    out[..., 3] *= -1
+    np.negative(out[..., 3], out=out[..., 3])
     return out
 
 

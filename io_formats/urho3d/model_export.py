@@ -290,8 +290,11 @@ def _kept_skin(mesh: Mesh, weights: np.ndarray, joints: np.ndarray):
     if raw_w is None or raw_j is None or len(raw_w) != len(weights):
         return weights, joints
     raw_j = np.ascontiguousarray(raw_j, "<i4").view(np.uint8).reshape(-1, 4)
-    total = raw_w.sum(axis=1, keepdims=True)
-    norm_w = np.divide(raw_w, total, out=np.zeros_like(raw_w), where=total > 0)
+    # compared as the import gave them to Blender: NaN, infinite and non-positive
+    # weights reached no group, and the file's own values go back where the rest hold
+    given = np.where(np.isfinite(raw_w) & (raw_w > 0), raw_w, np.float32(0))
+    total = given.sum(axis=1, keepdims=True)
+    norm_w = np.divide(given, total, out=np.zeros_like(given), where=total > 0)
     same = _same_influences(norm_w, raw_j, weights, joints)
     return (
         np.where(same[:, None], raw_w, weights).astype(np.float32),

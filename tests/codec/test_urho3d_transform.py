@@ -80,3 +80,22 @@ def test_layout_centres_in_the_file_axes_move_and_the_box_is_recomputed():
     assert out["bbox"] is None
     assert np.allclose([lod[0] for lod in out["geometries"][0]["lods"]], [0.0, 50.0])
     assert layout["centers"] == [centre.tolist()] and layout["bbox"] == [0.0] * 6  # a copy
+
+
+#: NaN payloads (quiet, signalling, negative), an infinity, signed zeros and a plain
+#: value: a multiply by -1 quiets a signalling NaN, a negation flips the sign only
+ODD_BITS = np.array(
+    [0x7FC00000, 0x7FA00001, 0xFFC00123, 0x7F800000, 0x80000000, 0x00000000, 0x3F000000],
+    np.uint32,
+)
+
+
+def test_tangent_conversion_inverts_bit_for_bit():
+    """A tangent's w comes back bit for bit after import and export, a signalling
+    NaN too, so an unedited file's kept tangents are written unchanged."""
+    values = ODD_BITS.view(np.float32)
+    tangents = np.stack([values, values[::-1], values, values[::-1]], axis=1)
+    there = axes.tangents(tangents, True)
+    assert np.array_equal(there[:, 3].view(np.uint32), ODD_BITS[::-1] ^ 0x80000000)
+    back = axes.tangents(there, True)
+    assert np.array_equal(back.view(np.uint32), tangents.view(np.uint32))
