@@ -387,7 +387,8 @@ def weld(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     per_corner = [mesh.normals] if mesh.normals is not None else []
     per_corner += [uv.uv for uv in mesh.uv_sets] + [c.color for c in mesh.colors]
     back = first_of[cv]
-    if all(np.array_equal(a, a[back]) for a in per_corner):  # one set of values per vertex
+    # one set of values per vertex; a NaN the file gave a vertex is on all its corners
+    if all(np.array_equal(a, a[back], equal_nan=True) for a in per_corner):
         return np.arange(nv), first_of, cv
     cols = [mesh.corner_verts.astype(np.float64)[:, None]]
     if mesh.normals is not None:
@@ -723,7 +724,7 @@ def _sphere(p: np.ndarray) -> np.ndarray:
 def _skin(g: _GeometryPass) -> Skin:
     """The Skin PLG: four weights per vertex, the bind matrices, and the split data."""
     mesh, skeleton, perm, warnings = g.mesh, g.ctx.skeleton, g.ctx.perm, g.ctx.warnings
-    joints, weights = _skin_weights(g)
+    joints, weights = _unheld_weights(g, *_skin_weights(g))
     nb = len(skeleton)
     inv = skeleton.inverse_bind
     if inv is None:
@@ -793,6 +794,33 @@ def _skin_weights(g: _GeometryPass) -> tuple[np.ndarray, np.ndarray]:
     unweighted = int((sums[:, 0] <= 0).sum())
     if unweighted:
         g.ctx.warnings.append(f"{mesh.name}: no weights on {counted(unweighted, 'vertex')}")
+    return joints, weights
+
+
+def _unheld_weights(
+    g: _GeometryPass, joints: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The file's own bones and weights of the vertices whose weights Blender's groups
+    could not hold (``unheld`` of the import's ``rw_skin``), while the triangles, the
+    weights and the file's bones are unchanged; the other vertices as they are. The
+    weights then come back as float32, which keeps a NaN's bits (float64 would quiet
+    a signalling one)."""
+    skeleton, perm = g.ctx.skeleton, g.ctx.perm
+    stored = g.mesh.extras.get("rw_skin") or {}
+    unheld = stored.get("unheld")
+    unedited = g.same and g.edits is not None and EDIT_WEIGHTS not in g.edits
+    identity = perm is None or np.array_equal(perm, np.arange(len(perm)))
+    file_bones = len(stored.get("matrix_w") or []) == len(skeleton)
+    if not (unheld and unedited and identity and file_bones):
+        return joints, weights
+    idx = np.asarray(unheld["vertices"], np.int64)
+    at = np.searchsorted(idx, g.src)
+    found = (at < len(idx)) & (idx[np.minimum(at, len(idx) - 1)] == g.src)
+    file_j = np.frombuffer(bytes.fromhex(unheld["indices"]), np.uint8).reshape(-1, 4)
+    file_w = np.frombuffer(bytes.fromhex(unheld["weights"]), "<f4").reshape(-1, 4)
+    joints, weights = joints.copy(), weights.astype(np.float32)
+    joints[found] = file_j[at[found]]
+    weights[found] = file_w[at[found]]
     return joints, weights
 
 

@@ -554,8 +554,15 @@ def kept_uvs(
         return uv
     file = np.asarray(kept.data, np.float32)[fc, :2]
     held = mesh.uv_sets[index].uv[fc].astype(np.float32)
-    same = has_face & (file[:, 0] == held[:, 0]) & (np.float32(1.0) - file[:, 1] == held[:, 1])
+    same = (
+        has_face & _same(file[:, 0], held[:, 0]) & _same(np.float32(1.0) - file[:, 1], held[:, 1])
+    )
     return np.where(same[:, None], file, uv)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Equal values, or the same bits (a NaN the file has is not equal to itself)."""
+    return (a == b) | (a.view(np.uint32) == b.view(np.uint32))
 
 
 def _mesh_uvs_and_colors(p: _MeshPass) -> None:
@@ -613,6 +620,15 @@ def _mesh_skin(p: _MeshPass) -> None:
         "fillers": None if skin.fillers is None else skin.fillers.tolist(),
         "split": None if skin.split is None else skin.split.to_json(),
     }
+    unheld = np.nonzero((np.signbit(skin.weights) | ~np.isfinite(skin.weights)).any(axis=1))[0]
+    if len(unheld):
+        # rows holding a weight no vertex group takes (NaN, infinite, negative or -0):
+        # the file's own rows, written back while the weights are unedited
+        p.skin_extras["unheld"] = {
+            "vertices": unheld.tolist(),
+            "indices": np.ascontiguousarray(skin.indices[unheld], np.uint8).tobytes().hex(),
+            "weights": np.ascontiguousarray(skin.weights[unheld], "<f4").tobytes().hex(),
+        }
 
 
 def _mesh_morphs(p: _MeshPass) -> None:

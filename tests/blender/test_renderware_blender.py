@@ -346,3 +346,56 @@ def test_second_import_with_taken_names_exports_the_same_bytes(blank_blend, tmp_
     out = tmp_path / "second.dff"
     assert bpy.ops.export_scene.rw_dff(filepath=str(out), use_selection=True) == {"FINISHED"}
     assert out.read_bytes() == dff.write(src)
+
+
+# -- values Blender's vertex groups, custom normals and UV maps cannot hold ----------
+
+#: Bit patterns of float32 values: a quiet and a signalling NaN, an infinity, and a
+#: negative number (a weight no vertex group takes).
+ODD_VALUES = {
+    "quiet NaN": 0x7FC00000,
+    "signalling NaN": 0x7FA00001,
+    "inf": 0x7F800000,
+    "negative": 0xBF000000,
+}
+
+
+def _odd_ped(target: str, bits: int) -> dff.DffFile:
+    """A ped whose vertex 9 holds ``bits`` in a weight, both UV parts and (when not
+    finite: bpy 4.2's custom normals cannot hold a finite normal far from its face's)
+    a normal's x."""
+    f = samples.skinned_ped(target, n_bones=8, rings=6, segments=6)
+    geo = f.clump.geometries()[0]
+    geo.skin.weights[9:10, 1:2].view(np.uint32)[...] = bits
+    geo.uvs[0][9:10].view(np.uint32)[...] = bits
+    if not np.isfinite(np.uint32(bits).view(np.float32)):
+        geo.morph_targets[0].normals[9:10, 0:1].view(np.uint32)[...] = bits
+    return f
+
+
+@pytest.mark.parametrize("target", ["III", "SA"])
+@pytest.mark.parametrize("value", list(ODD_VALUES))
+def test_odd_values_written_back_unedited(blank_blend, tmp_path, value, target):
+    """A weight, normal or UV Blender cannot hold as the file has it: the unedited
+    export writes the file back byte for byte (the weight's whole row and bones from
+    what the import kept; the vertex not split by a NaN unequal to itself; a V whose
+    flip quiets a signalling NaN from the kept UVs)."""
+    src = _odd_ped(target, ODD_VALUES[value])
+    bpy = blank_blend
+    assert bpy.ops.import_scene.rw_dff(filepath=_write(tmp_path / "ped.dff", src)) == {"FINISHED"}
+    out = tmp_path / "out.dff"
+    assert bpy.ops.export_scene.rw_dff(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == dff.write(src)
+
+
+def test_odd_weight_follows_a_weight_edit(blank_blend, tmp_path):
+    """Once the weights are edited, the vertex's row is Blender's, normalised."""
+    src = _odd_ped("SA", ODD_VALUES["quiet NaN"])
+    bpy = blank_blend
+    bpy.ops.import_scene.rw_dff(filepath=_write(tmp_path / "ped.dff", src))
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    obj.vertex_groups[0].add([0], 0.5, "REPLACE")
+    out = tmp_path / "out.dff"
+    assert bpy.ops.export_scene.rw_dff(filepath=str(out)) == {"FINISHED"}
+    w = dff.read(out.read_bytes()).clump.geometries()[0].skin.weights[9]
+    assert np.isfinite(w).all() and abs(float(w.sum()) - 1.0) < 1e-6
