@@ -690,9 +690,10 @@ def _restore_normals(mesh: Mesh) -> None:
         return
     cv = mesh.corner_verts.astype(np.int64)
     data = np.asarray(stored.data, np.float32)
-    length = np.linalg.norm(data, axis=1)  # per vertex, then per corner: the same numbers
-    unit = data / np.maximum(length, 1e-12)[:, None]
-    agree = (length[cv] < 1e-6) | ((unit[cv] * mesh.normals).sum(axis=1) > 0.999)
+    with np.errstate(invalid="ignore"):  # a file's NaN or infinite normal agrees with none
+        length = np.linalg.norm(data, axis=1)  # per vertex, then per corner: the same numbers
+        unit = data / np.maximum(length, 1e-12)[:, None]
+        agree = (length[cv] < 1e-6) | ((unit[cv] * mesh.normals).sum(axis=1) > 0.999)
     held = np.abs(np.linalg.norm(mesh.normals, axis=1) - 1.0) < 1e-3
     raw = data[cv]
     normals = np.where((agree | ~held)[:, None], raw, mesh.normals).astype(np.float32)

@@ -554,9 +554,9 @@ def kept_uvs(
         return uv
     file = np.asarray(kept.data, np.float32)[fc, :2]
     held = mesh.uv_sets[index].uv[fc].astype(np.float32)
-    same = (
-        has_face & _same(file[:, 0], held[:, 0]) & _same(np.float32(1.0) - file[:, 1], held[:, 1])
-    )
+    with np.errstate(invalid="ignore"):  # 1 - a signalling NaN: the file's value is kept
+        flipped = np.float32(1.0) - file[:, 1]
+    same = has_face & _same(file[:, 0], held[:, 0]) & _same(flipped, held[:, 1])
     return np.where(same[:, None], file, uv)
 
 
