@@ -19,6 +19,17 @@ ROOT = Path(__file__).resolve().parents[1]
 BATCH = ROOT / "batch.py"
 
 
+#: Bit patterns of float32 values a file may hold where Blender cannot keep them
+#: as they are: a quiet and a signalling NaN, an infinity, and a negative number
+#: (a weight no vertex group takes).
+ODD_VALUES = {
+    "quiet NaN": 0x7FC00000,
+    "signalling NaN": 0x7FA00001,
+    "inf": 0x7F800000,
+    "negative": 0xBF000000,
+}
+
+
 def run_batch(
     *args: object, timeout: float = 300, env: dict | None = None
 ) -> subprocess.CompletedProcess:

@@ -10,6 +10,7 @@ import pytest
 from rigport.io_formats.renderware import chunks, dff
 from rigport.io_formats.renderware.frames import hanim_parents
 from rigport.samples import renderware as samples
+from rigport.tests.support import ODD_VALUES
 
 
 def _write(path, f: dff.DffFile) -> str:
@@ -349,15 +350,6 @@ def test_second_import_with_taken_names_exports_the_same_bytes(blank_blend, tmp_
 
 
 # -- values Blender's vertex groups, custom normals and UV maps cannot hold ----------
-
-#: Bit patterns of float32 values: a quiet and a signalling NaN, an infinity, and a
-#: negative number (a weight no vertex group takes).
-ODD_VALUES = {
-    "quiet NaN": 0x7FC00000,
-    "signalling NaN": 0x7FA00001,
-    "inf": 0x7F800000,
-    "negative": 0xBF000000,
-}
 
 
 def _odd_ped(target: str, bits: int) -> dff.DffFile:

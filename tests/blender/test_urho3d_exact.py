@@ -15,6 +15,7 @@ from rigport.io_formats.urho3d.model_import import MORPH_POSITION, unheld_offset
 from rigport.samples import rbfx as rbfx_samples
 from rigport.samples import unigine as unigine_samples
 from rigport.samples import urho3d as samples
+from rigport.tests.support import ODD_VALUES
 
 
 def _import(bpy, path, lods: str = "ALL") -> list:
@@ -370,15 +371,6 @@ def test_edited_basis_vertex_writes_blender_offsets(blank_blend, tmp_path):
 
 
 # -- values Blender's groups and normals cannot hold --------------------------------
-
-#: Bit patterns of float32 values: a quiet and a signalling NaN, an infinity, and a
-#: negative number (a weight Blender's groups leave out; a valid tangent w).
-ODD_VALUES = {
-    "quiet NaN": 0x7FC00000,
-    "signalling NaN": 0x7FA00001,
-    "inf": 0x7F800000,
-    "negative": 0xBF000000,
-}
 
 
 @pytest.mark.parametrize("value", list(ODD_VALUES))
