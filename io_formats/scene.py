@@ -120,6 +120,34 @@ class MorphTarget:
         return _dense(self.position_offsets, self.vertices, n)
 
 
+def morph_offsets(base: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """A morph target's absolute positions as offsets from ``base``. Where a base
+    position is not finite, the offset is from the origin: Blender holds 0 for such a
+    position, so the shape key keeps the file's target position, which
+    :func:`morph_positions` gives back."""
+    base = np.asarray(base, np.float32)
+    target = np.asarray(target, np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = target - base
+    odd = ~np.isfinite(base).all(axis=-1)
+    if odd.any():
+        out[odd] = target[odd]
+    return out
+
+
+def morph_positions(base: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A morph target's absolute positions from offsets made by :func:`morph_offsets`
+    (a file's non-finite base position keeps its target's own position)."""
+    base = np.asarray(base, np.float32)
+    offsets = np.asarray(offsets, np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = base + offsets
+    odd = ~np.isfinite(base).all(axis=-1)
+    if odd.any():
+        out[odd] = offsets[odd]
+    return out
+
+
 @dataclass
 class Mesh:
     name: str

@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from ..bounds import box_sphere
 from ..codec import FormatError, Reader
 from ..codec.errors import counted
 from ..passes import run_passes
-from ..scene import Attribute, ColorSet, Mesh, Skeleton, UVSet
+from ..scene import Attribute, ColorSet, Mesh, Skeleton, UVSet, morph_positions
 from ..scene import MorphTarget as NeutralMorph
 from ..scene import Skin as SkinSet
 from ..transforms import compose_trs, parent_first_order, world_from_local
@@ -588,7 +589,7 @@ def _morph_targets(g: _GeometryPass) -> None:
         )
     for m in morphs:
         offsets = m.position_offsets[g.src]
-        g.targets.append(MorphTarget(_sphere(positions), positions + offsets, None))
+        g.targets.append(MorphTarget(_sphere(positions), morph_positions(positions, offsets), None))
     spheres = g.stored.get("spheres")
     moved = g.stored.get("positions") != positions_fingerprint([t.positions for t in g.targets])
     if g.same and not moved and spheres and len(spheres) == len(g.targets):
@@ -715,10 +716,7 @@ def _restore_normals(mesh: Mesh) -> None:
 
 
 def _sphere(p: np.ndarray) -> np.ndarray:
-    if not len(p):
-        return np.zeros(4, np.float32)
-    c = (p.min(axis=0) + p.max(axis=0)) * 0.5
-    r = float(np.sqrt(((p - c) ** 2).sum(axis=1).max()))
+    _, _, c, r = box_sphere(p)
     return np.array([*c, r], np.float32)
 
 

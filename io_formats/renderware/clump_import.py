@@ -18,7 +18,17 @@ import numpy as np
 from ..codec import FormatError
 from ..codec.errors import counted
 from ..passes import run_passes
-from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
+from ..scene import (
+    Attribute,
+    ColorSet,
+    Mesh,
+    MorphTarget,
+    Scene,
+    Skeleton,
+    Skin,
+    UVSet,
+    morph_offsets,
+)
 from ..transforms import decompose_trs, world_from_local
 from .chunks import RawChunk, version_of
 from .dff import Atomic, Clump, DffFile
@@ -82,15 +92,17 @@ def raw_list(items: list) -> list[list]:
 
 
 def zero_area(positions: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    """Per triangle: True where its corners lie on a line or a point (no normal)."""
-    p = np.asarray(positions, np.float64)
+    """Per triangle: True where its corners lie on a line or a point (no normal). A
+    triangle with a NaN or infinite corner is not one."""
     t = np.asarray(triangles, np.int64).reshape(-1, 3)
     if not len(t):
         return np.zeros(0, bool)
-    a, b, c = p[t[:, 0]], p[t[:, 1]], p[t[:, 2]]
-    cross = np.linalg.norm(np.cross(b - a, c - a), axis=1)
-    size = np.maximum(np.linalg.norm(b - a, axis=1), np.linalg.norm(c - a, axis=1))
-    return cross <= 1e-6 * np.maximum(size * size, 1e-12)
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = np.asarray(positions, np.float64)
+        a, b, c = p[t[:, 0]], p[t[:, 1]], p[t[:, 2]]
+        cross = np.linalg.norm(np.cross(b - a, c - a), axis=1)
+        size = np.maximum(np.linalg.norm(b - a, axis=1), np.linalg.norm(c - a, axis=1))
+        return cross <= 1e-6 * np.maximum(size * size, 1e-12)
 
 
 def geometry_fingerprint(num_vertices: int, triangles: np.ndarray, materials: np.ndarray) -> str:
@@ -635,7 +647,7 @@ def _mesh_morphs(p: _MeshPass) -> None:
     targets = p.geo.morph_targets[1:]
     for i, mt in enumerate(targets, 1):
         if mt.positions is not None:
-            offsets = (mt.positions - p.positions).astype("f4")
+            offsets = morph_offsets(p.positions, mt.positions)
             p.mesh.morphs.append(MorphTarget(f"morph{i}", offsets))
     if any(mt.normals is not None for mt in targets):
         p.result.warnings.append(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bounds import box_sphere
 from ..codec import FormatError, Reader, Writer
 from ..codec.errors import plural_of
 
@@ -97,13 +98,7 @@ def write_bounds(w: Writer, bounds: np.ndarray) -> None:
 def compute_bounds(points: np.ndarray) -> np.ndarray:
     """Box of ``points``; sphere around the box centre that holds every point."""
     out = np.zeros(10, np.float32)
-    p = np.asarray(points, np.float64).reshape(-1, 3)
-    if not len(p):
-        return out
-    lo, hi = p.min(axis=0), p.max(axis=0)
-    center = (lo + hi) / 2
-    out[0:3], out[3:6], out[6:9] = lo, hi, center
-    out[9] = np.sqrt(((p - center) ** 2).sum(axis=1).max())
+    out[0:3], out[3:6], out[6:9], out[9] = box_sphere(np.asarray(points, np.float64).reshape(-1, 3))
     return out
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from ..codec import FormatError
 from ..codec.quantize import normalize_weights_to_sum
 from ..passes import run_passes
-from ..scene import Animation, Mesh, MorphTarget, Scene, Skeleton, Skin
+from ..scene import Animation, Mesh, MorphTarget, Scene, Skeleton, Skin, morph_positions
 from ..transforms import matrix_to_quat
 from . import mesh as native
 from .anim_convert import (
@@ -430,7 +430,7 @@ def _targets(
         tq = p.morph_q[tname][rep] if tname in p.morph_q and len(tangents) else tangents
         if j < len(has_tangents) and has_tangents[j] is False:
             tq = tq[:0]  # the file's target had none
-        pos = (base + m.position_offsets[coord_ids]).astype(np.float32)
+        pos = morph_positions(base, m.position_offsets[coord_ids])
         targets.append(native.MorphTarget(tname, pos, tq))
     return targets
 

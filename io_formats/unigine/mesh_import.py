@@ -18,7 +18,17 @@ import numpy as np
 
 from ..codec import FormatError
 from ..passes import run_passes
-from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
+from ..scene import (
+    Attribute,
+    ColorSet,
+    Mesh,
+    MorphTarget,
+    Scene,
+    Skeleton,
+    Skin,
+    UVSet,
+    morph_offsets,
+)
 from ..transforms import parent_first_order
 from . import mesh as native
 from .anim_convert import bind_wxyz, mesh_animation_to_neutral
@@ -215,8 +225,8 @@ def _morphs(p: _SurfacesPass) -> None:
         for i, s in enumerate(p.surfs):
             for t in s.targets[1:]:
                 if t.name == mname:
-                    offsets[p.coord_off[i] : p.coord_off[i + 1]] = (
-                        t.positions - s.targets[0].positions
+                    offsets[p.coord_off[i] : p.coord_off[i + 1]] = morph_offsets(
+                        s.targets[0].positions, t.positions
                     )
                     break
         p.out.morphs.append(MorphTarget(mname, offsets))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..bounds import box
 from ..codec import FormatError
 from ..codec.errors import counted
 from ..passes import run_passes
@@ -818,9 +819,7 @@ def _bounding_box(
         for idx in mine:
             drawn[idx] = True
         parts.append(vb.data[field] if drawn.all() else vb.data[field][drawn])
-    positions = np.concatenate(parts)
-    lo = positions.min(axis=0) if len(positions) else np.zeros(3, np.float32)
-    hi = positions.max(axis=0) if len(positions) else np.zeros(3, np.float32)
+    lo, hi = box(np.concatenate(parts))
     if layout is not None and layout.get("bbox") is not None:
         old = np.array(layout["bbox"], np.float32)
         # The kept box still holds every vertex: keep it (engines pad boxes).
@@ -1228,7 +1227,7 @@ def _bones(skeleton: Skeleton, opts: ExportOptions) -> list[Bone]:
         )
         b.collision_mask = int(extra.get("urho_collision_mask", 0))
         b.radius = float(extra.get("urho_radius", 0.0))
-        box = np.array(extra.get("urho_bbox", [0.0] * 6), np.float32)
-        b.bbox_min, b.bbox_max = box[:3], box[3:]
+        kept_box = np.array(extra.get("urho_bbox", [0.0] * 6), np.float32)
+        b.bbox_min, b.bbox_max = kept_box[:3], kept_box[3:]
         bones.append(b)
     return bones

@@ -377,8 +377,11 @@ def _set_custom_normals(me: bpy.types.Mesh, mesh: Mesh) -> None:
 
 def morph_coords(mesh: Mesh, morph: MorphTarget) -> np.ndarray:
     """The flat float32 coordinates of ``morph``'s shape key, as ``shape_keys``
-    gives them to Blender: the positions plus the offsets, non-finite ones 0."""
+    gives them to Blender: the positions plus the offsets, non-finite ones 0. A
+    non-finite position is 0 first, as in the basis (see ``guard.guard_mesh``): a
+    file's target position there is the offset (``scene.morph_offsets``)."""
     co = np.array(mesh.positions, np.float32)
+    co[~guard.finite_rows(co)] = 0
     if morph.vertices is None:
         co += morph.position_offsets
     else:  # sparse: dense only here, one key at a time

@@ -224,7 +224,8 @@ def _copies(keys: np.ndarray, faces: np.ndarray) -> np.ndarray:
     return faces[order[1:][same]]
 
 
-def _finite_rows(a: np.ndarray) -> np.ndarray:
+def finite_rows(a: np.ndarray) -> np.ndarray:
+    """Per row of ``a``: every value finite (a row of an integer array always is)."""
     a = np.asarray(a)
     if a.dtype.kind != "f":
         return np.ones(len(a), bool)
@@ -238,7 +239,7 @@ def _finite_rows(a: np.ndarray) -> np.ndarray:
 
 def _patch_non_finite(a: np.ndarray, kept: dict, key: str, counts: dict, what: str):
     """``a`` with non-finite rows zeroed; their original rows kept under ``key``."""
-    good = _finite_rows(a)
+    good = finite_rows(a)
     if good.all():
         return a
     rows = np.nonzero(~good)[0]
@@ -603,7 +604,7 @@ def guard_skeleton(skeleton: Skeleton) -> tuple[Skeleton, np.ndarray, str]:
     t = np.asarray(skeleton.local_translation, np.float64)
     q = np.asarray(skeleton.local_rotation, np.float64)
     s = np.asarray(skeleton.local_scale, np.float64)
-    bad_t, bad_q, bad_s = ~_finite_rows(t), ~_finite_rows(q), ~_finite_rows(s)
+    bad_t, bad_q, bad_s = ~finite_rows(t), ~finite_rows(q), ~finite_rows(s)
     bad_q |= np.einsum("ij,ij->i", np.nan_to_num(q), np.nan_to_num(q)) == 0
     bad_s |= (np.nan_to_num(s) == 0).any(axis=1)
     counts["bones with a NaN/Inf, zero-scale or zero rotation rest transform"] = int(
@@ -664,7 +665,7 @@ def _finite_keys(track: BoneTrack) -> tuple[BoneTrack, int]:
     good = np.isfinite(times)
     for v in (track.translation, track.rotation, track.scale):
         if v is not None:
-            good &= _finite_rows(np.asarray(v, np.float64))
+            good &= finite_rows(np.asarray(v, np.float64))
     if good.all():
         return replace(track, bone=blender_name(track.bone)), 0
     return (
