@@ -116,6 +116,7 @@ class _LodPass:
     used: np.ndarray = field(init=False)  # global index of each mesh vertex
     loose: np.ndarray = field(init=False)  # mesh vertices no draw uses (kept from the file)
     every: bool = False  # the mesh has every global vertex: mesh vertex k is global k
+    only_lod: bool = False  # the model's one LOD: every global vertex is the mesh's
     local_of: np.ndarray | None = None  # mesh vertex of each global index (not when every)
     mesh: Mesh = field(init=False)
     has_lines: bool = False  # line vertices have no corners: keep every field per point
@@ -143,11 +144,12 @@ def mesh_from_lod(
     model: Model, name: str, lod: int, convert: bool, unused: np.ndarray | None = None
 ) -> Mesh:
     """One Blender-ready mesh for LOD level ``lod``: the vertices its draws use
-    and the ``unused`` ones (global indices no draw uses, as loose vertices), in
-    buffer order, one Blender vertex per engine vertex."""
+    and the ``unused`` ones (global indices no draw uses, as loose vertices, from
+    :func:`unused_by_lod`), in buffer order, one Blender vertex per engine vertex."""
     state = _LodPass(model, name, lod, convert)
-    if unused is not None:
+    if unused is not None:  # the model's unused vertices, all of them (none: not known)
         state.unused = unused
+        state.only_lod = max((len(g.lods) for g in model.geometries), default=0) == 1
     run_passes(
         state,
         _draw_indices,
@@ -181,7 +183,13 @@ def _global(idx: np.ndarray, base: int) -> np.ndarray:
 
 
 def _used_vertices(s: _LodPass) -> None:
-    """Used vertices by a mask and a running count: linear, where np.unique sorts."""
+    """Used vertices by a mask and a running count: linear, where np.unique sorts.
+    A model of one LOD has them all: what no draw uses is that LOD's (``unused_by_lod``)."""
+    if s.only_lod:
+        s.every = True
+        s.used = np.arange(int(s.base[-1]))
+        s.loose = np.asarray(s.unused, np.int64)
+        return
     is_used = _drawn(s.index_lists, int(s.base[-1]))
     loose = np.zeros(len(is_used), bool)
     loose[s.unused] = True
@@ -492,9 +500,10 @@ def unheld_offsets(
         return None
     base = np.asarray(positions, np.float32)[verts]
     off = np.asarray(offsets, np.float32)
-    back = (base + off) - base
+    held = base + off
+    back = held - base
     bits = back.view(np.uint32) != off.view(np.uint32)
-    keep = np.any(bits, axis=1) & np.all(np.isfinite(base + off), axis=1)
+    keep = np.any(bits, axis=1) & np.all(np.isfinite(held), axis=1)
     if not keep.any():
         return None
     return verts[keep].astype(np.int64), off[keep]
@@ -509,8 +518,13 @@ def _last_wins(
         return np.zeros(0, np.int64), np.zeros(empty, dtype)
     where = np.concatenate([w for w, _ in parts]).astype(np.int64)
     values = np.concatenate([np.asarray(v, dtype) for _, v in parts])
+    if np.all(where[1:] > where[:-1]):  # the usual morph: each vertex once, in order
+        return where, values
     verts, last = np.unique(where[::-1], return_index=True)
     return verts, values[::-1][last]
+
+
+_NONE = np.zeros(0, np.int64)
 
 
 def unused_by_lod(model: Model) -> dict[int, np.ndarray]:
@@ -550,7 +564,7 @@ def import_model(model: Model, name: str, all_lods: bool = False, convert: bool 
     unused = unused_by_lod(model)
     for lod in levels:
         mesh_name = name if lod == 0 and not all_lods else f"{name}_LOD{lod}"
-        mesh = mesh_from_lod(model, mesh_name, lod, convert, unused.get(lod))
+        mesh = mesh_from_lod(model, mesh_name, lod, convert, unused.get(lod, _NONE))
         mesh.extras = {"rigport_format": "urho3d", "urho_lod": lod, "urho_layout": layout}
         if all_lods and n_lods > 1:
             mesh.collection = f"{name}_LODs"
