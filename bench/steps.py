@@ -237,6 +237,7 @@ PHASES = (
     ("mesh", "rigport.operators.blender.build", "_fill_mesh"),
     ("vertex groups", "rigport.operators.blender.build", "assign_vertex_groups"),
     # inside "vertex groups": RigPort's sort of the skin's entries into runs
+    ("skin sort", "rigport.operators.blender.weights", "_bone_entries"),
     ("skin sort", "rigport.operators.blender.weights", "_sorted_entries"),
     ("shape keys", "rigport.operators.blender.build", "shape_keys"),
 )
