@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .gather import rows_at
+
 
 @dataclass
 class Skeleton:
@@ -180,8 +182,7 @@ class Mesh:
         form the exporters read."""
         if self.normals is None or self.normal_domain == "CORNER":
             return self
-        # by intp indices: numpy 1.x takes rows by int32 ones several times slower
-        normals = np.take(self.normals, np.asarray(self.corner_verts, np.intp), axis=0)
+        normals = rows_at(self.normals, self.corner_verts)
         return replace(self, normals=normals, normal_domain="CORNER")
 
 

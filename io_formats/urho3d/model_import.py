@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codec import FormatError
+from ..gather import rows_at
 from ..passes import run_passes
 from ..scene import Attribute, ColorSet, Mesh, MorphTarget, Scene, Skeleton, Skin, UVSet
 from ..transforms import parent_first_order
@@ -269,38 +270,63 @@ def _vertex_fields(s: _LodPass) -> None:
             rows = vb.data if len(sel) == vb.count else vb.data[s.used[sel] - s.base[k]]
             if len(sel) == n:  # the only buffer used: plain copies, no scatter
                 sel = slice(None)
-        for fname, e in zip(field_names(vb.elements, legacy), vb.elements, strict=True):
-            col = rows[fname]
-            _vertex_element(s, sel, fname, e, col)
-            if s.has_lines and e.semantic not in _SKIN_OR_POSITION:
-                _scatter(s.per_vertex, element_attribute(e), sel, _raw(col, e), n)
+        names = field_names(vb.elements, legacy)
+        for part, part_rows in _row_blocks(sel, rows):
+            for fname, e in zip(names, vb.elements, strict=True):
+                col = part_rows[fname]
+                _vertex_element(s, part, fname, e, col)
+                if s.has_lines and e.semantic not in _SKIN_OR_POSITION:
+                    _scatter(s.per_vertex, element_attribute(e), part, _raw(col, e), n)
+
+
+#: Vertices per block when a whole buffer is read element by element: each
+#: element's strided copy reads the block again, so a block stays in the CPU's
+#: cache (8,192 vertices of 76 bytes: 608 KiB) where the whole buffer would be
+#: read from memory once per element (18 times for a skinned, tangent, 2-UV model).
+BLOCK_ROWS = 8192
+
+
+def _row_blocks(sel: np.ndarray | slice, rows: np.ndarray):
+    """(vertices, their rows) in blocks of :data:`BLOCK_ROWS` where ``sel`` is every
+    vertex of a large buffer; else ``sel`` and ``rows`` themselves."""
+    if not _whole(sel) or len(rows) <= BLOCK_ROWS:
+        yield sel, rows
+        return
+    for start in range(0, len(rows), BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, len(rows))
+        yield slice(start, stop), rows[start:stop]
+
+
+def _whole(sel: np.ndarray | slice) -> bool:
+    """``sel`` is every vertex, in order (arrays are taken or copied whole)."""
+    return isinstance(sel, slice) and sel == slice(None)
 
 
 def _vertex_element(s: _LodPass, sel: np.ndarray | slice, fname: str, e, col: np.ndarray) -> None:
     """One element's values: into the mesh where Blender has a place, else kept per vertex."""
     n, convert = s.n_vertices, s.convert
     if e.semantic == SEM_POSITION and e.index == 0 and e.type == TYPE_VECTOR3:
-        if isinstance(sel, slice):
+        if _whole(sel):
             s.mesh.positions = _owned(axes.vectors(col, convert))
         else:
             s.mesh.positions[sel] = axes.vectors(col, convert)
     elif e.semantic == SEM_NORMAL and e.index == 0 and e.type == TYPE_VECTOR3:
-        if isinstance(sel, slice):  # the kept attribute below shares them: read only
-            s.normals = values = _owned(axes.vectors(col, convert))
+        if _whole(sel):
+            s.normals = _owned(axes.vectors(col, convert))
         else:
-            s.normals[sel] = values = axes.vectors(col, convert)
+            s.normals[sel] = axes.vectors(col, convert)
         s.have_normals = True
-        _scatter(s.per_vertex, NORMAL_ATTRIBUTE, sel, values, n)
+        s.per_vertex[NORMAL_ATTRIBUTE] = s.normals  # the kept attribute shares them: read only
     elif e.semantic == SEM_BLENDINDICES and e.index == 0 and e.type == TYPE_UBYTE4:
         s.joints[sel] = col
         s.have_skin = True
         _scatter(s.per_vertex, element_attribute(e), sel, _raw(col, e), n)
     elif e.semantic == SEM_BLENDWEIGHTS and e.index == 0 and e.type == TYPE_VECTOR4:
-        if isinstance(sel, slice):  # the skin and the kept attribute share them: read only
-            s.weights = col = _owned(col)
+        if _whole(sel):
+            s.weights = _owned(col)
         else:
             s.weights[sel] = col
-        _scatter(s.per_vertex, element_attribute(e), sel, col, n)
+        s.per_vertex[element_attribute(e)] = s.weights  # the skin shares them: read only
     elif e.semantic == SEM_TANGENT and e.index == 0 and e.type == TYPE_VECTOR4:
         _scatter(s.per_vertex, TANGENT_ATTRIBUTE, sel, axes.tangents(col, convert), n)
     elif e.semantic == SEM_TEXCOORD and e.type == TYPE_VECTOR2 and fname.startswith("tex"):
@@ -317,14 +343,11 @@ def _corner_fields(s: _LodPass) -> None:
     mesh, per_vertex = s.mesh, s.per_vertex
     if s.have_normals and len(mesh.corner_verts):
         mesh.normals, mesh.normal_domain = s.normals, "POINT"
-    # np.take: fancy indexing of 2-D rows is several times slower in numpy 1.x, and
-    # so is its take of rows by int32 indices (300k vertices' 1.8M corners: 28 ms
-    # a UV set, 6 ms by intp ones after a 1 ms conversion)
-    cv = np.asarray(mesh.corner_verts, np.intp)
+    cv = mesh.corner_verts
     for key in sorted(k for k in per_vertex if k.startswith("uv:")):
         flipped = per_vertex[key].astype(np.float32)  # flip per vertex, then expand
         flipped[:, 1] = 1.0 - flipped[:, 1]
-        uv = np.take(flipped, cv, axis=0)
+        uv = rows_at(flipped, cv)
         mesh.uv_sets.append(UVSet(f"UVMap{'' if key == 'uv:0' else int(key[3:]) + 1}", uv))
         if np.any(np.float32(1.0) - flipped[:, 1] != per_vertex[key][:, 1]):
             # 1 - (1 - v) rounds for some v in float32: keep the file's values
@@ -336,7 +359,7 @@ def _corner_fields(s: _LodPass) -> None:
         mesh.colors.append(
             ColorSet(
                 f"Color{'' if index == '0' else int(index) + 1}",
-                np.take(per_vertex[key].astype(np.float32), cv, axis=0),  # narrow, then expand
+                rows_at(per_vertex[key].astype(np.float32), cv),  # narrow, then expand
                 byte=int(etype) == TYPE_UBYTE4_NORM,
             )
         )
@@ -418,7 +441,7 @@ def _owned(values: np.ndarray) -> np.ndarray:
 
 
 def _scatter(store: dict, key: str, sel: np.ndarray | slice, values: np.ndarray, n: int) -> None:
-    if key not in store and isinstance(sel, slice):  # every vertex, in order
+    if key not in store and _whole(sel):  # every vertex, in order
         # a view of the file's buffer is copied; an array of its own is taken as it is
         store[key] = values if values.base is None else np.array(values)
         return

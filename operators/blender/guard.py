@@ -230,7 +230,8 @@ def finite_rows(a: np.ndarray) -> np.ndarray:
     if a.dtype.kind != "f":
         return np.ones(len(a), bool)
     with np.errstate(over="ignore", invalid="ignore"):
-        if a.size and np.isfinite(np.sum(a, dtype=np.float64)):  # one pass: all finite
+        # one pass: a NaN or infinity makes the sum one (so may a large sum: checked then)
+        if a.size and np.isfinite(np.sum(a)):
             return np.ones(len(a), bool)
     if not a.size:
         return np.ones(len(a), bool)
@@ -310,8 +311,15 @@ def _drop_faces(mesh: Mesh, nv: int, counts: dict, kept: dict) -> Mesh:
     (repeated vertices, duplicates) go to ``kept["faces"]`` with their corners."""
     cv, starts = _signed(mesh.corner_verts), _signed(mesh.face_starts)
     nc, nf = len(cv), len(starts)
-    sizes = np.diff(starts, append=nc)
-    if nf and (starts[0] != 0 or sizes.min() <= 0):
+    if nf and (starts[0] != 0 or starts.min() < 0 or starts.max() >= nc):
+        raise ValueError(f"mesh {mesh.name!r}: face offsets are not increasing")
+    # within 0..nc no difference overflows: at the offsets' own width (np.diff's
+    # append widens them to int64, twice the memory)
+    sizes = np.empty(nf, starts.dtype)
+    np.subtract(starts[1:], starts[:-1], out=sizes[:-1])
+    if nf:
+        sizes[-1] = nc - starts[-1]
+    if nf and sizes.min() <= 0:
         raise ValueError(f"mesh {mesh.name!r}: face offsets are not increasing")
     out_of_range, small, repeated, duplicate = _face_flags(cv, starts, sizes, nv)
     counts["faces with a vertex index out of range"] = int(out_of_range.sum())
@@ -456,6 +464,11 @@ def _count_skin(skin: Skin, nv: int, n_bones: int | None, counts: dict) -> None:
     weights = np.asarray(skin.weights, np.float32)
     if joints.shape[0] != nv or weights.shape != joints.shape:
         counts["skins whose size does not match the vertices"] = 1
+        return
+    if finite_rows(weights.reshape(1, -1))[0] and (
+        not joints.size or (joints.min() >= 0 and (n_bones is None or joints.max() < n_bones))
+    ):  # the usual skin: nothing left out, in three passes
+        counts["NaN/Inf weights"] = counts["weights of bones out of range"] = 0
         return
     bad_w = ~np.isfinite(weights)
     bad_j = (joints < 0) & (weights != 0)
