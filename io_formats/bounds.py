@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .finite import all_finite, finite_rows
+
 
 def finite_points(points: np.ndarray) -> np.ndarray:
     """The rows of ``points`` (N, 3) whose every value is finite (``points`` itself
     when all are: one pass over the data)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if not len(points) or np.isfinite(np.sum(points, dtype=np.float64)):
-            return points
-    return points[np.isfinite(points).all(axis=1)]
+    return points if all_finite(points) else points[finite_rows(points)]
 
 
 def box(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .finite import all_finite
 from .scene import Mesh
 
 #: The hash new digests are made with (see the module's docstring).
@@ -73,10 +74,10 @@ def given_parts(mesh: Mesh, version: int = VERSION) -> dict[str, str] | None:
     """The :data:`TOPOLOGY`, :data:`POSITIONS` and :data:`UVS` digests (with the
     hash ``version``) of the mesh a build gives Blender, from its arrays: what the
     Blender side's read-back gives for a mesh holding them. None where Blender
-    would not hold the positions bit for bit (one not finite). Pure: an import
-    works it out beside Blender's calls (``operators/blender/background.py``)."""
+    would not hold the positions bit for bit (one not finite). An import hashes
+    these instead of reading the new mesh back (``operators/blender/fingerprint.py``)."""
     positions = np.ascontiguousarray(mesh.positions, np.float32).reshape(-1)
-    if not np.isfinite(positions).all():
+    if not all_finite(positions):
         return None
     nv, nl, nf = len(mesh.positions), len(mesh.corner_verts), len(mesh.face_starts)
     uvs = [np.ascontiguousarray(uv.uv, np.float32).reshape(-1) for uv in mesh.uv_sets]

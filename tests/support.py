@@ -30,6 +30,16 @@ ODD_VALUES = {
 }
 
 
+def group_table(obj, n_groups: int) -> np.ndarray:
+    """The (vertex x group index) float32 weights ``obj``'s vertex groups hold,
+    read one vertex at a time (a test's small mesh: no bulk path to trust)."""
+    table = np.zeros((len(obj.data.vertices), n_groups), np.float32)
+    for v in obj.data.vertices:
+        for g in v.groups:
+            table[v.index, g.group] = g.weight
+    return table
+
+
 def run_batch(
     *args: object, timeout: float = 300, env: dict | None = None
 ) -> subprocess.CompletedProcess:

@@ -25,6 +25,7 @@ from ...io_formats.exact_keys import (
     given_tracks,
     times_digest,
 )
+from ...io_formats.finite import finite_rows
 from ...io_formats.names import action_name
 from ...io_formats.posing import basis_to_local, locals_to_bases, uniform_rests
 from ...io_formats.scene import Animation, Attribute, BoneTrack, Mesh, MorphTarget, Scene, Skeleton
@@ -381,7 +382,7 @@ def morph_coords(mesh: Mesh, morph: MorphTarget) -> np.ndarray:
     non-finite position is 0 first, as in the basis (see ``guard.guard_mesh``): a
     file's target position there is the offset (``scene.morph_offsets``)."""
     co = np.array(mesh.positions, np.float32)
-    co[~guard.finite_rows(co)] = 0
+    co[~finite_rows(co)] = 0
     if morph.vertices is None:
         co += morph.position_offsets
     else:  # sparse: dense only here, one key at a time

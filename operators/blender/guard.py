@@ -21,6 +21,7 @@ import numpy as np
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted_phrase
+from ...io_formats.finite import finite_rows
 from ...io_formats.kept import dumps, loads  # noqa: F401  (guard.dumps/loads)
 from ...io_formats.scene import Attribute, BoneTrack, ColorSet, Mesh, Skeleton, Skin, UVSet
 
@@ -222,20 +223,6 @@ def _copies(keys: np.ndarray, faces: np.ndarray) -> np.ndarray:
     order = np.argsort(keys, kind="stable")
     same = keys[order][1:] == keys[order][:-1]
     return faces[order[1:][same]]
-
-
-def finite_rows(a: np.ndarray) -> np.ndarray:
-    """Per row of ``a``: every value finite (a row of an integer array always is)."""
-    a = np.asarray(a)
-    if a.dtype.kind != "f":
-        return np.ones(len(a), bool)
-    with np.errstate(over="ignore", invalid="ignore"):
-        # one pass: a NaN or infinity makes the sum one (so may a large sum: checked then)
-        if a.size and np.isfinite(np.sum(a)):
-            return np.ones(len(a), bool)
-    if not a.size:
-        return np.ones(len(a), bool)
-    return np.isfinite(a.reshape(len(a), -1)).all(axis=1)
 
 
 def _patch_non_finite(a: np.ndarray, kept: dict, key: str, counts: dict, what: str):

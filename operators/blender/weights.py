@@ -17,6 +17,8 @@ from contextlib import contextmanager
 import bpy
 import numpy as np
 
+from ...io_formats.finite import all_finite
+
 PREFIX = "rigport_w"
 
 
@@ -337,7 +339,7 @@ def assign_vertex_groups(
         return  # not this mesh's skin: the guard counted it
     # NaN/Inf weights reach no group (the guard counted them)
     weights = np.asarray(weights, np.float32)
-    if not np.isfinite(weights).all():
+    if not all_finite(weights):
         weights = np.where(np.isfinite(weights), weights, np.float32(0))
     bulk = obj.data.shape_keys is None
     if bulk and _distinct_nearby(joints, weights, len(groups)):

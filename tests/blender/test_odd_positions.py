@@ -52,47 +52,50 @@ def _check_keys(bpy, targets: list[np.ndarray]) -> None:
     assert held == pytest.approx(want, rel=1e-6)
 
 
-@pytest.mark.parametrize("value", NON_FINITE)
-def test_unigine(blank_blend, tmp_path, value):
-    bpy = blank_blend
+def _unigine(bits: int) -> tuple[bytes, list[np.ndarray] | None]:
     m = unigine_samples.skinned_mesh(animations=0)
     s = m.surfaces[0]
-    _poison(s.targets[0].positions, 5, ODD_VALUES[value])
-    src = tmp_path / "in.mesh"
-    src.write_bytes(mesh.write(m))
-    assert bpy.ops.import_scene.unigine_mesh(filepath=str(src)) == {"FINISHED"}
-    _check_keys(bpy, [t.positions[5] for t in s.targets[1:]])
-    out = tmp_path / "out.mesh"
-    assert bpy.ops.export_scene.unigine_mesh(filepath=str(out)) == {"FINISHED"}
-    assert out.read_bytes() == src.read_bytes()
+    _poison(s.targets[0].positions, 5, bits)
+    return mesh.write(m), [t.positions[5] for t in s.targets[1:]]
 
 
-@pytest.mark.parametrize("value", NON_FINITE)
-def test_renderware(blank_blend, tmp_path, value):
-    bpy = blank_blend
+def _renderware(bits: int) -> tuple[bytes, list[np.ndarray] | None]:
     f = rw_samples.static_clump("SA", atomics=1)
     geo = f.clump.geometries()[0]
-    _poison(geo.morph_targets[0].positions, 5, ODD_VALUES[value])
-    src = tmp_path / "in.dff"
-    src.write_bytes(dff.write(f))
-    assert bpy.ops.import_scene.rw_dff(filepath=str(src)) == {"FINISHED"}
-    _check_keys(bpy, [mt.positions[5] for mt in geo.morph_targets[1:]])
-    out = tmp_path / "out.dff"
-    assert bpy.ops.export_scene.rw_dff(filepath=str(out)) == {"FINISHED"}
-    assert out.read_bytes() == src.read_bytes()
+    _poison(geo.morph_targets[0].positions, 5, bits)
+    return dff.write(f), [mt.positions[5] for mt in geo.morph_targets[1:]]
+
+
+def _urho3d(bits: int) -> tuple[bytes, list[np.ndarray] | None]:
+    """Urho3D stores offsets: the shape key holds the file's offset from the
+    origin, so only its being finite is checked (no target to compare)."""
+    model = urho3d_samples.skinned_model(n_bones=4, morphs=1, color=False)
+    _poison(model.vertex_buffers[0].data["position0"], 5, bits)
+    return mdl.write(model), None
+
+
+#: Per format: the file with a poisoned base position and the targets the shape
+#: keys must hold there, its operators' name, and its suffix.
+FORMATS = {
+    "unigine": (_unigine, "unigine_mesh", ".mesh"),
+    "renderware": (_renderware, "rw_dff", ".dff"),
+    "urho3d": (_urho3d, "urho3d_mdl", ".mdl"),
+}
 
 
 @pytest.mark.parametrize("value", NON_FINITE)
-def test_urho3d(blank_blend, tmp_path, value):
-    """Urho3D stores offsets: the shape key holds the file's offset from the origin."""
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_targets_held_and_file_written_back(blank_blend, tmp_path, fmt, value):
     bpy = blank_blend
-    model = urho3d_samples.skinned_model(n_bones=4, morphs=1, color=False)
-    _poison(model.vertex_buffers[0].data["position0"], 5, ODD_VALUES[value])
-    src = tmp_path / "in.mdl"
-    src.write_bytes(mdl.write(model))
-    assert bpy.ops.import_scene.urho3d_mdl(filepath=str(src)) == {"FINISHED"}
-    keys = _key_rows(bpy)
-    assert all(np.isfinite(co).all() for co in keys.values())
-    out = tmp_path / "out.mdl"
-    assert bpy.ops.export_scene.urho3d_mdl(filepath=str(out)) == {"FINISHED"}
+    make, op, suffix = FORMATS[fmt]
+    data, targets = make(ODD_VALUES[value])
+    src = tmp_path / f"in{suffix}"
+    src.write_bytes(data)
+    assert getattr(bpy.ops.import_scene, op)(filepath=str(src)) == {"FINISHED"}
+    if targets is None:
+        assert all(np.isfinite(co).all() for co in _key_rows(bpy).values())
+    else:
+        _check_keys(bpy, targets)
+    out = tmp_path / f"out{suffix}"
+    assert getattr(bpy.ops.export_scene, op)(filepath=str(out)) == {"FINISHED"}
     assert out.read_bytes() == src.read_bytes()

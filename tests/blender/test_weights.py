@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rigport.tests.support import group_table
+
 #: Bone counts: one node group, and nested groups (more than weights.CHUNK).
 BONES = (7, 30)
 
@@ -181,14 +183,6 @@ def test_distinct_neighbours_skip_the_count(rigport):
     assert not _distinct_nearby(joints[:small], rng.random((small, 4)).astype(np.float32), 64)
 
 
-def _group_table(obj, n_groups: int) -> np.ndarray:
-    table = np.zeros((len(obj.data.vertices), n_groups), np.float32)
-    for v in obj.data.vertices:
-        for g in v.groups:
-            table[v.index, g.group] = g.weight
-    return table
-
-
 @pytest.mark.parametrize("path", ["geometry nodes", "fallback", "shape keys"])
 def test_a_large_distinct_skin_fills_its_groups(rigport_registered, blank_blend, monkeypatch, path):
     """``assign_vertex_groups`` end to end on a skin of distinct weights large
@@ -223,6 +217,6 @@ def test_a_large_distinct_skin_fills_its_groups(rigport_registered, blank_blend,
         obj.shape_key_add(name="Basis")
     weights.assign_vertex_groups(bpy.context, obj, joints, given, [f"b{i}" for i in range(n_bones)])
     assert bool(counted) == (path != "geometry nodes")
-    np.testing.assert_array_equal(_group_table(obj, n_bones), want)
+    np.testing.assert_array_equal(group_table(obj, n_bones), want)
     assert [g.name for g in obj.vertex_groups] == [f"b{i}" for i in range(n_bones)]
     assert not obj.modifiers and not bpy.data.node_groups

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rigport.tests.support import group_table
+
 
 def _argsort_reference(joints, weights, n_groups):
     nv, k = joints.shape
@@ -69,14 +71,6 @@ def _skin_object(bpy, nv: int):
     return obj
 
 
-def _groups(obj, n_groups: int) -> np.ndarray:
-    table = np.zeros((len(obj.data.vertices), n_groups), np.float32)
-    for v in obj.data.vertices:
-        for g in v.groups:
-            table[v.index, g.group] = g.weight
-    return table
-
-
 def _dense(joints, weights, n_groups):
     out = np.zeros((len(joints), n_groups), np.float32)
     rows = np.repeat(np.arange(len(joints)), joints.shape[1]).reshape(joints.shape)
@@ -105,5 +99,5 @@ def test_runs_of_neighbours_need_no_weight_sort(blank_blend, monkeypatch, patter
     monkeypatch.setattr(module, "_sorted_entries", lambda *a: sorts.append(1) or real_sort(*a))
     names = [f"b{i}" for i in range(n_bones)]
     module.assign_vertex_groups(bpy.context, obj, joints, given, names)
-    np.testing.assert_array_equal(_groups(obj, n_bones), _dense(joints, given, n_bones))
+    np.testing.assert_array_equal(group_table(obj, n_bones), _dense(joints, given, n_bones))
     assert bool(sorts) == (pattern == "alternating")
