@@ -122,3 +122,61 @@ def test_degenerate_triangle_normals_are_kept(blank_blend, corpus_dir, rigport):
     assert note.startswith("warning: ") and "vertices lie on degenerate triangles" in note
     count = int(note.split()[1])
     assert 0 < count < 100
+
+
+def test_unheld_normals_read_only_where_a_face_is_degenerate(blank_blend, corpus_dir):
+    """4.2: the warning's corner-normal read (Blender computes every corner's)
+    runs only on meshes with a degenerate face
+    (``may_hold_unheld``). On every corpus model the meshes it passes over have
+    no unheld corner, and the warning counts what reading every mesh counts."""
+    bpy = blank_blend
+    from rigport.operators.blender import compat
+    from rigport.operators.urho3d import model_importer as mi
+    from rigport.operators.urho3d.model_importer import ModelImportOptions, import_mdl
+
+    if compat.HAS_NORMAL_ATTRIBUTE:
+        pytest.skip("4.5+ hold every normal: there is no warning to count")
+    read, passed = 0, 0
+    for path in sorted((corpus_dir / "urho3d").glob("*.mdl")):
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        built = import_mdl(bpy.context, str(path), ModelImportOptions())
+        total = 0
+        for obj in built.objects:
+            me = obj.data if obj.type == "MESH" else None
+            if me is None or mi.NORMAL_ATTRIBUTE not in me.attributes or not len(me.loops):
+                continue
+            exact = mi.unheld_vertex_count(me)
+            total += exact
+            if mi.may_hold_unheld(me):
+                read += 1
+            else:
+                passed += 1
+                assert exact == 0, (path.name, obj.name)
+        assert mi.unheld_normals_warning(built.objects).split(" ")[:1] == (
+            [str(total)] if total else [""]
+        ), path.name
+    assert read and passed  # Jack's meshes are read, the clean models' passed over
+
+
+def test_a_flat_face_is_not_taken_for_a_degenerate_one(blank_blend):
+    """``may_hold_unheld`` reads Blender's face normals: a degenerate face gets +Z,
+    and so does a real face lying flat. Only the one whose corners are in line
+    (or coincide) counts."""
+    bpy = blank_blend
+    from rigport.operators.urho3d.model_importer import may_hold_unheld
+
+    def mesh(triangles):
+        me = bpy.data.meshes.new("m")
+        me.from_pydata(
+            [v for t in triangles for v in t], [], [(0, 1, 2), (3, 4, 5)][: len(triangles)]
+        )
+        me.update()
+        return me
+
+    flat = [(0, 0, 0), (1, 0, 0), (0, 1, 0)]  # normal +Z, a real face
+    tilted = [(0, 0, 0), (1, 0, 1), (0, 1, 0)]
+    in_line = [(0, 0, 0), (1, 1, 1), (2, 2, 2)]
+    same_point = [(0, 0, 0), (0, 0, 0), (0, 1, 0)]
+    assert not may_hold_unheld(mesh([flat, tilted]))
+    assert may_hold_unheld(mesh([flat, in_line]))
+    assert may_hold_unheld(mesh([tilted, same_point]))
