@@ -165,7 +165,7 @@ def _attribute_array(attr, n: int) -> np.ndarray:
     return out.reshape(n, width) if width > 1 else out
 
 
-def _int_attribute(me, name: str, n: int, width: int = 1) -> np.ndarray:
+def int_attribute(me, name: str, n: int, width: int = 1) -> np.ndarray:
     """An integer attribute as (n,) or (n, width) int32; zeros when it is absent
     (``material_index`` is absent while every face uses slot 0)."""
     attr = me.attributes.get(name)
@@ -237,7 +237,7 @@ def extract_mesh(
     pick = (lambda a: a) if plain else (lambda a: a[tri_loops])
     r = _Reading(me, nv, nl, len(me.edges), restore, pick)
     # The topology attributes, not the loops/edges RNA (an emulation, 50-100x slower).
-    loop_vert = restore.corners("verts", _int_attribute(me, ".corner_vert", nl))
+    loop_vert = restore.corners("verts", int_attribute(me, ".corner_vert", nl))
     mesh = Mesh(
         name=file_name(obj),
         positions=pos,
@@ -275,8 +275,8 @@ def _loose_edges(r: _Reading) -> np.ndarray:
     """The edges no face uses, in the order the import recorded (``EDGE_ORDER``,
     each the way round it had); sets ``r.loose``, their indices."""
     me, ne = r.me, r.ne
-    loop_edge = _int_attribute(me, ".corner_edge", r.nl)
-    edges = _int_attribute(me, ".edge_verts", ne, 2).reshape(ne, 2)
+    loop_edge = int_attribute(me, ".corner_edge", r.nl)
+    edges = int_attribute(me, ".edge_verts", ne, 2).reshape(ne, 2)
     loose = np.ones(ne, bool)
     loose[loop_edge] = False
     loose = np.nonzero(loose)[0]
@@ -354,7 +354,7 @@ def _triangles(me, restore: guard.Restorer) -> tuple[np.ndarray, np.ndarray]:
     """Corner indices (3 per triangle) and material of every triangle, in the order
     :func:`extract_mesh` writes them (the guard's dropped faces back in place)."""
     tri_loops, tri_poly = triangle_corners(me)
-    face_mat = _int_attribute(me, "material_index", len(me.polygons))
+    face_mat = int_attribute(me, "material_index", len(me.polygons))
     tri_mat = face_mat[tri_poly] if len(face_mat) else np.zeros(len(tri_poly), np.int32)
     return restore.triangles(tri_loops, tri_poly, tri_mat)
 
@@ -400,7 +400,7 @@ def _triangulated_tangents(me, nl: int) -> np.ndarray:
     nc = len(tri_loops)
     pos = np.empty(nv * 3, np.float32)
     me.attributes["position"].data.foreach_get("vector", pos)
-    corner_vert = _int_attribute(me, ".corner_vert", nl)
+    corner_vert = int_attribute(me, ".corner_vert", nl)
     uv = np.empty(nl * 2, np.float32)
     me.uv_layers[0].uv.foreach_get("vector", uv)
     normals = np.empty(nl * 3, np.float32)

@@ -13,6 +13,7 @@ from ...io_formats.urho3d.model_export import unheld_normals
 from ...io_formats.urho3d.model_import import NORMAL_ATTRIBUTE, import_model
 from ..blender import compat, fingerprint
 from ..blender.build import build_scene
+from ..blender.extract import int_attribute
 from ..common import in_file, parse_file
 from ..conventions import option_matrix, place_roots
 from ..result import Result, counted
@@ -108,34 +109,39 @@ def may_hold_unheld(me) -> bool:
     4.2 gives a degenerate face the normal +Z, and a fan holding one builds a
     space the custom normal does not decode from as a unit vector (Jack: the
     corners of its degenerate triangles, and of faces beside them). A face whose
-    normal is +Z is degenerate where its corners are in line (the sine of its
-    angle about 0); the others' normals are Blender's own. Reading the face
-    normals costs a few ms; the corner normals make 4.2 compute every corner's
-    (55 ms at 100k vertices). What this lets through: a fan of faces that are
-    all slivers below float32's angle resolution, or whose normals cancel."""
-    nf = len(me.polygons)
+    normal is +Z is degenerate where its corners are in line or coincide (the
+    sine of its first angle below 1e-6, ten times float32's rounding, or its
+    area below what float32 can normalise); the others' normals are Blender's
+    own. Reading the face normals costs a few ms, and testing them about as
+    much as the corner-normal read only for a mesh laid flat (200k triangles of
+    +Z: 50 ms); the corner normals make 4.2 compute every corner's (55 ms at
+    100k vertices). What this lets through: a fan of faces that are all slivers
+    below float32's angle resolution, or whose normals cancel."""
+    nf, nl = len(me.polygons), len(me.loops)
     normals = np.empty(3 * nf, np.float32)
     me.polygon_normals.foreach_get("vector", normals)
     normals = normals.reshape(-1, 3)
     up = np.flatnonzero((normals[:, 0] == 0) & (normals[:, 1] == 0) & (normals[:, 2] == 1))
     if not len(up):
         return False
-    sizes = np.empty(nf, np.int32)
-    me.polygons.foreach_get("loop_total", sizes)
-    if np.any(sizes[up] != 3):
-        return True  # an n-gon laid flat: not worth telling apart
-    starts = np.empty(nf, np.int32)
-    me.polygons.foreach_get("loop_start", starts)
-    corner_verts = np.empty(len(me.loops), np.int32)
-    me.loops.foreach_get("vertex_index", corner_verts)
+    if nl != 3 * nf:
+        return True  # n-gons (not from this format's files): not worth telling apart
+    corner_verts = int_attribute(me, ".corner_vert", nl)  # loops.vertex_index: one by one
     positions = np.empty(3 * len(me.vertices), np.float32)
-    me.vertices.foreach_get("co", positions)
-    tri = positions.reshape(-1, 3)[corner_verts[starts[up, None] + np.arange(3)]]
-    tri = tri.astype(np.float64)
-    e1, e2 = tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]
-    cross = np.cross(e1, e2)
-    area2 = np.einsum("ij,ij->i", cross, cross)
-    lengths2 = np.einsum("ij,ij->i", e1, e1) * np.einsum("ij,ij->i", e2, e2)
+    me.attributes["position"].data.foreach_get("vector", positions)
+    # a column at a time: the triangles' two edges from their first corner, in float64
+    corners = corner_verts.reshape(-1, 3)[up]
+    e1, e2 = [], []
+    for axis in positions.reshape(-1, 3).T.astype(np.float64):
+        first = axis[corners[:, 0]]
+        e1.append(axis[corners[:, 1]] - first)
+        e2.append(axis[corners[:, 2]] - first)
+    area2 = (
+        (e1[1] * e2[2] - e1[2] * e2[1]) ** 2
+        + (e1[2] * e2[0] - e1[0] * e2[2]) ** 2
+        + (e1[0] * e2[1] - e1[1] * e2[0]) ** 2
+    )
+    lengths2 = (e1[0] ** 2 + e1[1] ** 2 + e1[2] ** 2) * (e2[0] ** 2 + e2[1] ** 2 + e2[2] ** 2)
     return bool(np.any(area2 <= np.maximum(1e-12 * lengths2, 1e-30)))
 
 
@@ -147,6 +153,4 @@ def unheld_vertex_count(me) -> int:
     bad = unheld_normals(normals.reshape(-1, 3))
     if not bad.any():
         return 0
-    verts = np.empty(len(me.loops), np.int32)
-    me.loops.foreach_get("vertex_index", verts)
-    return len(np.unique(verts[bad]))
+    return len(np.unique(int_attribute(me, ".corner_vert", len(me.loops))[bad]))
