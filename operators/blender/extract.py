@@ -373,10 +373,11 @@ def _tangents(me, nl: int) -> np.ndarray:
     Blender computes them for triangles and quads only: a mesh with n-gons is
     triangulated first (:func:`_triangulated_tangents`)."""
     nf = len(me.polygons)
-    totals = np.empty(nf, np.int32)
-    me.polygons.foreach_get("loop_total", totals)
-    if nf and int(totals.max()) > 4:
-        return _triangulated_tangents(me, nl)
+    if nl != 3 * nf:  # 3 corners a face: triangles only, no read of each face's size
+        totals = np.empty(nf, np.int32)
+        me.polygons.foreach_get("loop_total", totals)
+        if nf and int(totals.max()) > 4:
+            return _triangulated_tangents(me, nl)
     return _calc_tangents(me, nl)
 
 

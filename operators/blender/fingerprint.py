@@ -53,8 +53,14 @@ def _topology(me: bpy.types.Mesh, version: int = VERSION) -> str:
     corner_vert = np.zeros(nl, np.int32)
     if nl:
         me.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
-    starts = np.empty(nf, np.int32)  # with the corner count, they give every face's size
-    me.polygons.foreach_get("loop_start", starts)
+    # with the corner count, they give every face's size; 3 corners a face are
+    # triangles only, whose starts need no read (loop_start is read one face at a
+    # time: 15 to 50 ms for 200k faces)
+    if nl == 3 * nf:
+        starts = np.arange(0, nl, 3, dtype=np.int32)
+    else:
+        starts = np.empty(nf, np.int32)
+        me.polygons.foreach_get("loop_start", starts)
     return digest(np.array([nv, nl, nf], np.int64), corner_vert, starts, version=version)
 
 
