@@ -4,8 +4,8 @@ The bpy module can crash (4.2) or hang (4.5) in the interpreter's shutdown, so
 ``batch.py``, the benchmarks and the test session end with ``os._exit``. 4.5's
 hang: a static destructor waits on a condition its file-closing thread still
 waits on; seen after DragonFF ran, and after a script registered any class (a
-bare Operator or Panel will do) and returned. Blender's own exit is also what removes the session
-folder it made in the temporary directory (``bpy.app.tempdir``,
+bare Operator or Panel will do) and returned. Blender's own exit is also what
+removes the session folder it made in the temporary directory (``bpy.app.tempdir``,
 ``blender_XXXXXX``): without it every run would leave one behind, and a
 library run with ``--jobs`` one per worker. Nothing here imports bpy.
 """

@@ -175,6 +175,18 @@ def int_attribute(me, name: str, n: int, width: int = 1) -> np.ndarray:
     return out.reshape(n, width) if width > 1 else out
 
 
+def face_starts(me) -> np.ndarray:
+    """Each face's first corner (int32). A mesh of 3 corners a face is triangles
+    only, whose starts need no read: ``loop_start`` is read one face at a time
+    (15 to 50 ms for 200k faces)."""
+    nf, nl = len(me.polygons), len(me.loops)
+    if nl == 3 * nf:
+        return np.arange(0, nl, 3, dtype=np.int32)
+    starts = np.empty(nf, np.int32)
+    me.polygons.foreach_get("loop_start", starts)
+    return starts
+
+
 def triangle_corners(me) -> tuple[np.ndarray, np.ndarray]:
     """(corner of each triangle corner, face of each triangle), as Blender's
     ``loop_triangles`` give them. A mesh of triangles only is its own
