@@ -21,7 +21,7 @@ import numpy as np
 
 from ...io_formats.codec import FormatError
 from ...io_formats.codec.errors import counted_phrase
-from ...io_formats.finite import finite_rows
+from ...io_formats.finite import all_finite, finite_rows
 from ...io_formats.kept import dumps, loads  # noqa: F401  (guard.dumps/loads)
 from ...io_formats.scene import Attribute, BoneTrack, ColorSet, Mesh, Skeleton, Skin, UVSet
 
@@ -188,23 +188,49 @@ def _middle(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.maximum(mid, np.minimum(a, b), out=mid)
 
 
+#: Triangles per block of :func:`_triangle_keys`: its few temporaries stay in the
+#: CPU's cache (a million-vertex mesh's whole-array temporaries were 8 to 16 MB
+#: each, every one of them new pages).
+TRIANGLE_BLOCK = 1 << 16
+
+
+def _triangle_keys(cv: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each triangle's sorted vertices packed into one int64 (``3 * bits`` <= 63),
+    and whether it repeats a vertex, a block of triangles at a time."""
+    tri = cv.reshape(-1, 3)
+    n = len(tri)
+    keys = np.empty(n, np.int64)
+    repeated = np.empty(n, bool)
+    for start in range(0, n, TRIANGLE_BLOCK):
+        stop = min(start + TRIANGLE_BLOCK, n)
+        t = tri[start:stop]
+        a, b, c = t[:, 0], t[:, 1], t[:, 2]
+        lo, hi = _low_high(a, b, c)
+        mid = _middle(a, b, c)
+        rep = repeated[start:stop]
+        np.equal(lo, mid, out=rep)
+        rep |= mid == hi
+        key = keys[start:stop]
+        key[:] = lo
+        key <<= bits
+        key |= mid
+        key <<= bits
+        key |= hi
+    return keys, repeated
+
+
 def _triangle_flags(cv: np.ndarray, out_of_range: np.ndarray, bits: int):
-    """A triangle list's repeated-vertex and duplicate flags, each triangle's
-    sorted vertices packed into one integer (``3 * bits`` <= 63): no (N, 3) rows."""
-    a, b, c = cv[0::3], cv[1::3], cv[2::3]
-    lo, hi = _low_high(a, b, c)
-    mid = _middle(a, b, c)
-    repeated = (lo == mid) | (mid == hi)
-    keys = lo.astype(np.int64)
-    del lo
-    keys <<= bits
-    keys |= mid
-    del mid
-    keys <<= bits
-    keys |= hi
-    del hi
+    """A triangle list's repeated-vertex and duplicate flags (:func:`_triangle_keys`):
+    no (N, 3) rows. Most meshes have no duplicate: their keys are sorted in place
+    to tell, and built again only where a copy turns up."""
+    keys, repeated = _triangle_keys(cv, bits)
     duplicate = np.zeros(len(keys), bool)
     ok = ~(out_of_range | repeated)
+    if ok.all():
+        keys.sort(kind="stable")  # timsort takes the runs of triangles in vertex order
+        if not np.any(keys[1:] == keys[:-1]):
+            return repeated, duplicate
+        keys = _triangle_keys(cv, bits)[0]
     faces = np.arange(len(keys)) if ok.all() else np.nonzero(ok)[0]
     duplicate[_copies(keys if len(faces) == len(keys) else keys[faces], faces)] = True
     return repeated, duplicate
@@ -227,9 +253,9 @@ def _copies(keys: np.ndarray, faces: np.ndarray) -> np.ndarray:
 
 def _patch_non_finite(a: np.ndarray, kept: dict, key: str, counts: dict, what: str):
     """``a`` with non-finite rows zeroed; their original rows kept under ``key``."""
-    good = finite_rows(a)
-    if good.all():
+    if all_finite(a):  # one sum, no mask of every row (a million vertices' UVs: 6 MB)
         return a
+    good = finite_rows(a)
     rows = np.nonzero(~good)[0]
     kept[key] = {"index": rows.astype(np.int64), "value": np.asarray(a)[rows].copy()}
     counts[what] = counts.get(what, 0) + len(rows)
@@ -404,8 +430,10 @@ def _patch_values(mesh: Mesh, positions: np.ndarray, counts: dict, kept: dict) -
         n = np.asarray(mesh.normals, np.float32)
         with np.errstate(invalid="ignore", over="ignore"):
             dot = np.einsum("ij,ij->i", n, n)
-            bad = ~(np.isfinite(dot) & (dot > 0))  # NaN, Inf or zero length
-        if bad.any():
+            # the usual normals in two passes: a NaN minimum fails, an Inf fails the sum
+            sound = not len(dot) or (dot.min() > 0 and all_finite(dot))
+            bad = None if sound else ~(np.isfinite(dot) & (dot > 0))  # NaN, Inf or zero length
+        if bad is not None and bad.any():
             rows = np.nonzero(bad)[0]
             corners = at = rows  # kept per corner, as export reads them
             if mesh.normal_domain != "CORNER":

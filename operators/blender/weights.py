@@ -233,6 +233,25 @@ def write_weights(context, obj, joints: np.ndarray, weights: np.ndarray, names: 
     return ok
 
 
+def _kept(j: np.ndarray, w: np.ndarray, n_groups: int) -> np.ndarray:
+    """The flat entries' keep mask: weight above 0 on a bone in range (the bones
+    compared one by one only where some bone is out of range: most skins have none)."""
+    keep = w > 0
+    if len(j) and (j.min() < 0 or j.max() >= n_groups):
+        keep &= (j >= 0) & (j < n_groups)
+    return keep
+
+
+def _to_vertices(flat: np.ndarray, k: int) -> np.ndarray:
+    """Places in a flat (V, ``k``) array as their rows, in place: a shift where ``k``
+    is a power of two (an integer division is several times slower)."""
+    if k & (k - 1) == 0:
+        flat >>= k.bit_length() - 1
+    else:
+        flat //= k
+    return flat
+
+
 def _entry_keys(
     joints: np.ndarray, weights: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -241,7 +260,7 @@ def _entry_keys(
     bits order like its value, so the keys sort by bone, then weight."""
     j = joints.reshape(-1)  # compared at its own width; only the kept ones widened
     w = weights.reshape(-1)
-    keep = (w > 0) & (j >= 0) & (j < n_groups)
+    keep = _kept(j, w, n_groups)
     key = j[keep].astype(np.int64)
     key <<= 32
     key |= w[keep].view(np.uint32)
@@ -260,8 +279,8 @@ def _sorted_entries(
     stable argsort of (bone, weight) keeps the vertices ascending as they come."""
     nv, k = joints.shape
     keep, key = _entry_keys(joints, weights, n_groups)
-    verts = np.flatnonzero(keep)  # each kept entry's place in the flat (V, K) array
-    verts //= k
+    # each kept entry's place in the flat (V, K) array, as its vertex
+    verts = _to_vertices(np.flatnonzero(keep), k)
     vbits = max(int(nv - 1).bit_length(), 1)
     if max(int(n_groups - 1).bit_length(), 1) + 32 + vbits <= 63:
         key <<= vbits
@@ -289,13 +308,13 @@ def _bone_entries(
     k = joints.shape[1]
     j = joints.reshape(-1)
     w = weights.reshape(-1)
-    at = np.flatnonzero((w > 0) & (j >= 0) & (j < n_groups))
-    bones = j[at]
-    order = np.argsort(bones.astype(np.uint8 if n_groups <= 256 else np.uint16), kind="stable")
+    at = np.flatnonzero(_kept(j, w, n_groups))
+    # the bones narrowed once: the radix sort's key and the sorted bones' source
+    bones = j[at].astype(np.uint8 if n_groups <= 256 else np.uint16)
+    order = np.argsort(bones, kind="stable")
     at = at[order]
     w = w[at]
-    at //= k
-    return at, bones[order], w
+    return _to_vertices(at, k), bones[order], w
 
 
 #: Runs of consecutive vertices :func:`_distinct_nearby` looks at, and their length.
@@ -320,8 +339,11 @@ def _distinct_nearby(joints: np.ndarray, weights: np.ndarray, n_groups: int) -> 
 
 
 def _run_starts(bones: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Where a new (bone, weight) run starts in entries grouped by bone (not 0)."""
-    return np.nonzero((np.diff(bones) != 0) | (np.diff(weights) != 0))[0] + 1
+    """Where a new (bone, weight) run starts in entries grouped by bone (not 0):
+    neighbours compared as they are (no arrays of differences)."""
+    change = bones[1:] != bones[:-1]
+    change |= weights[1:] != weights[:-1]
+    return np.flatnonzero(change) + 1
 
 
 def assign_vertex_groups(

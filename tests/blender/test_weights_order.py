@@ -40,6 +40,34 @@ def test_packed_sort_equals_stable_argsort(blank_blend):
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("k", [1, 3, 4, 8])
+def test_entries_for_any_slot_count(blank_blend, k):
+    """Both sorts for skins of ``k`` slots a vertex (a shift finds a power of two's
+    vertices, a division the others), with every bone in range (the bones are then
+    not compared one by one) and with some out of range."""
+    from rigport.operators.blender.weights import _bone_entries, _sorted_entries
+
+    rng = np.random.default_rng(k)
+    nv = 3000
+    weights = (np.round(rng.random((nv, k)) * 8) / 8 - 0.125).astype(np.float32)
+    for low, high in ((0, 64), (-3, 70)):
+        joints = rng.integers(low, high, (nv, k)).astype(np.int32)
+        want = _argsort_reference(joints, weights, 64)
+        assert len(want[0]) > 0
+        for a, b in zip(_sorted_entries(joints, weights, 64), want, strict=True):
+            np.testing.assert_array_equal(a, b)
+        verts = np.repeat(np.arange(nv, dtype=np.int64), k)
+        j, w = joints.reshape(-1), weights.reshape(-1)
+        keep = (w > 0) & (j >= 0) & (j < 64)
+        order = np.argsort(j[keep], kind="stable")  # each bone's entries in file order
+        for a, b in zip(
+            _bone_entries(joints, weights, 64),
+            (verts[keep][order], j[keep][order], w[keep][order]),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_bone_entries_are_the_entries_by_bone_then_vertex(blank_blend):
     """``weights._bone_entries``: the same entries as the full sort, grouped by bone
     with each bone's vertices ascending (a stable radix sort of the bones alone);

@@ -194,7 +194,17 @@ def _faces_by_hand(cv, sizes, nv):
 def test_face_checks_match_a_face_by_face_reference():
     """The packed-key checks (triangle lists in the file's own integer width, 64-bit
     keys, and rows of void keys past 21 bits a vertex) against plain Python."""
-    rng = np.random.default_rng(11)
+    _match_the_reference(np.random.default_rng(11))
+
+
+def test_face_checks_in_blocks_match_the_reference(monkeypatch):
+    """Triangle keys built a block at a time (``guard.TRIANGLE_BLOCK``): blocks of 5
+    triangles, so lists split unevenly, give what plain Python gives."""
+    monkeypatch.setattr(guard, "TRIANGLE_BLOCK", 5)
+    _match_the_reference(np.random.default_rng(12))
+
+
+def _match_the_reference(rng):
     for trial in range(400):
         nv = int(rng.choice([3, 6, 40, 3_000_000]))
         sizes = np.full(int(rng.integers(0, 40)), 3)
