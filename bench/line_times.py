@@ -5,7 +5,7 @@ cProfile does not see Blender's RNA calls (``mesh.update``,
 calling Python function's own time. This traces lines instead, so such a call
 shows up as its line::
 
-    python bench/line_times.py STEP WORKDIR [FUNC ...] [--top N] [--md FILE]
+    python bench/line_times.py STEP WORKDIR [FUNC ...] [--top N] [--min S] [--md FILE]
 
 WORKDIR is a folder kept by ``run_bench.py --keep`` (``py0``, ...), so the
 step's inputs are there. FUNC names functions (``_fill_mesh``, ``extract_mesh``);
@@ -76,6 +76,7 @@ def main() -> None:
     ap.add_argument("workdir")
     ap.add_argument("funcs", nargs="*")
     ap.add_argument("--top", type=int, default=6)
+    ap.add_argument("--min", type=float, default=0.05, help="seconds a line must take to be listed")
     ap.add_argument("--md", help="write a markdown table here")
     args = ap.parse_args()
     names = set(args.funcs or DEFAULT_FUNCS.get(args.step, []))
@@ -87,6 +88,7 @@ def main() -> None:
     _result, total, spent = trace(call, names)
     lines = [f"#### {args.step}: seconds per line (traced total {total:.2f} s)", ""]
     lines += ["| function | line | seconds | source |", "|---|---:|---:|---|"]
+    places = 2 if args.min >= 0.01 else 4  # a line of a fast step: tenths of a ms
     by_func = defaultdict(list)
     for (fname, func, lineno), sec in spent.items():
         by_func[(fname, func)].append((sec, lineno))
@@ -96,10 +98,10 @@ def main() -> None:
         except ValueError:
             rel = fname
         for sec, lineno in sorted(rows, reverse=True)[: args.top]:
-            if sec < 0.05:
+            if sec < args.min:
                 continue
             src = linecache.getline(fname, lineno).strip().replace("|", "\\|")[:90]
-            lines.append(f"| `{func}` | {rel}:{lineno} | {sec:.2f} | `{src}` |")
+            lines.append(f"| `{func}` | {rel}:{lineno} | {sec:.{places}f} | `{src}` |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.md:

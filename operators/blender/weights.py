@@ -299,7 +299,7 @@ def _bone_entries(
     joints: np.ndarray, weights: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Every weight above 0 on a bone in range as (vertex, bone, weight) arrays
-    (int64, joints' type, float32) in (bone, vertex) order: one stable radix sort of
+    (int64, uint8 or uint16, float32) in (bone, vertex) order: one stable radix sort of
     the bones (at most 65,536 groups; None for more), 2.5 to 3 times faster than
     :func:`_sorted_entries`. Where neighbouring vertices share a bone's weight (a
     rigid skin, rings of a tube) its runs are those of the full sort."""
