@@ -187,6 +187,42 @@ def face_starts(me) -> np.ndarray:
     return starts
 
 
+def corner_normals(me, nl: int) -> np.ndarray:
+    """The (``nl``, 3) float32 corner normals Blender holds (``compat.get_corner_normals``),
+    with a normal where it holds none. On 4.5+ an import's normals are free custom
+    normals, and geometry the artist adds later holds (0, 0, 0) there (Blender
+    shades with it too): such a corner takes the area-weighted normal of the
+    triangles around its vertex, from the positions (Blender's vertex and face
+    normals gave 0 there as well). On 4.2 new geometry gets Blender's own normals,
+    and a corner of a degenerate triangle keeps what Blender gives it."""
+    normals = np.empty(nl * 3, np.float32)
+    compat.get_corner_normals(me, normals)
+    normals = normals.reshape(nl, 3)
+    if not compat.HAS_NORMAL_ATTRIBUTE:
+        return normals
+    with np.errstate(invalid="ignore", over="ignore"):
+        lost = np.flatnonzero(~(np.einsum("ij,ij->i", normals, normals) > 1e-12))
+    if not len(lost):
+        return normals
+    nv = len(me.vertices)
+    pos = np.empty(nv * 3, np.float32)
+    me.attributes["position"].data.foreach_get("vector", pos)
+    pos = pos.reshape(nv, 3).astype(np.float64)
+    corner_vert = int_attribute(me, ".corner_vert", nl).astype(np.int64)
+    tri = corner_vert[triangle_corners(me)[0].reshape(-1, 3)]
+    verts = corner_vert[lost]
+    t = tri[np.isin(tri, verts).any(axis=1)]  # the triangles around those vertices
+    cross = np.cross(pos[t[:, 1]] - pos[t[:, 0]], pos[t[:, 2]] - pos[t[:, 0]])
+    summed = np.zeros((nv, 3))
+    for k in range(3):
+        np.add.at(summed, t[:, k], cross)
+    around = summed[verts]
+    length = np.linalg.norm(around, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        normals[lost] = np.where(length > 0, around / length, 0.0)
+    return normals
+
+
 def triangle_corners(me) -> tuple[np.ndarray, np.ndarray]:
     """(corner of each triangle corner, face of each triangle), as Blender's
     ``loop_triangles`` give them. A mesh of triangles only is its own
@@ -260,9 +296,7 @@ def extract_mesh(
         materials=[s.material.name if s.material else "" for s in obj.material_slots],
     )
     if nl:
-        normals = np.empty(nl * 3, np.float32)
-        compat.get_corner_normals(me, normals)
-        mesh.normals = pick(restore.corners("normals", normals.reshape(nl, 3)))
+        mesh.normals = pick(restore.corners("normals", corner_normals(me, nl)))
     _read_uv_sets(r, mesh)
     _read_colors(r, mesh)
     _read_attributes(r, mesh)
@@ -416,8 +450,7 @@ def _triangulated_tangents(me, nl: int) -> np.ndarray:
     corner_vert = int_attribute(me, ".corner_vert", nl)
     uv = np.empty(nl * 2, np.float32)
     me.uv_layers[0].uv.foreach_get("vector", uv)
-    normals = np.empty(nl * 3, np.float32)
-    compat.get_corner_normals(me, normals)
+    normals = corner_normals(me, nl).reshape(-1)
     tm = bpy.data.meshes.new("rigport-tangents")
     try:
         tm.vertices.add(nv)
